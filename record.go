@@ -1,0 +1,89 @@
+package loop
+
+// Stored status of a standing session: the-loop's last action, not liveness.
+// A name with no record shows StatusAbsent.
+const (
+	StatusRunning = "running"
+	StatusStopped = "stopped"
+	StatusAbsent  = "absent"
+)
+
+// Origins of a standing record (decisions D1): declared in the config, or
+// created at runtime (then the record is the declaration).
+const (
+	OriginConfig  = "config"
+	OriginCreated = "created"
+)
+
+// StandingRecord is what the-loop keeps of a standing session. JSON keys are
+// the original's, plus origin, the tmux socket stopping needs, and the
+// in-flight claim (decisions D1, D2, D8).
+type StandingRecord struct {
+	Name             string `json:"name"`
+	Harness          string `json:"harness"`
+	HarnessSessionID string `json:"harnessSessionId"`
+	Cwd              string `json:"cwd"`
+	TmuxTarget       string `json:"tmuxTarget"`
+	Status           string `json:"status"`
+	CreatedAt        string `json:"createdAt"`
+	StartedAt        string `json:"startedAt"`
+	LastMessageAt    string `json:"lastMessageAt"`
+	SlackChannel     string `json:"slackChannel"`
+	SlackThread      string `json:"slackThread"`
+
+	// The definition: for a created session the record is the declaration.
+	Description  string   `json:"description"`
+	Prompt       string   `json:"prompt"`
+	HarnessArgs  []string `json:"harnessArgs"`
+	AutoStart    bool     `json:"autoStart"`
+	SlackEnabled bool     `json:"slackEnabled"`
+
+	Origin string `json:"origin"`
+	// TmuxSocket is the `-L` socket name the session was spawned on ("" is
+	// the user's default server), so stop never depends on the config.
+	TmuxSocket string `json:"tmuxSocket"`
+	// Claim marks a transition in flight (a start spawning, a stop
+	// signalling). It is stored beside Status and never shown as a status.
+	Claim *Claim `json:"claim,omitempty"`
+}
+
+// Claim is an in-flight transition held by one process.
+type Claim struct {
+	Op               string `json:"op"` // "start" or "stop"
+	PID              int    `json:"pid"`
+	Since            string `json:"since"`
+	HarnessSessionID string `json:"harnessSessionId,omitempty"`
+	Resume           bool   `json:"resume,omitempty"`
+}
+
+// StandingDefinition is what a standing session is: a config entry, or a
+// record synthesised into the same shape (design D8: the verbs cannot tell).
+type StandingDefinition struct {
+	Name         string
+	Description  string
+	Harness      string
+	HarnessArgs  []string
+	Cwd          string
+	Prompt       string
+	PromptFile   string
+	AutoStart    bool
+	SlackEnabled bool
+	SlackChannel string
+	Declared     bool // true when it comes from standingSessions.sessions
+}
+
+// Definition turns a record into the definition it carries (promptFile is
+// never recorded: only the text of the brief).
+func (r *StandingRecord) Definition() StandingDefinition {
+	return StandingDefinition{
+		Name:         r.Name,
+		Description:  r.Description,
+		Harness:      r.Harness,
+		HarnessArgs:  append([]string(nil), r.HarnessArgs...),
+		Cwd:          r.Cwd,
+		Prompt:       r.Prompt,
+		AutoStart:    r.AutoStart,
+		SlackEnabled: r.SlackEnabled,
+		SlackChannel: r.SlackChannel,
+	}
+}

@@ -1,0 +1,58 @@
+package loop
+
+// Outcomes of a control verb, per row.
+const (
+	OutcomeStarted        = "started"
+	OutcomeResumed        = "resumed"
+	OutcomeAlreadyRunning = "already-running"
+	OutcomeFailed         = "failed"
+	OutcomeStopped        = "stopped"
+	OutcomeNotRunning     = "not-running"
+	OutcomeDeleted        = "deleted"
+	OutcomeMisconfigured  = "misconfigured"
+)
+
+// Row is one standing session as every surface shows it (original §5.2),
+// with outcome and detail on control results.
+type Row struct {
+	Name             string `json:"name"`
+	Declared         bool   `json:"declared"`
+	Description      string `json:"description"`
+	AutoStart        bool   `json:"autoStart"`
+	Harness          string `json:"harness"`
+	Cwd              string `json:"cwd"`
+	TmuxTarget       string `json:"tmuxTarget"`
+	Ref              string `json:"ref"`
+	Status           string `json:"status"`
+	Running          bool   `json:"running"`
+	HarnessSessionID string `json:"harnessSessionId"`
+	SlackChannel     string `json:"slackChannel"`
+	SlackThread      string `json:"slackThread"`
+	StartedAt        string `json:"startedAt"`
+	LastMessageAt    string `json:"lastMessageAt"`
+	Origin           string `json:"origin,omitempty"`
+	Outcome          string `json:"outcome,omitempty"`
+	Detail           string `json:"detail,omitempty"`
+}
+
+// ControlResult is what start, stop, restart, create and delete return.
+type ControlResult struct {
+	Sessions []Row `json:"sessions"`
+	OK       bool  `json:"ok"`
+	Stopped  []Row `json:"stopped,omitempty"` // restart only
+}
+
+// Message is one line a verb has for the operator, on stdout ("out") or
+// stderr ("err").
+type Message struct {
+	Stream string `json:"stream"`
+	Text   string `json:"text"`
+}
+
+// SayResult is what say returns (original §5.10).
+type SayResult struct {
+	Name      string    `json:"name"`
+	Delivered bool      `json:"delivered"`
+	ExitCode  int       `json:"exitCode"`
+	Messages  []Message `json:"messages"`
+}

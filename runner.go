@@ -1,0 +1,73 @@
+package loop
+
+import (
+	"context"
+	"io"
+	"time"
+)
+
+// PaneState is what tmux says of a target: silence is not absence.
+type PaneState string
+
+// Pane states (original §2.2).
+const (
+	PaneLive    PaneState = "live"    // a pane whose process runs
+	PaneDead    PaneState = "dead"    // the session exists, every pane dead (remain-on-exit)
+	PaneAbsent  PaneState = "absent"  // tmux answered: no such session (or no server)
+	PaneUnknown PaneState = "unknown" // tmux did not answer
+)
+
+// LiveOrUnknown reports whether a state must be treated as occupied.
+func (s PaneState) LiveOrUnknown() bool { return s == PaneLive || s == PaneUnknown }
+
+// SpawnSpec is what to run in a new tmux session: Argv[0] is the harness
+// binary (resolved), the rest its arguments, exactly as the adapter built them.
+type SpawnSpec struct {
+	Argv []string
+	Cwd  string
+}
+
+// PaneSnapshot is what a readiness check looks at.
+type PaneSnapshot struct {
+	Screen    string // capture-pane text
+	Canonical bool   // the pane's tty is in canonical (cooked) mode
+	Dead      bool
+}
+
+// Runner is the tmux seam: target-addressed operations. Only package runner
+// implements it against tmux.
+type Runner interface {
+	// State probes one target.
+	State(ctx context.Context, target string) PaneState
+	// States probes many targets with one tmux query.
+	States(ctx context.Context, targets []string) map[string]PaneState
+	// SpawnIn creates target and starts spec in it, keeping a dead pane.
+	SpawnIn(ctx context.Context, target string, spec SpawnSpec) error
+	// DeliverTo pastes text (bracketed) and submits it.
+	DeliverTo(ctx context.Context, target string, text io.Reader) error
+	// KillTarget kills the tmux session.
+	KillTarget(ctx context.Context, target string) error
+	// TerminateHarnessIn ends the pane's process tree: SIGTERM, SIGKILL after grace.
+	TerminateHarnessIn(ctx context.Context, target, label string, grace time.Duration) error
+	// Snapshot reads the pane for a readiness check.
+	Snapshot(ctx context.Context, target string) (PaneSnapshot, error)
+}
+
+// Harness is an agent CLI adapter: it builds argv and checks readiness; it
+// never execs.
+type Harness interface {
+	Name() string
+	Binary() string
+	// FreshArgv is the argv (without the binary) of a new conversation with a
+	// pre-assigned id; the prompt is last.
+	FreshArgv(sessionID string, args []string, prompt string) ([]string, error)
+	// ResumeArgv continues conversation sessionID.
+	ResumeArgv(sessionID string, args []string, prompt string) ([]string, error)
+	// Prepare pre-seeds trust for exactly cwd (best-effort).
+	Prepare(cwd string, args []string) error
+	// Ready reports whether typed input would reach the agent.
+	Ready(s PaneSnapshot) bool
+}
+
+// Clock is the injected time source.
+type Clock func() time.Time

@@ -1,0 +1,45 @@
+package loop
+
+import (
+	"regexp"
+	"strings"
+)
+
+// StandingPrefix starts the ref string of a standing session ("standing:<name>").
+const StandingPrefix = "standing:"
+
+// StandingTargetPrefix starts the tmux session name of a standing session.
+const StandingTargetPrefix = "loop-standing-"
+
+// NameRE is the grammar of a standing session's name: it becomes a tmux
+// session name and a store key.
+var NameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,39}$`)
+
+// TargetRE guards every signal the-loop sends: only tmux sessions named like
+// the ones it creates (no '.', no ':') are ever terminated.
+var TargetRE = regexp.MustCompile(`^loop-[A-Za-z0-9_-]+$`)
+
+// ValidName reports whether name is a valid standing-session name.
+func ValidName(name string) bool { return NameRE.MatchString(name) }
+
+// StandingRef returns "standing:<name>".
+func StandingRef(name string) string { return StandingPrefix + name }
+
+// ParseStandingRef returns the name a "standing:<name>" ref addresses, or ""
+// and false when ref is not one (a work-item ref never is). It is the only
+// recogniser of the prefix.
+func ParseStandingRef(ref string) (string, bool) {
+	ref = strings.TrimSpace(ref)
+	if !strings.HasPrefix(ref, StandingPrefix) {
+		return "", false
+	}
+	name := ref[len(StandingPrefix):]
+	if !ValidName(name) {
+		return "", false
+	}
+	return name, true
+}
+
+// TmuxTargetFor returns the tmux session name of a standing session,
+// "loop-standing-<name>". It is always derived, never read from a record.
+func TmuxTargetFor(name string) string { return StandingTargetPrefix + name }
