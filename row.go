@@ -56,3 +56,18 @@ type SayResult struct {
 	ExitCode  int       `json:"exitCode"`
 	Messages  []Message `json:"messages"`
 }
+
+// CreateRequest is a runtime definition of a standing session (REST's
+// StandingCreateBody).
+type CreateRequest struct {
+	Name         string    `json:"name"`
+	Harness      string    `json:"harness"`
+	Cwd          string    `json:"cwd"`
+	Prompt       string    `json:"prompt"`
+	Description  string    `json:"description"`
+	HarnessArgs  *[]string `json:"harnessArgs"` // nil inherits routing.harnessArgs; [] means none
+	SlackEnabled bool      `json:"slackEnabled"`
+	SlackChannel string    `json:"slackChannel"`
+	AutoStart    bool      `json:"autoStart"`
+	Start        bool      `json:"start"`
+}

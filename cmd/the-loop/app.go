@@ -1,0 +1,144 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+
+	"github.com/alecthomas/kong"
+
+	loop "github.com/the-loop-dev/the-loop"
+	"github.com/the-loop-dev/the-loop/config"
+	"github.com/the-loop-dev/the-loop/harness"
+	"github.com/the-loop-dev/the-loop/lifecycle"
+	"github.com/the-loop-dev/the-loop/runner"
+	"github.com/the-loop-dev/the-loop/store"
+)
+
+// CLI is the command tree. Each command lives in its own *_cmd.go file.
+type CLI struct {
+	Config   string          `short:"c" help:"Path of the CLI config (else THE_LOOP_CLI_CONFIG, ./.the-loop/cli-config.yaml, ~/.the-loop/cli-config.yaml)." placeholder:"PATH"`
+	Standing StandingCmd     `cmd:"" help:"Standing sessions: named, long-lived agent sessions that belong to no work item."`
+	Events   EventsCmd       `cmd:"" help:"Read the event log."`
+	Cfg      ConfigCmd       `cmd:"" name:"config" help:"Check or print the CLI config's schema."`
+	Exec     InternalExecCmd `cmd:"" name:"internal-exec" hidden:"" help:"Exec a harness argv from a file (used inside tmux panes)."`
+}
+
+// App is what every command's Run receives: the resolved config path, the
+// streams, and constructors for the store and the verbs.
+type App struct {
+	ConfigPath string
+	Stdin      io.Reader
+	Stdout     io.Writer
+	Stderr     io.Writer
+}
+
+// exitError carries an exit status without a message of its own (the
+// command already printed what it had to say).
+type exitError struct{ code int }
+
+func (e *exitError) Error() string { return fmt.Sprintf("exit %d", e.code) }
+
+// Main runs the CLI and returns the process's exit status: 0 ok, 1 a verb
+// that failed or not found, 2 a caller's mistake or a usage error (D7).
+func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	path, rest := config.FindFlag(args)
+	var cli CLI
+	exit := -1
+	parser, err := kong.New(&cli,
+		kong.Name("the-loop"),
+		kong.Description("Keeps AI coding-agent sessions alive in tmux and lets operators talk to them."),
+		kong.UsageOnError(),
+		kong.Writers(stdout, stderr),
+		kong.Exit(func(code int) {
+			if exit < 0 {
+				exit = code
+			}
+		}),
+		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
+	)
+	if err != nil {
+		fmt.Fprintf(stderr, "error: %v\n", err)
+		return 1
+	}
+	kctx, err := parser.Parse(rest)
+	if exit >= 0 { // --help and friends
+		return exit
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "error: %v\n", err)
+		var pe *kong.ParseError
+		if errors.As(err, &pe) {
+			_ = pe.Context.PrintUsage(true)
+		}
+		return 2
+	}
+	app := &App{ConfigPath: config.Resolve(path), Stdin: stdin, Stdout: stdout, Stderr: stderr}
+	err = kctx.Run(app)
+	return exitCode(err, stderr)
+}
+
+// exitCode prints an error once and maps it to the exit status.
+func exitCode(err error, stderr io.Writer) int {
+	if err == nil {
+		return 0
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return ee.code
+	}
+	fmt.Fprintf(stderr, "error: %s\n", loop.ErrorMessage(err))
+	return loop.ExitCode(loop.ErrorCode(err))
+}
+
+// LoadConfig loads the config strictly: a problem outside standingSessions
+// refuses every verb but stop (decisions D8).
+func (a *App) LoadConfig() (*config.Config, error) {
+	return config.Load(a.ConfigPath)
+}
+
+// OpenStore opens the store under the config's state root. transient opens
+// the file only around each transaction (the CLI, decisions D3).
+func (a *App) OpenStore(cfg *config.Config, transient bool) (*store.DB, error) {
+	return store.Open(filepath.Join(cfg.StateDir(), "the-loop.db"), store.Options{
+		Transient: transient,
+		MaxEvents: cfg.EventLog.MaxEvents,
+	})
+}
+
+// Lifecycle wires the verbs for this process: the store, tmux and the
+// harness adapters.
+func (a *App) Lifecycle(cfg *config.Config, db *store.DB, source string) *lifecycle.Service {
+	self, _ := os.Executable()
+	tmux := cfg.Routing.Tmux
+	adapters := harness.NewRegistry(harness.ClaudeOptions{
+		TrustEnabled: cfg.Routing.HarnessTrust.Enabled,
+		AcceptBypass: cfg.Routing.HarnessTrust.AcceptBypassPermissions,
+	})
+	var mu sync.Mutex
+	runners := map[string]loop.Runner{}
+	return &lifecycle.Service{
+		DB: db,
+		Runner: func(socket string) loop.Runner {
+			mu.Lock()
+			defer mu.Unlock()
+			if r, ok := runners[socket]; ok {
+				return r
+			}
+			r := runner.New(runner.Options{
+				Socket:      socket,
+				SubmitDelay: tmux.SubmitDelay(),
+				Launcher:    []string{self, "internal-exec"},
+			})
+			runners[socket] = r
+			return r
+		},
+		Harness:  adapters.Lookup,
+		LookPath: exec.LookPath,
+		Source:   source,
+	}
+}

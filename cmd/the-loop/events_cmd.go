@@ -1,0 +1,158 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	loop "github.com/the-loop-dev/the-loop"
+	"github.com/the-loop-dev/the-loop/config"
+	"github.com/the-loop-dev/the-loop/store"
+)
+
+// EventsCmd is `the-loop events`.
+type EventsCmd struct {
+	Type     []string `help:"Event-name pattern (fnmatch, repeatable), e.g. 'standing.*'." placeholder:"PATTERN"`
+	Standing string   `help:"Only events of this standing session." placeholder:"NAME"`
+	WorkItem string   `name:"work-item" help:"Only events of this work item (standing:NAME finds a standing session's)." placeholder:"REF"`
+	Level    string   `enum:",debug,info,warning,error" default:"" help:"Minimum level (debug, info, warning, error)."`
+	Since    string   `help:"Only events since an ISO-8601 time or an age (30s, 5m, 2h, 1d)." placeholder:"WHEN"`
+	Limit    int      `default:"50" help:"The last N matching events (0 = all)."`
+	Format   string   `enum:"table,json,jsonl" default:"table" help:"Output format (table, json, jsonl)."`
+	Follow   bool     `short:"f" help:"Keep printing new events until interrupted."`
+}
+
+// Run reads the event log from the store (it works with or without the
+// service: reads do not take the file for long).
+func (c *EventsCmd) Run(a *App) error {
+	cfg := config.LoadTolerant(a.ConfigPath)
+	since, err := store.ParseSince(c.Since, time.Now())
+	if err != nil {
+		return loop.Invalid("--since '%s': %v (an ISO-8601 time, or an age like 30s, 5m, 2h, 1d)", c.Since, err)
+	}
+	if c.Limit < 0 {
+		return loop.Invalid("--limit %d: expected 0 (all) or a positive count", c.Limit)
+	}
+	db, err := a.OpenStore(cfg, true)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	q := store.EventQuery{Types: c.Type, Standing: c.Standing, WorkItem: c.WorkItem, MinLevel: c.Level, Since: since, Limit: c.Limit}
+	events, err := readEvents(db, q)
+	if err != nil {
+		return err
+	}
+	if len(events) == 0 && !c.Follow {
+		fmt.Fprintln(a.Stderr, "(no matching events)")
+		return nil
+	}
+	if err := c.print(a.Stdout, events, true); err != nil {
+		return err
+	}
+	if !c.Follow {
+		return nil
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	var after uint64
+	if n := len(events); n > 0 {
+		after = events[n-1].Seq
+	} else if last, err := readEvents(db, store.EventQuery{Limit: 1}); err == nil && len(last) > 0 {
+		after = last[0].Seq
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(500 * time.Millisecond):
+		}
+		q.After, q.Limit = after, 0
+		more, err := readEvents(db, q)
+		if err != nil {
+			return err
+		}
+		if len(more) > 0 {
+			after = more[len(more)-1].Seq
+			if err := c.print(a.Stdout, more, false); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+func readEvents(db *store.DB, q store.EventQuery) ([]loop.Event, error) {
+	var evs []loop.Event
+	err := db.View(func(tx *store.Tx) error {
+		var err error
+		evs, err = tx.Events(q)
+		return err
+	})
+	return evs, err
+}
+
+func (c *EventsCmd) print(w io.Writer, events []loop.Event, header bool) error {
+	switch c.Format {
+	case "jsonl":
+		for _, e := range events {
+			b, err := json.Marshal(e)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(w, "%s\n", b)
+		}
+		return nil
+	case "json":
+		if events == nil {
+			events = []loop.Event{}
+		}
+		return writeJSON(w, events)
+	}
+	table := [][]string{}
+	if header {
+		table = append(table, []string{"Time", "Source", "Level", "Event", "Work item", "Detail"})
+	}
+	for _, e := range events {
+		table = append(table, []string{e.TS.UTC().Format(loop.TimeFormat), e.Source, e.Level, e.Event, workItemOf(e), detailOf(e)})
+	}
+	if len(table) > 0 {
+		writeTable(w, table)
+	}
+	return nil
+}
+
+// workItemOf is the table's "Work item" cell: the work item, or the
+// standing session's ref.
+func workItemOf(e loop.Event) string {
+	if v, ok := e.Field("work_item").(string); ok && v != "" {
+		return v
+	}
+	if v, ok := e.Field("standing").(string); ok && v != "" {
+		return loop.StandingRef(v)
+	}
+	return ""
+}
+
+// detailOf renders the event's own fields as k=v.
+func detailOf(e loop.Event) string {
+	var parts []string
+	for _, f := range e.Fields {
+		if f.Key == "work_item" || f.Key == "standing" {
+			continue
+		}
+		v := fmt.Sprint(f.Value)
+		if _, ok := f.Value.(string); !ok {
+			if b, err := json.Marshal(f.Value); err == nil {
+				v = string(b)
+			}
+		}
+		parts = append(parts, f.Key+"="+v)
+	}
+	return strings.Join(parts, " ")
+}

@@ -1,0 +1,346 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/alecthomas/kong"
+
+	loop "github.com/the-loop-dev/the-loop"
+	"github.com/the-loop-dev/the-loop/config"
+	"github.com/the-loop-dev/the-loop/lifecycle"
+)
+
+// StandingCmd groups the standing-session verbs.
+type StandingCmd struct {
+	List    StandingListCmd    `cmd:"" help:"List declared and recorded standing sessions."`
+	Start   StandingStartCmd   `cmd:"" help:"Start one standing session, or every declared and created one."`
+	Stop    StandingStopCmd    `cmd:"" help:"Stop one standing session, or every recorded one (the record is kept)."`
+	Restart StandingRestartCmd `cmd:"" help:"Stop then start one standing session (its conversation resumes)."`
+	Say     StandingSayCmd     `cmd:"" help:"Paste a message into a running standing session."`
+	Create  StandingCreateCmd  `cmd:"" help:"Create a standing session at runtime."`
+	Delete  StandingDeleteCmd  `cmd:"" help:"Stop a created standing session and forget it."`
+}
+
+// standingVerb is what a standing command does once the config is loaded
+// and the verbs are wired.
+type standingVerb func(ctx context.Context, cfg *config.Config, svc *lifecycle.Service) error
+
+// runStanding loads the config strictly (a malformed standingSessions block
+// is refused by the verbs that parse it), opens the store around each
+// transaction, and runs verb with Ctrl-C cancelling it.
+func (a *App) runStanding(tolerant bool, verb standingVerb) error {
+	var cfg *config.Config
+	if tolerant {
+		cfg = config.LoadTolerant(a.ConfigPath)
+	} else {
+		var err error
+		if cfg, err = a.LoadConfig(); err != nil {
+			return err
+		}
+	}
+	db, err := a.OpenStore(cfg, true)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return verb(ctx, cfg, a.Lifecycle(cfg, db, "cli"))
+}
+
+// StandingListCmd is `the-loop standing list`.
+type StandingListCmd struct {
+	Format string `enum:"text,json" default:"text" help:"Output format (text or json)."`
+	JSON   bool   `name:"json" help:"Same as --format json."`
+}
+
+// Run lists the sessions.
+func (c *StandingListCmd) Run(a *App) error {
+	return a.runStanding(false, func(ctx context.Context, cfg *config.Config, svc *lifecycle.Service) error {
+		rows, err := svc.List(ctx, cfg)
+		if err != nil {
+			return err
+		}
+		if c.JSON || c.Format == "json" {
+			return writeJSON(a.Stdout, rows)
+		}
+		renderList(a.Stdout, a.Stderr, rows)
+		return nil
+	})
+}
+
+// StandingStartCmd is `the-loop standing start [NAME]`.
+type StandingStartCmd struct {
+	Name string `arg:"" optional:"" help:"The session (default: every declared and created one)."`
+}
+
+// Run starts.
+func (c *StandingStartCmd) Run(a *App) error {
+	return a.runStanding(false, func(ctx context.Context, cfg *config.Config, svc *lifecycle.Service) error {
+		res, err := svc.Start(ctx, cfg, c.Name, false)
+		return a.control(res, err)
+	})
+}
+
+// StandingStopCmd is `the-loop standing stop [NAME]`.
+type StandingStopCmd struct {
+	Name string `arg:"" optional:"" help:"The session (default: every recorded one)."`
+}
+
+// Run stops; it works from the records even when the config is broken.
+func (c *StandingStopCmd) Run(a *App) error {
+	return a.runStanding(true, func(ctx context.Context, cfg *config.Config, svc *lifecycle.Service) error {
+		res, err := svc.Stop(ctx, cfg, c.Name)
+		return a.control(res, err)
+	})
+}
+
+// StandingRestartCmd is `the-loop standing restart NAME`.
+type StandingRestartCmd struct {
+	Name string `arg:"" help:"The session."`
+}
+
+// Run restarts.
+func (c *StandingRestartCmd) Run(a *App) error {
+	return a.runStanding(false, func(ctx context.Context, cfg *config.Config, svc *lifecycle.Service) error {
+		res, err := svc.Restart(ctx, cfg, c.Name)
+		return a.control(res, err)
+	})
+}
+
+// StandingSayCmd is `the-loop standing say NAME (--text T | --text-file F | --text -)`.
+type StandingSayCmd struct {
+	Name     string `arg:"" help:"The session."`
+	Text     string `help:"The message; - reads it from standard input." placeholder:"TEXT"`
+	TextFile string `name:"text-file" help:"Read the message from a file." placeholder:"FILE" type:"path"`
+	Actor    string `help:"Who is speaking (recorded for audit, never trusted)."`
+}
+
+// maxSay bounds a message read from a file or stdin.
+const maxSay = 16 << 20
+
+// Run says.
+func (c *StandingSayCmd) Run(a *App) error {
+	text, err := c.text(a.Stdin)
+	if err != nil {
+		return err
+	}
+	return a.runStanding(false, func(ctx context.Context, cfg *config.Config, svc *lifecycle.Service) error {
+		res, err := svc.Say(ctx, cfg, c.Name, text, c.Actor)
+		if err != nil {
+			return err
+		}
+		return a.say(res)
+	})
+}
+
+func (c *StandingSayCmd) text(stdin io.Reader) (string, error) {
+	switch {
+	case c.TextFile != "" && c.Text != "":
+		return "", loop.Invalid("pass --text or --text-file, not both")
+	case c.TextFile != "":
+		f, err := os.Open(c.TextFile)
+		if err != nil {
+			return "", loop.Invalid("cannot read '%s': %v", c.TextFile, err)
+		}
+		defer f.Close()
+		return lifecycle.ReadText(f, maxSay)
+	case c.Text == "-":
+		return lifecycle.ReadText(stdin, maxSay)
+	case c.Text == "":
+		return "", loop.Invalid("say needs a message: --text TEXT, --text-file FILE, or --text - to read standard input")
+	}
+	return c.Text, nil
+}
+
+// StandingCreateCmd is `the-loop standing create NAME …`.
+type StandingCreateCmd struct {
+	Name        string   `arg:"" help:"The new session's name (lowercase letters, digits, hyphens; max 40)."`
+	Harness     string   `help:"Harness (default routing.defaultHarness)."`
+	Cwd         string   `help:"Directory it runs in (default routing.spawnWorkdir)."`
+	Prompt      string   `help:"The brief appended after the standing directive."`
+	PromptFile  string   `name:"prompt-file" help:"Read the brief from a file."`
+	Description string   `help:"A description shown by list."`
+	HarnessArg  []string `name:"harness-arg" help:"A harness argument (repeatable; omitted: inherit routing.harnessArgs)."`
+	Slack       bool     `help:"Announce it in Slack and bind the thread."`
+	SlackChan   string   `name:"slack-channel" help:"Slack channel id (default channels.slack.channel)."`
+	NoAutoStart bool     `name:"no-auto-start" help:"Do not start it with the-loop start."`
+	NoStart     bool     `name:"no-start" help:"Record it without starting it."`
+}
+
+// Run creates.
+func (c *StandingCreateCmd) Run(a *App, kctx *kong.Context) error {
+	if c.Prompt != "" && c.PromptFile != "" {
+		return loop.Invalid("pass --prompt or --prompt-file, not both — there is no precedence between them")
+	}
+	req := loop.CreateRequest{
+		Name: c.Name, Harness: c.Harness, Prompt: c.Prompt, Description: c.Description,
+		SlackEnabled: c.Slack, SlackChannel: c.SlackChan, AutoStart: !c.NoAutoStart, Start: !c.NoStart,
+	}
+	if c.PromptFile != "" {
+		data, err := os.ReadFile(expandHome(c.PromptFile))
+		if err != nil {
+			return loop.Invalid("cannot read '%s': %v", c.PromptFile, err)
+		}
+		req.Prompt = string(data)
+	}
+	if c.Cwd != "" {
+		abs, err := filepath.Abs(expandHome(c.Cwd))
+		if err != nil {
+			return loop.Invalid("--cwd '%s': %v", c.Cwd, err)
+		}
+		req.Cwd = abs
+	}
+	if flagSet(kctx, "harness-arg") {
+		args := append([]string{}, c.HarnessArg...)
+		req.HarnessArgs = &args
+	}
+	return a.runStanding(false, func(ctx context.Context, cfg *config.Config, svc *lifecycle.Service) error {
+		res, err := svc.Create(ctx, cfg, req)
+		return a.control(res, err)
+	})
+}
+
+// StandingDeleteCmd is `the-loop standing delete NAME`.
+type StandingDeleteCmd struct {
+	Name string `arg:"" help:"The created session to forget."`
+}
+
+// Run deletes.
+func (c *StandingDeleteCmd) Run(a *App) error {
+	return a.runStanding(true, func(ctx context.Context, cfg *config.Config, svc *lifecycle.Service) error {
+		res, err := svc.Delete(ctx, cfg, c.Name)
+		return a.control(res, err)
+	})
+}
+
+// control renders a control result (original §8.1): failed rows on stderr,
+// the others on stdout; exit 0 iff ok.
+func (a *App) control(res loop.ControlResult, err error) error {
+	if err != nil {
+		return err
+	}
+	if len(res.Sessions) == 0 {
+		fmt.Fprintln(a.Stderr, "(no standing sessions declared)")
+		return nil
+	}
+	renderControl(a.Stdout, a.Stderr, res.Sessions)
+	if !res.OK {
+		return &exitError{code: 1}
+	}
+	return nil
+}
+
+// say prints a say result's messages; the exit status is its exitCode.
+func (a *App) say(res loop.SayResult) error {
+	for _, m := range res.Messages {
+		w := a.Stdout
+		if m.Stream == "err" {
+			w = a.Stderr
+		}
+		fmt.Fprintln(w, m.Text)
+	}
+	if res.ExitCode != 0 {
+		return &exitError{code: res.ExitCode}
+	}
+	return nil
+}
+
+// renderControl writes one line per row: name left-justified to the widest,
+// two spaces, the outcome padded to 15, then two spaces and the detail.
+func renderControl(stdout, stderr io.Writer, rows []loop.Row) {
+	width := 0
+	for _, r := range rows {
+		width = max(width, len(r.Name))
+	}
+	for _, r := range rows {
+		line := fmt.Sprintf("%-*s  %-15s", width, r.Name, r.Outcome)
+		if r.Detail != "" {
+			line += "  " + r.Detail
+		}
+		w := stdout
+		if r.Outcome == loop.OutcomeFailed {
+			w = stderr
+		}
+		fmt.Fprintln(w, strings.TrimRight(line, " "))
+	}
+}
+
+// renderList writes the list table (Name, Harness, Tmux, Declared, Status,
+// Live, Slack), each cell left-justified to its column's width.
+func renderList(stdout, stderr io.Writer, rows []loop.Row) {
+	if len(rows) == 0 {
+		fmt.Fprintln(stderr, "(no standing sessions declared)")
+		return
+	}
+	yes := func(b bool) string {
+		if b {
+			return "yes"
+		}
+		return "no"
+	}
+	or := func(s, d string) string {
+		if s == "" {
+			return d
+		}
+		return s
+	}
+	table := [][]string{{"Name", "Harness", "Tmux", "Declared", "Status", "Live", "Slack"}}
+	for _, r := range rows {
+		table = append(table, []string{r.Name, or(r.Harness, "-"), r.TmuxTarget, yes(r.Declared), r.Status, yes(r.Running), or(r.SlackThread, "-")})
+	}
+	writeTable(stdout, table)
+}
+
+// writeTable writes cells left-justified to each column's width, joined by
+// two spaces (the last column padded too, as the original does).
+func writeTable(w io.Writer, table [][]string) {
+	widths := make([]int, len(table[0]))
+	for _, row := range table {
+		for i, c := range row {
+			widths[i] = max(widths[i], len([]rune(c)))
+		}
+	}
+	for _, row := range table {
+		cells := make([]string, len(row))
+		for i, c := range row {
+			cells[i] = c + strings.Repeat(" ", widths[i]-len([]rune(c)))
+		}
+		fmt.Fprintln(w, strings.Join(cells, "  "))
+	}
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+func expandHome(p string) string {
+	if p == "~" || strings.HasPrefix(p, "~/") {
+		if home, err := os.UserHomeDir(); err == nil {
+			return home + p[1:]
+		}
+	}
+	return p
+}
+
+// flagSet reports whether the command line set a flag (so an omitted
+// repeatable flag can mean "inherit" while an explicit one means "these").
+func flagSet(kctx *kong.Context, name string) bool {
+	for _, f := range kctx.Flags() {
+		if f.Name == name {
+			return f.Set
+		}
+	}
+	return false
+}

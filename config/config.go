@@ -1,0 +1,404 @@
+package config
+
+import (
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// CurrentVersion is the config layout this the-loop reads; a file declaring
+// an older `version` is refused by the migration gate.
+const CurrentVersion = "0.5.0"
+
+// Config is the CLI config: the whole mapping as read (Raw) and the typed
+// settings the Go version uses, each with the original's default.
+type Config struct {
+	// Path is the file the config was read from ("" when none: defaults).
+	Path string
+	// Raw is the whole top-level mapping as decoded (never nil).
+	Raw map[string]any
+	// Version is the declared `version` ("" when absent).
+	Version string
+	// StateRoot is state.root as written (default ".the-loop"); see StateDir.
+	StateRoot string
+
+	Routing  Routing
+	Service  Service
+	EventLog EventLog
+	Slack    Slack
+	// GitHubBinary is integrations.github.cli.binary (default "gh").
+	GitHubBinary string
+
+	// Standing is the parsed standingSessions block. It is nil when the block
+	// is refused (StandingErr says why) — except after LoadTolerant, which
+	// keeps the entries that parse.
+	Standing *StandingConfig
+	// StandingErr is the refusal of the standingSessions block (a *loop.Error,
+	// EINVALID): the standing verbs refuse with it, start and status render it
+	// as one misconfigured row.
+	StandingErr error
+	// Problems lists every problem found (each a *loop.Error, EINVALID, naming
+	// a dotted key path). After a successful Load only standingSessions
+	// problems can be here; LoadTolerant records everything.
+	Problems []error
+}
+
+// Routing is the part of `routing` the Go version uses.
+type Routing struct {
+	// DefaultHarness is routing.defaultHarness (default "claude").
+	DefaultHarness string
+	// HarnessArgs is routing.harnessArgs: extra argv per harness. A harness
+	// with no key has no entry.
+	HarnessArgs map[string][]string
+	// SpawnWorkdir is routing.spawnWorkdir (default ".").
+	SpawnWorkdir string
+	// RegistryDir is routing.registryDir as written ("" means <state.root>/local;
+	// it never moves standing records).
+	RegistryDir  string
+	Tmux         Tmux
+	HarnessTrust HarnessTrust
+}
+
+// Tmux is routing.tmux.
+type Tmux struct {
+	RemainOnExit            bool    // default true
+	ResumeOnRespawn         bool    // default true
+	ResumeProbeSeconds      float64 // default 2
+	HarnessKillGraceSeconds float64 // default 5
+	// SocketName runs tmux with `-L SocketName`; "" is the user's default server.
+	SocketName    string
+	SubmitDelayMs int     // default 50
+	ReadySeconds  float64 // default 30
+}
+
+// ResumeProbe is how long a resumed pane must survive to count as resumed.
+func (t Tmux) ResumeProbe() time.Duration { return seconds(t.ResumeProbeSeconds) }
+
+// HarnessKillGrace is the SIGTERM→SIGKILL grace on stop.
+func (t Tmux) HarnessKillGrace() time.Duration { return seconds(t.HarnessKillGraceSeconds) }
+
+// SubmitDelay is the pause between the paste and the submitting carriage return.
+func (t Tmux) SubmitDelay() time.Duration { return time.Duration(t.SubmitDelayMs) * time.Millisecond }
+
+// ReadyTimeout is how long say waits for the harness to be ready for input.
+func (t Tmux) ReadyTimeout() time.Duration { return seconds(t.ReadySeconds) }
+
+// HarnessTrust is routing.harnessTrust.
+type HarnessTrust struct {
+	Enabled                 bool   // default true
+	Scope                   string // workspace-root (default) | directory
+	AcceptBypassPermissions string // auto (default) | always | never
+}
+
+// Service is `service`: the control-plane REST/MCP service.
+type Service struct {
+	Enabled    bool   // default true
+	Host       string // default 127.0.0.1
+	Port       int    // default 4114
+	Exposed    bool   // default false
+	AutoStart  bool   // default true
+	MCPEnabled bool   // service.mcp.enabled, default true
+	// TokenEnv names the env var holding the bearer token ("" = none).
+	TokenEnv string
+	// AllowedHosts is the Host-header allow-list; nil means the defaults
+	// derived from Host and Port.
+	AllowedHosts []string
+	MaxBodyBytes int64 // default 1 MiB
+}
+
+// Addr is host:port for listening and dialling.
+func (s Service) Addr() string { return net.JoinHostPort(s.Host, strconv.Itoa(s.Port)) }
+
+// EventLog is `eventLog`.
+type EventLog struct {
+	Enabled bool // default true
+	// Path is eventLog.path as written (the Go version keeps events in the store).
+	Path      string
+	MaxEvents int // default 100000
+}
+
+// Slack is channels.slack.
+type Slack struct {
+	Enabled         bool
+	BotTokenEnv     string   // default THE_LOOP_SLACK_BOT_TOKEN
+	AppTokenEnv     string   // default THE_LOOP_SLACK_APP_TOKEN
+	Channel         string   // central channel id
+	APIURL          string   // channels.slack.apiUrl ("" = Slack's own)
+	Events          []string // default ["session.awaiting_input"]
+	Verbosity       string   // quiet | normal (default) | verbose
+	AuthorizedUsers []string // empty admits nobody
+	ReadMode        string   // read.mode: poll (default) | socket | off
+	IntervalSeconds int      // read.intervalSeconds, default 30
+}
+
+// PollInterval is the poll-mode cadence.
+func (s Slack) PollInterval() time.Duration { return time.Duration(s.IntervalSeconds) * time.Second }
+
+// Default returns the config used when there is no file: every default of
+// the original, no standing sessions.
+func Default() *Config {
+	return &Config{
+		Raw:       map[string]any{},
+		StateRoot: ".the-loop",
+		Routing: Routing{
+			DefaultHarness: "claude",
+			HarnessArgs:    map[string][]string{},
+			SpawnWorkdir:   ".",
+			Tmux: Tmux{
+				RemainOnExit:            true,
+				ResumeOnRespawn:         true,
+				ResumeProbeSeconds:      2,
+				HarnessKillGraceSeconds: 5,
+				SubmitDelayMs:           50,
+				ReadySeconds:            30,
+			},
+			HarnessTrust: HarnessTrust{Enabled: true, Scope: "workspace-root", AcceptBypassPermissions: "auto"},
+		},
+		Service: Service{
+			Enabled:      true,
+			Host:         "127.0.0.1",
+			Port:         4114,
+			AutoStart:    true,
+			MCPEnabled:   true,
+			MaxBodyBytes: 1 << 20,
+		},
+		EventLog: EventLog{Enabled: true, MaxEvents: 100000},
+		Slack: Slack{
+			BotTokenEnv: "THE_LOOP_SLACK_BOT_TOKEN",
+			AppTokenEnv: "THE_LOOP_SLACK_APP_TOKEN",
+			Events:      []string{"session.awaiting_input"},
+			Verbosity:   "normal",
+			ReadMode:    "poll",
+			// AuthorizedUsers stays empty: nobody is admitted.
+			IntervalSeconds: 30,
+		},
+		GitHubBinary: "gh",
+		Standing:     &StandingConfig{},
+	}
+}
+
+// StateDir is the absolute state root: state.root with a leading ~ expanded,
+// resolved against the process's working directory.
+func (c *Config) StateDir() string { return absPath(c.StateRoot) }
+
+// absPath expands a leading ~ and makes p absolute (p as given when the
+// working directory cannot be read).
+func absPath(p string) string {
+	p = expandHome(p)
+	if a, err := filepath.Abs(p); err == nil {
+		return a
+	}
+	return p
+}
+
+// expandHome replaces a leading "~" or "~/" with the home directory.
+func expandHome(p string) string {
+	if p != "~" && !strings.HasPrefix(p, "~/") {
+		return p
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return p
+	}
+	return filepath.Join(home, strings.TrimPrefix(p, "~"))
+}
+
+// seconds converts a non-negative number of seconds to a duration.
+func seconds(s float64) time.Duration {
+	if s <= 0 {
+		return 0
+	}
+	return time.Duration(s * float64(time.Second))
+}
+
+// apply reads the typed settings out of doc (already migrated and pruned).
+// Values of the wrong type keep their default, so it never fails: the schema
+// has reported them (and LoadTolerant relies on this).
+func (c *Config) apply(doc map[string]any) {
+	if v, ok := doc["version"]; ok && v != nil {
+		c.Version = scalarString(v)
+	}
+	state := mapping(doc["state"])
+	c.StateRoot = nonEmpty(state, "root", c.StateRoot)
+
+	r := mapping(doc["routing"])
+	c.Routing.DefaultHarness = nonEmpty(r, "defaultHarness", c.Routing.DefaultHarness)
+	c.Routing.SpawnWorkdir = nonEmpty(r, "spawnWorkdir", c.Routing.SpawnWorkdir)
+	c.Routing.RegistryDir = str(r, "registryDir", c.Routing.RegistryDir)
+	for h, v := range mapping(r["harnessArgs"]) {
+		if args, ok := stringList(v); ok {
+			c.Routing.HarnessArgs[h] = args
+		}
+	}
+	t := mapping(r["tmux"])
+	tm := &c.Routing.Tmux
+	tm.RemainOnExit = boolean(t, "remainOnExit", tm.RemainOnExit)
+	tm.ResumeOnRespawn = boolean(t, "resumeOnRespawn", tm.ResumeOnRespawn)
+	tm.ResumeProbeSeconds = max(0, number(t, "resumeProbeSeconds", tm.ResumeProbeSeconds))
+	tm.HarnessKillGraceSeconds = max(0, number(t, "harnessKillGraceSeconds", tm.HarnessKillGraceSeconds))
+	tm.SocketName = str(t, "socketName", tm.SocketName)
+	tm.SubmitDelayMs = max(0, int(number(t, "submitDelayMs", float64(tm.SubmitDelayMs))))
+	tm.ReadySeconds = max(0, number(t, "readySeconds", tm.ReadySeconds))
+	ht := mapping(r["harnessTrust"])
+	c.Routing.HarnessTrust.Enabled = boolean(ht, "enabled", c.Routing.HarnessTrust.Enabled)
+	c.Routing.HarnessTrust.Scope = nonEmpty(ht, "scope", c.Routing.HarnessTrust.Scope)
+	c.Routing.HarnessTrust.AcceptBypassPermissions = nonEmpty(ht, "acceptBypassPermissions", c.Routing.HarnessTrust.AcceptBypassPermissions)
+
+	s := mapping(doc["service"])
+	c.Service.Enabled = boolean(s, "enabled", c.Service.Enabled)
+	c.Service.Host = nonEmpty(s, "host", c.Service.Host)
+	c.Service.Port = int(number(s, "port", float64(c.Service.Port)))
+	c.Service.Exposed = boolean(s, "exposed", c.Service.Exposed)
+	c.Service.AutoStart = boolean(s, "autoStart", c.Service.AutoStart)
+	c.Service.MCPEnabled = boolean(mapping(s["mcp"]), "enabled", c.Service.MCPEnabled)
+	c.Service.TokenEnv = str(s, "tokenEnv", c.Service.TokenEnv)
+	if hosts, ok := stringList(s["allowedHosts"]); ok {
+		c.Service.AllowedHosts = hosts
+	}
+	if n := int64(number(s, "maxBodyBytes", float64(c.Service.MaxBodyBytes))); n >= 1 {
+		c.Service.MaxBodyBytes = n
+	}
+
+	e := mapping(doc["eventLog"])
+	c.EventLog.Enabled = boolean(e, "enabled", c.EventLog.Enabled)
+	c.EventLog.Path = str(e, "path", c.EventLog.Path)
+	if n := int(number(e, "maxEvents", float64(c.EventLog.MaxEvents))); n >= 1 {
+		c.EventLog.MaxEvents = n
+	}
+
+	sl := mapping(mapping(doc["channels"])["slack"])
+	c.Slack.Enabled = boolean(sl, "enabled", c.Slack.Enabled)
+	c.Slack.BotTokenEnv = nonEmpty(sl, "botTokenEnv", c.Slack.BotTokenEnv)
+	c.Slack.AppTokenEnv = nonEmpty(sl, "appTokenEnv", c.Slack.AppTokenEnv)
+	c.Slack.Channel = str(sl, "channel", c.Slack.Channel)
+	c.Slack.APIURL = str(sl, "apiUrl", c.Slack.APIURL)
+	if ev, ok := stringList(sl["events"]); ok {
+		c.Slack.Events = ev
+	}
+	switch v := str(sl, "verbosity", c.Slack.Verbosity); v {
+	case "quiet", "normal", "verbose":
+		c.Slack.Verbosity = v
+	} // unknown ⇒ normal, as the original
+	if users, ok := stringList(sl["authorizedUsers"]); ok {
+		c.Slack.AuthorizedUsers = users
+	}
+	read := mapping(sl["read"])
+	switch m := str(read, "mode", c.Slack.ReadMode); m {
+	case "poll", "socket", "off":
+		c.Slack.ReadMode = m
+	default:
+		c.Slack.ReadMode = "off" // unknown ⇒ off, never a reading mode
+	}
+	c.Slack.IntervalSeconds = max(5, int(number(read, "intervalSeconds", float64(c.Slack.IntervalSeconds))))
+
+	gh := mapping(mapping(mapping(doc["integrations"])["github"])["cli"])
+	c.GitHubBinary = nonEmpty(gh, "binary", c.GitHubBinary)
+}
+
+// mapping returns v as a mapping, or nil.
+func mapping(v any) map[string]any {
+	m, _ := v.(map[string]any)
+	return m
+}
+
+// str returns m[key] when it is a string, else def.
+func str(m map[string]any, key, def string) string {
+	if s, ok := m[key].(string); ok {
+		return s
+	}
+	return def
+}
+
+// nonEmpty is str where an empty string also means the default.
+func nonEmpty(m map[string]any, key, def string) string {
+	if s := str(m, key, ""); s != "" {
+		return s
+	}
+	return def
+}
+
+// boolean returns m[key] when it is a boolean, else def.
+func boolean(m map[string]any, key string, def bool) bool {
+	if b, ok := m[key].(bool); ok {
+		return b
+	}
+	return def
+}
+
+// number returns m[key] as a float when it is a number, else def.
+func number(m map[string]any, key string, def float64) float64 {
+	switch v := m[key].(type) {
+	case int:
+		return float64(v)
+	case int64:
+		return float64(v)
+	case uint64:
+		return float64(v)
+	case float64:
+		return v
+	}
+	return def
+}
+
+// stringList returns v as strings when it is a list (elements stringified,
+// as the original does); ok is false for anything else. An empty list gives
+// an empty, non-nil slice.
+func stringList(v any) ([]string, bool) {
+	l, ok := v.([]any)
+	if !ok {
+		return nil, false
+	}
+	out := make([]string, 0, len(l))
+	for _, e := range l {
+		out = append(out, scalarString(e))
+	}
+	return out, true
+}
+
+// scalarString renders a scalar as the original's str() would.
+func scalarString(v any) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case nil:
+		return ""
+	case bool:
+		if x {
+			return "True"
+		}
+		return "False"
+	case float64:
+		return strconv.FormatFloat(x, 'g', -1, 64)
+	default:
+		return describe(x)
+	}
+}
+
+// truthy is Python truthiness, which the original applies to enabled,
+// autoStart and slack.enabled.
+func truthy(v any) bool {
+	switch x := v.(type) {
+	case nil:
+		return false
+	case bool:
+		return x
+	case string:
+		return x != ""
+	case int:
+		return x != 0
+	case int64:
+		return x != 0
+	case uint64:
+		return x != 0
+	case float64:
+		return x != 0
+	case []any:
+		return len(x) > 0
+	case map[string]any:
+		return len(x) > 0
+	}
+	return true
+}

@@ -1,0 +1,18 @@
+// Package config reads the-loop's CLI config (cli-config.yaml): where the file
+// is found, its embedded JSON Schema, the typed settings with the original's
+// defaults, and the parser of the standingSessions block.
+//
+// A load runs, in order: the YAML decode (the top level must be a mapping),
+// the migration gate (keys removed in 0.5.0, a declared version below it),
+// the JSON Schema, and the standingSessions parser. Every refusal names the
+// key in dotted form (standingSessions.sessions[2].name), never as a JSON
+// pointer. A problem outside standingSessions fails the load; a problem inside
+// it only marks the block as broken (Config.StandingErr), so status and start
+// can still report the service and render one misconfigured row (decisions
+// D8). LoadTolerant never fails: it is what stop uses, so a broken config never
+// strands a running agent.
+//
+// Relative paths in the config (state.root, routing.spawnWorkdir, a session's
+// cwd and promptFile) are kept as written and resolve against the working
+// directory of the process that loads the file, as in the original.
+package config

@@ -1,0 +1,74 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// EnvConfig names the environment variable that points at the CLI config
+// when no --config flag is given.
+const EnvConfig = "THE_LOOP_CLI_CONFIG"
+
+// FileName is the config file's name in ./.the-loop and ~/.the-loop.
+const FileName = "cli-config.yaml"
+
+// FindFlag peeks the global config flag anywhere on a command line (the
+// arguments after the program name): `--config PATH`, `--config=PATH` or
+// `-c PATH`. It returns the path (the last one given; "" when none) and the
+// other arguments in order. Scanning stops at "--"; a flag with no value
+// left after it stays in rest, for the command-line parser to report.
+func FindFlag(args []string) (path string, rest []string) {
+	rest = make([]string, 0, len(args))
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			return path, append(rest, args[i:]...)
+		case a == "--config" || a == "-c":
+			if i+1 < len(args) {
+				path = args[i+1]
+				i++
+				continue
+			}
+			rest = append(rest, a)
+		case strings.HasPrefix(a, "--config="):
+			path = strings.TrimPrefix(a, "--config=")
+		default:
+			rest = append(rest, a)
+		}
+	}
+	return path, rest
+}
+
+// Resolve says which config file to load, first hit wins: the flag's path,
+// then $THE_LOOP_CLI_CONFIG, then ./.the-loop/cli-config.yaml and
+// ~/.the-loop/cli-config.yaml when they are files. The result is absolute
+// (a leading ~ expanded); "" means no file: the defaults apply. A path named
+// by the flag or the variable is returned even when it does not exist (Load
+// then gives the defaults).
+func Resolve(flag string) string {
+	if flag != "" {
+		return absPath(flag)
+	}
+	if env := os.Getenv(EnvConfig); env != "" {
+		return absPath(env)
+	}
+	local := filepath.Join(".the-loop", FileName)
+	if isFile(local) {
+		return absPath(local)
+	}
+	if home, err := os.UserHomeDir(); err == nil && home != "" {
+		global := filepath.Join(home, ".the-loop", FileName)
+		if isFile(global) {
+			return absPath(global)
+		}
+	}
+	return ""
+}
+
+// isFile reports whether p names a regular file (following symlinks).
+func isFile(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.Mode().IsRegular()
+}

@@ -1,0 +1,178 @@
+package config
+
+import (
+	"fmt"
+	"slices"
+
+	loop "github.com/the-loop-dev/the-loop"
+)
+
+// StandingConfig is the parsed standingSessions block.
+type StandingConfig struct {
+	// Enabled is standingSessions.enabled: it gates only the-loop start's
+	// auto-start.
+	Enabled bool
+	// Sessions are the declared entries in config order, defaults applied,
+	// each with Declared set.
+	Sessions []loop.StandingDefinition
+}
+
+// Get returns the declared entry called name.
+func (s *StandingConfig) Get(name string) (loop.StandingDefinition, bool) {
+	if s == nil {
+		return loop.StandingDefinition{}, false
+	}
+	for _, d := range s.Sessions {
+		if d.Name == name {
+			return cloneDefinition(d), true
+		}
+	}
+	return loop.StandingDefinition{}, false
+}
+
+// Names lists the declared names in config order.
+func (s *StandingConfig) Names() []string {
+	if s == nil {
+		return nil
+	}
+	out := make([]string, len(s.Sessions))
+	for i, d := range s.Sessions {
+		out[i] = d.Name
+	}
+	return out
+}
+
+// cloneDefinition copies d so a caller cannot alter the config's slices.
+func cloneDefinition(d loop.StandingDefinition) loop.StandingDefinition {
+	if d.HarnessArgs != nil {
+		d.HarnessArgs = slices.Clone(d.HarnessArgs)
+	}
+	return d
+}
+
+var (
+	blockPath    = keyPath{"standingSessions"}
+	sessionsPath = keyPath{"standingSessions", "sessions"}
+)
+
+// parseStanding is the original's StandingConfig.from_mapping, steps 1–10 of
+// original-behaviour §1.2 in that order per entry, with the routing defaults
+// of R1.4 taken from r. It does not stop at the first problem: it returns
+// every problem it finds, and the entries that had none (an entry whose name
+// an earlier entry already declared is not one of them).
+func parseStanding(doc map[string]any, r Routing) (*StandingConfig, []problem) {
+	out := &StandingConfig{}
+	raw, present := doc["standingSessions"]
+	// 1. Absent, null or empty: disabled, no sessions.
+	if !present || raw == nil {
+		return out, nil
+	}
+	block, ok := raw.(map[string]any)
+	// 2. Not a mapping.
+	if !ok {
+		return out, []problem{{
+			path:  blockPath,
+			msg:   fmt.Sprintf("the section is not a mapping (got %s); expected `enabled` and `sessions`", kindOf(raw)),
+			cover: blockPath,
+		}}
+	}
+	out.Enabled = truthy(block["enabled"])
+	// 3. Defaults come from routing (already read leniently into r).
+	rawSessions, present := block["sessions"]
+	if !present {
+		return out, nil
+	}
+	list, ok := rawSessions.([]any)
+	// 4. Not a list (a string is not a list).
+	if !ok {
+		return out, []problem{{
+			path:  sessionsPath,
+			msg:   fmt.Sprintf("expected a list of entries, got %s", kindOf(rawSessions)),
+			cover: sessionsPath,
+		}}
+	}
+	var problems []problem
+	seen := map[string]int{}
+	for i, item := range list {
+		at := sessionsPath.child(i)
+		// 5. Entry not a mapping.
+		entry, ok := item.(map[string]any)
+		if !ok {
+			problems = append(problems, problem{path: at, msg: fmt.Sprintf("expected a mapping, got %s", kindOf(item)), cover: at})
+			continue
+		}
+		bad := false
+		// 6. The name.
+		name, isString := entry["name"].(string)
+		switch {
+		case entry["name"] == nil:
+			problems = append(problems, problem{path: at, cover: at.child("name"),
+				msg: "name is missing; every entry needs one of lowercase letters/digits/hyphens starting with a letter or digit (max 40), as it becomes a tmux session and a file name"})
+			bad = true
+		case !isString || !loop.ValidName(name):
+			problems = append(problems, problem{path: at, cover: at.child("name"),
+				msg: fmt.Sprintf("name %s is not lowercase letters/digits/hyphens starting with a letter or digit (max 40); the name becomes a tmux session and a file name", describe(entry["name"]))})
+			bad = true
+		default:
+			// 7. Duplicates.
+			if first, dup := seen[name]; dup {
+				problems = append(problems, problem{path: at, cover: at.child("name"),
+					msg: fmt.Sprintf("name '%s' is already declared at sessions[%d]; two entries with one name have no defined winner", name, first)})
+				bad = true
+			} else {
+				seen[name] = i
+			}
+		}
+		label := ""
+		if isString {
+			label = name
+		}
+		// 8. prompt and promptFile together.
+		if truthy(entry["prompt"]) && truthy(entry["promptFile"]) {
+			problems = append(problems, problem{path: at, label: label,
+				msg: "declares both `prompt` and `promptFile`; there is no precedence between them — keep one"})
+			bad = true
+		}
+		// 9. harnessArgs present but not a list.
+		argsRaw, hasArgs := entry["harnessArgs"]
+		args, argsOK := stringList(argsRaw)
+		if hasArgs && !argsOK {
+			problems = append(problems, problem{path: at, label: label, cover: at.child("harnessArgs"),
+				msg: fmt.Sprintf("harnessArgs must be a list of strings, got %s", kindOf(argsRaw))})
+			bad = true
+		}
+		// 10. slack present but not a mapping.
+		slackRaw, hasSlack := entry["slack"]
+		slack, slackOK := slackRaw.(map[string]any)
+		if hasSlack && !slackOK {
+			problems = append(problems, problem{path: at, label: label, cover: at.child("slack"),
+				msg: fmt.Sprintf("slack must be a mapping, got %s", kindOf(slackRaw))})
+			bad = true
+		}
+		if bad {
+			continue
+		}
+		def := loop.StandingDefinition{
+			Name:         name,
+			Description:  str(entry, "description", ""),
+			Harness:      nonEmpty(entry, "harness", r.DefaultHarness),
+			Cwd:          nonEmpty(entry, "cwd", r.SpawnWorkdir),
+			Prompt:       str(entry, "prompt", ""),
+			PromptFile:   str(entry, "promptFile", ""),
+			AutoStart:    true,
+			SlackEnabled: truthy(slack["enabled"]),
+			SlackChannel: str(slack, "channel", ""),
+			Declared:     true,
+		}
+		if v, ok := entry["autoStart"]; ok {
+			def.AutoStart = truthy(v)
+		}
+		if hasArgs {
+			def.HarnessArgs = args // explicit, [] included: none
+		} else if inherited, ok := r.HarnessArgs[def.Harness]; ok {
+			def.HarnessArgs = slices.Clone(inherited)
+		}
+		out.Sessions = append(out.Sessions, def)
+	}
+	return out, problems
+}

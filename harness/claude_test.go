@@ -1,0 +1,177 @@
+package harness
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+
+	loop "github.com/the-loop-dev/the-loop"
+)
+
+const multiLinePrompt = "You are the supervisor.\nRead the brief; then wait.\n"
+
+func TestClaude_Argv(t *testing.T) {
+	c := NewClaude(ClaudeOptions{})
+	id := "0b0e7a3c-9d1f-4a51-8c34-2f4e6f1d2a77"
+	tests := []struct {
+		name   string
+		resume bool
+		args   []string
+		prompt string
+		want   []string
+	}{
+		{"fresh bare", false, nil, "", []string{"--session-id", id}},
+		{"fresh prompt", false, nil, "hello", []string{"--session-id", id, "hello"}},
+		{"fresh args", false, []string{"--model", "opus"}, "", []string{"--session-id", id, "--model", "opus"}},
+		{"fresh args and multi-line prompt", false, []string{"--permission-mode", "acceptEdits"}, multiLinePrompt,
+			[]string{"--session-id", id, "--permission-mode", "acceptEdits", multiLinePrompt}},
+		{"resume bare", true, nil, "", []string{"--resume", id}},
+		{"resume prompt", true, nil, "hello", []string{"--resume", id, "hello"}},
+		{"resume args", true, []string{"--dangerously-skip-permissions"}, "", []string{"--resume", id, "--dangerously-skip-permissions"}},
+		{"resume args and multi-line prompt", true, []string{"--model", "opus", "--verbose"}, multiLinePrompt,
+			[]string{"--resume", id, "--model", "opus", "--verbose", multiLinePrompt}},
+		{"prompt with semicolon and spaces stays one element", false, nil, "a; b c;",
+			[]string{"--session-id", id, "a; b c;"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			build := c.FreshArgv
+			if tt.resume {
+				build = c.ResumeArgv
+			}
+			got, err := build(id, tt.args, tt.prompt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Fatalf("argv = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestClaude_ArgvDoesNotAliasArgs(t *testing.T) {
+	args := make([]string, 1, 8)
+	args[0] = "--verbose"
+	got, _ := NewClaude(ClaudeOptions{}).FreshArgv("id", args, "p")
+	got[2] = "changed"
+	if args[0] != "--verbose" {
+		t.Fatal("argv shares the caller's args")
+	}
+}
+
+func TestClaude_ArgvRefusesEmptyID(t *testing.T) {
+	c := NewClaude(ClaudeOptions{})
+	for _, build := range []func(string, []string, string) ([]string, error){c.FreshArgv, c.ResumeArgv} {
+		if _, err := build("", nil, "p"); loop.ErrorCode(err) != loop.EINVALID {
+			t.Fatalf("err = %v, want EINVALID", err)
+		}
+	}
+}
+
+func TestClaude_NameBinary(t *testing.T) {
+	c := NewClaude(ClaudeOptions{})
+	if c.Name() != "claude" || c.Binary() != "claude" {
+		t.Fatalf("Name/Binary = %q/%q", c.Name(), c.Binary())
+	}
+}
+
+// Screens modelled on Claude Code 2.x, padded with the blank rows
+// capture-pane prints below the content.
+const (
+	blankRows = "\n\n\n\n\n"
+
+	promptScreen = `╭───────────────────────────────────────────────────╮
+│ ✻ Welcome to Claude Code!                         │
+│   cwd: /home/op/work                              │
+╰───────────────────────────────────────────────────╯
+
+────────────────────────────────────────────────────
+❯ ` + "\n" + `────────────────────────────────────────────────────
+  ⏵⏵ bypass permissions on (shift+tab to cycle)
+` + blankRows
+
+	typedScreen = `────────────────────────────────────────────────────
+❯ half-typed words
+────────────────────────────────────────────────────
+  ? for shortcuts
+` + blankRows
+
+	boxedScreen = `╭───────────────────────────────────────────────────╮
+│ ❯                                                 │
+╰───────────────────────────────────────────────────╯
+  ? for shortcuts
+`
+
+	trustScreen = `────────────────────────────────────────────────────
+ Do you trust the files in this folder?
+
+ /home/op/work
+
+ Claude Code may read, write, or execute files contained in this directory.
+
+ ❯ 1. Yes, proceed
+   2. No, exit
+
+ Enter to confirm · Esc to exit
+` + blankRows
+
+	trustNoMenuInTail = `Quick safety check: Is this a project you created or one you trust?
+Do you trust this folder?
+❯ 
+`
+
+	bypassScreen = `────────────────────────────────────────────────────
+ WARNING: Claude Code running in Bypass Permissions mode
+
+ ❯ 1. No, exit
+   2. Yes, I accept
+
+ Enter to confirm · Esc to exit
+`
+
+	shellScreen = "op@host:~/work$ claude\nbash: claude: command not found\nop@host:~/work$ \n" + blankRows
+
+	oldPromptScreen = `╭───────────────────────────────────────────────────╮
+│ > Try "edit <filepath> to..."                     │
+╰───────────────────────────────────────────────────╯
+  ? for shortcuts
+`
+
+	loadingScreen = "\n\n" + blankRows
+)
+
+// scrollbackScreen has a prompt far above the tail: transcript, not input.
+var scrollbackScreen = "❯ earlier question\n" + strings.Repeat("⏺ output line\n", 20) + "✻ Thinking…\n" + blankRows
+
+func TestClaude_Ready(t *testing.T) {
+	tests := []struct {
+		name string
+		snap loop.PaneSnapshot
+		want bool
+	}{
+		{"raw tty with prompt", loop.PaneSnapshot{Screen: promptScreen}, true},
+		{"raw tty with typed text after prompt", loop.PaneSnapshot{Screen: typedScreen}, true},
+		{"raw tty with boxed prompt", loop.PaneSnapshot{Screen: boxedScreen}, true},
+		{"canonical tty with prompt", loop.PaneSnapshot{Screen: promptScreen, Canonical: true}, false},
+		{"dead pane with prompt", loop.PaneSnapshot{Screen: promptScreen, Dead: true}, false},
+		{"raw tty without prompt (still loading)", loop.PaneSnapshot{Screen: loadingScreen}, false},
+		{"raw tty, empty screen", loop.PaneSnapshot{}, false},
+		{"canonical shell after a failed start", loop.PaneSnapshot{Screen: shellScreen, Canonical: true}, false},
+		{"raw tty, shell prompt", loop.PaneSnapshot{Screen: shellScreen}, false},
+		{"trust dialog menu", loop.PaneSnapshot{Screen: trustScreen}, false},
+		{"trust dialog text in tail", loop.PaneSnapshot{Screen: trustNoMenuInTail}, false},
+		{"bypass disclaimer menu", loop.PaneSnapshot{Screen: bypassScreen}, false},
+		{"prompt only in scrollback", loop.PaneSnapshot{Screen: scrollbackScreen}, false},
+		{"pre-2.0 > prompt not recognised", loop.PaneSnapshot{Screen: oldPromptScreen}, false},
+		{"CRLF screen", loop.PaneSnapshot{Screen: strings.ReplaceAll(promptScreen, "\n", "\r\n")}, true},
+	}
+	c := NewClaude(ClaudeOptions{})
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := c.Ready(tt.snap); got != tt.want {
+				t.Fatalf("Ready = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,75 @@
+package harness
+
+import (
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	loop "github.com/the-loop-dev/the-loop"
+)
+
+// Registry is the set of harness adapters the-loop knows, keyed by name:
+// exactly "claude" and "cursor" (original §3 — there is no other adapter).
+type Registry struct {
+	adapters map[string]loop.Harness
+}
+
+// NewRegistry builds the claude adapter with opt and the cursor adapter.
+func NewRegistry(opt ClaudeOptions) *Registry {
+	return &Registry{adapters: map[string]loop.Harness{
+		"claude": NewClaude(opt),
+		"cursor": Cursor{},
+	}}
+}
+
+// Names returns the registered harness names, sorted.
+func (r *Registry) Names() []string {
+	names := make([]string, 0, len(r.adapters))
+	for n := range r.adapters {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Lookup returns the adapter named harness for the standing session named
+// session (the name only shapes the error). An unknown harness is an
+// EINVALID *loop.Error: "unknown harness '<h>' for standing session '<n>'
+// (one of claude, cursor)".
+func (r *Registry) Lookup(harness, session string) (loop.Harness, error) {
+	if h, ok := r.adapters[harness]; ok {
+		return h, nil
+	}
+	return nil, loop.Invalid("unknown harness '%s' for standing session '%s' (one of %s)",
+		harness, session, strings.Join(r.Names(), ", "))
+}
+
+// Lookup is NewRegistry(opt).Lookup(harness, session).
+func Lookup(harness, session string, opt ClaudeOptions) (loop.Harness, error) {
+	return NewRegistry(opt).Lookup(harness, session)
+}
+
+// Resolve finds h's binary with lookPath (exec.LookPath when nil) and
+// returns its absolute path. A binary that is not found is an EINVALID
+// *loop.Error whose message is the original's (§5.6 step 7): "harness CLI
+// '<binary>' not found on PATH — install it or point the <harness> adapter
+// at the binary"; the lookup error is kept as the cause.
+func Resolve(h loop.Harness, lookPath func(string) (string, error)) (string, error) {
+	if lookPath == nil {
+		lookPath = exec.LookPath
+	}
+	path, err := lookPath(h.Binary())
+	if err != nil || path == "" {
+		e := loop.Invalid("harness CLI '%s' not found on PATH — install it or point the %s adapter at the binary",
+			h.Binary(), h.Name())
+		e.Err = err
+		return "", e
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", loop.Errorf(loop.EINTERNAL, "harness CLI '%s' found at %s, which cannot be made absolute: %w",
+			h.Binary(), path, err)
+	}
+	return abs, nil
+}

@@ -1,0 +1,135 @@
+package lifecycle
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	loop "github.com/the-loop-dev/the-loop"
+	"github.com/the-loop-dev/the-loop/config"
+	"github.com/the-loop-dev/the-loop/store"
+)
+
+// Create records a standing session's whole definition and (unless asked
+// not to) starts it. A name already declared or recorded is refused; a
+// create whose start fails leaves no record.
+func (s *Service) Create(ctx context.Context, cfg *config.Config, req loop.CreateRequest) (loop.ControlResult, error) {
+	name := req.Name
+	if !loop.ValidName(name) {
+		return loop.ControlResult{}, loop.Invalid("invalid standing-session name '%s': expected lowercase letters, digits and hyphens, not starting with a hyphen (max 40) — the name becomes a tmux session and a file name", name)
+	}
+	block, err := standingBlock(cfg)
+	if err != nil {
+		return loop.ControlResult{}, err
+	}
+	if _, ok := block.Get(name); ok {
+		return loop.ControlResult{}, loop.Invalid("standing session '%[1]s' is already declared in standingSessions.sessions; start it with `the-loop standing start %[1]s` rather than creating a second definition for one name", name)
+	}
+	harness := req.Harness
+	if harness == "" {
+		harness = cfg.Routing.DefaultHarness
+	}
+	if harness == "" {
+		harness = "claude"
+	}
+	args := []string{}
+	if req.HarnessArgs != nil {
+		args = append(args, (*req.HarnessArgs)...)
+	} else if inherited, ok := cfg.Routing.HarnessArgs[harness]; ok {
+		args = append(args, inherited...)
+	}
+	cwd := req.Cwd
+	if cwd == "" {
+		cwd = cfg.Routing.SpawnWorkdir
+	}
+	if cwd == "" {
+		cwd = "."
+	}
+	rec, err := s.transition(ctx, name, EvCreate, func(r *loop.StandingRecord) error {
+		r.Harness = harness
+		r.Cwd = cwd
+		r.Description = req.Description
+		r.Prompt = req.Prompt
+		r.HarnessArgs = args
+		r.AutoStart = req.AutoStart
+		r.SlackEnabled = req.SlackEnabled
+		r.SlackChannel = req.SlackChannel
+		r.Origin = loop.OriginCreated
+		r.TmuxSocket = cfg.Routing.Tmux.SocketName
+		return nil
+	}, s.event("standing.created", loop.LevelInfo, loop.F("standing", name), loop.F("harness", harness),
+		loop.F("cwd", cwd), loop.F("auto_start", req.AutoStart)))
+	if err != nil {
+		if errors.Is(err, ErrTransition) {
+			return loop.ControlResult{}, loop.Invalid("standing session '%[1]s' already exists; `the-loop standing start %[1]s` to run it, or `the-loop standing delete %[1]s` to remove it first", name)
+		}
+		return loop.ControlResult{}, err
+	}
+	if !req.Start {
+		return loop.ControlResult{Sessions: []loop.Row{rowFor(name, nil, rec, false)}, OK: true}, nil
+	}
+	res, err := s.Start(ctx, cfg, name, false)
+	if err == nil && res.OK {
+		return res, nil
+	}
+	var details []string
+	for _, r := range res.Sessions {
+		if r.Detail != "" {
+			details = append(details, r.Detail)
+		}
+	}
+	if err != nil {
+		details = append(details, loop.ErrorMessage(err))
+	}
+	// A failed create leaves no record.
+	if _, terr := s.transition(ctx, name, EvCreateFailed, nil, s.event("standing.create_failed", loop.LevelError,
+		loop.F("standing", name), loop.F("error", strings.Join(details, "; ")))); terr != nil && err == nil {
+		err = terr
+	}
+	if err != nil {
+		return loop.ControlResult{}, err
+	}
+	for i := range res.Sessions {
+		res.Sessions[i].Status = loop.StatusAbsent
+	}
+	return res, nil
+}
+
+// Delete stops a created session gracefully, then forgets it (its record and
+// its Slack thread binding). A declared session is refused; a stop that
+// fails keeps the record (decisions D17).
+func (s *Service) Delete(ctx context.Context, cfg *config.Config, name string) (loop.ControlResult, error) {
+	if !loop.ValidName(name) {
+		return loop.ControlResult{}, loop.Invalid("invalid standing-session name '%s'", name)
+	}
+	if _, ok := tolerantBlock(cfg).Get(name); ok {
+		return loop.ControlResult{}, loop.Invalid("standing session '%[1]s' is declared in standingSessions.sessions, so deleting its record would not remove it — `the-loop start` would bring it back. Remove the entry from the config, or stop it with `the-loop standing stop %[1]s`", name)
+	}
+	rec, err := s.read(name)
+	if err != nil {
+		return loop.ControlResult{}, err
+	}
+	if rec == nil {
+		return loop.ControlResult{}, loop.NotFound("no standing session '%s' has been created", name)
+	}
+	stopped, err := s.Stop(ctx, cfg, name)
+	if err != nil {
+		return loop.ControlResult{}, err
+	}
+	if !stopped.OK {
+		return stopped, nil
+	}
+	_, err = s.transitionWith(ctx, name, EvDelete, nil, func(tx *store.Tx) error {
+		_, err := tx.UnbindRef(loop.StandingRef(name))
+		return err
+	}, s.event("standing.deleted", loop.LevelInfo, loop.F("standing", name)))
+	if err != nil {
+		return loop.ControlResult{}, err
+	}
+	for i := range stopped.Sessions {
+		r := &stopped.Sessions[i]
+		r.Outcome, r.Status, r.Running = loop.OutcomeDeleted, loop.StatusAbsent, false
+		r.Detail = "stopped and forgot " + r.TmuxTarget
+	}
+	return stopped, nil
+}

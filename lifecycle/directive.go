@@ -1,0 +1,69 @@
+package lifecycle
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	loop "github.com/the-loop-dev/the-loop"
+)
+
+// directive is a standing session's boot prompt (original §5.12). It is not
+// configurable: the operator's brief is appended after it, never substituted.
+const directive = `You are **%[1]s**, a the-loop *standing session*.
+
+A standing session is not a work item's session. You were started by ` + "`the-loop start`" + ` (or an operator's ` + "`the-loop standing start`" + `); you own no ticket, no spec chain and no pull request, and you finish when an operator stops you, not when something is delivered.
+
+What that means concretely:
+- Do not answer a phase-selection gate, approve a phase, or post a control keyword (` + "`the-loop start`/`stop`/`pause`/`resume`" + `) on any ticket — those are a named human's declarations; posting one would arm or steer somebody else's work item.
+- Do not open pull requests or push branches unless the operator asks in this conversation.
+- You may read freely (` + "`the-loop sessions list`, `the-loop status`, `the-loop events`, `the-loop graph show`" + `, the GitHub surfaces) and report.
+- Every comment you do post carries the marker ` + "`<!-- the-loop:agent-comment -->`" + ` and a short visible attribution line, as a work-item session's would.
+
+Where your operator speaks to you: %[2]s. There is no ticket, so a question asked into the void is never answered — say what you need on those surfaces and wait.`
+
+// BootPrompt builds the prompt a standing session boots with: the directive,
+// then — when the operator gave one — a blank line, `---`, a blank line and
+// the brief (inline prompt, else the promptFile's contents). An unreadable
+// promptFile is an error naming the path.
+func BootPrompt(def loop.StandingDefinition, slackOn bool) (string, error) {
+	surfaces := []string{
+		fmt.Sprintf("the control plane (`the-loop standing say %s --text …`, or `POST /api/v1/standing-sessions/say`)", def.Name),
+		fmt.Sprintf("an attached terminal (`tmux attach -t %s`)", loop.TmuxTargetFor(def.Name)),
+	}
+	if def.SlackEnabled && slackOn {
+		surfaces = append(surfaces, "the Slack thread this session was announced in")
+	}
+	prompt := strings.TrimSpace(fmt.Sprintf(directive, def.Name, strings.Join(surfaces, "; ")))
+	brief := def.Prompt
+	if brief == "" && def.PromptFile != "" {
+		path := expandHome(def.PromptFile)
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return "", loop.Invalid("standing session '%s': cannot read promptFile '%s': %v — fix the path or the file's permissions", def.Name, def.PromptFile, pathError(err))
+		}
+		brief = string(data)
+	}
+	if brief = strings.TrimSpace(brief); brief != "" {
+		prompt += "\n\n---\n\n" + brief
+	}
+	return prompt, nil
+}
+
+// expandHome expands a leading ~ as the original's expanduser does.
+func expandHome(p string) string {
+	if p == "~" || strings.HasPrefix(p, "~/") {
+		if home, err := os.UserHomeDir(); err == nil {
+			return home + p[1:]
+		}
+	}
+	return p
+}
+
+// pathError strips the path an *os.PathError repeats.
+func pathError(err error) error {
+	if pe, ok := err.(*os.PathError); ok {
+		return pe.Err
+	}
+	return err
+}

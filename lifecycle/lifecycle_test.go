@@ -1,0 +1,273 @@
+package lifecycle
+
+import (
+	"context"
+	"errors"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	loop "github.com/the-loop-dev/the-loop"
+	"github.com/the-loop-dev/the-loop/store"
+)
+
+func TestStart_FreshThenAlreadyRunning(t *testing.T) {
+	r := newFakeRunner()
+	s := newTestService(t, r)
+	cfg := testConfig(t, "supervisor")
+	ctx := context.Background()
+
+	res, err := s.Start(ctx, cfg, "", false)
+	if err != nil || !res.OK || len(res.Sessions) != 1 {
+		t.Fatalf("start: %+v %v", res, err)
+	}
+	row := res.Sessions[0]
+	if row.Outcome != "started" || row.Status != "running" || !row.Running || !row.Declared {
+		t.Fatalf("row %+v", row)
+	}
+	argv := r.spawns[0].Argv
+	if argv[0] != "/usr/bin/claude" || argv[1] != "--session-id" || argv[2] != row.HarnessSessionID {
+		t.Fatalf("argv %q", argv[:3])
+	}
+	if !strings.HasPrefix(argv[len(argv)-1], "You are **supervisor**, a the-loop *standing session*.") {
+		t.Fatalf("boot prompt not last: %q", argv[len(argv)-1])
+	}
+
+	res, err = s.Start(ctx, cfg, "supervisor", false)
+	if err != nil || res.Sessions[0].Outcome != "already-running" || r.spawnCount() != 1 {
+		t.Fatalf("second start: %+v %v (spawns %d)", res, err, r.spawnCount())
+	}
+	if got := eventNames(events(t, s, store.EventQuery{})); !slices.Equal(got, []string{"standing.started"}) {
+		t.Fatalf("events %v", got)
+	}
+}
+
+func TestStop_KeepsRecordAndResumes(t *testing.T) {
+	r := newFakeRunner()
+	s := newTestService(t, r)
+	cfg := testConfig(t, "supervisor")
+	ctx := context.Background()
+	first, _ := s.Start(ctx, cfg, "supervisor", false)
+	id := first.Sessions[0].HarnessSessionID
+
+	res, err := s.Stop(ctx, cfg, "")
+	if err != nil || !res.OK || res.Sessions[0].Outcome != "stopped" || res.Sessions[0].Status != "stopped" {
+		t.Fatalf("stop: %+v %v", res, err)
+	}
+	if res.Sessions[0].HarnessSessionID != id {
+		t.Fatalf("stop lost the conversation id")
+	}
+	again, _ := s.Start(ctx, cfg, "supervisor", false)
+	row := again.Sessions[0]
+	if row.Outcome != "resumed" || row.HarnessSessionID != id {
+		t.Fatalf("restart row %+v", row)
+	}
+	if a := r.spawns[1].Argv; a[1] != "--resume" || a[2] != id {
+		t.Fatalf("resume argv %q", a[:3])
+	}
+}
+
+func TestStart_ResumeThatDiesFallsBackFresh(t *testing.T) {
+	r := newFakeRunner()
+	s := newTestService(t, r)
+	cfg := testConfig(t, "supervisor")
+	ctx := context.Background()
+	first, _ := s.Start(ctx, cfg, "supervisor", false)
+	old := first.Sessions[0].HarnessSessionID
+	if _, err := s.Stop(ctx, cfg, "supervisor"); err != nil {
+		t.Fatal(err)
+	}
+	r.onSpawn = func(spec loop.SpawnSpec) loop.PaneState {
+		if spec.Argv[1] == "--resume" {
+			return loop.PaneDead
+		}
+		return loop.PaneLive
+	}
+	res, _ := s.Start(ctx, cfg, "supervisor", false)
+	row := res.Sessions[0]
+	if row.Outcome != "started" || row.HarnessSessionID == old || row.HarnessSessionID == "" {
+		t.Fatalf("fallback row %+v", row)
+	}
+	got := eventNames(events(t, s, store.EventQuery{}))
+	want := []string{"standing.started", "standing.stopped", "standing.resume_failed", "standing.started"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("events %v, want %v", got, want)
+	}
+}
+
+func TestStart_RefusesLiveSessionWithoutRecord(t *testing.T) {
+	r := newFakeRunner()
+	r.panes["loop-standing-supervisor"] = loop.PaneLive
+	s := newTestService(t, r)
+	cfg := testConfig(t, "supervisor")
+	ctx := context.Background()
+	res, _ := s.Start(ctx, cfg, "supervisor", false)
+	row := res.Sessions[0]
+	if res.OK || row.Outcome != "failed" || !strings.Contains(row.Detail, "tmux attach -r -t loop-standing-supervisor") {
+		t.Fatalf("row %+v", row)
+	}
+	rec, _ := s.read("supervisor")
+	if rec != nil || r.spawnCount() != 0 {
+		t.Fatalf("refusal wrote a record (%v) or spawned (%d)", rec, r.spawnCount())
+	}
+	stop, _ := s.Stop(ctx, cfg, "supervisor")
+	if stop.Sessions[0].Outcome != "not-running" || len(r.killed) != 0 {
+		t.Fatalf("stop touched the occupant: %+v killed=%v", stop.Sessions[0], r.killed)
+	}
+	if got := eventNames(events(t, s, store.EventQuery{})); !slices.Equal(got, []string{"standing.spawn_failed"}) {
+		t.Fatalf("events %v", got)
+	}
+}
+
+func TestStart_TmuxSilentSpawnsNothing(t *testing.T) {
+	r := newFakeRunner()
+	r.silent = true
+	s := newTestService(t, r)
+	res, _ := s.Start(context.Background(), testConfig(t, "a"), "a", false)
+	if res.OK || !strings.Contains(res.Sessions[0].Detail, "tmux did not answer") || r.spawnCount() != 0 {
+		t.Fatalf("%+v spawns=%d", res, r.spawnCount())
+	}
+}
+
+func TestStart_BadCwdFailsOnlyThatSession(t *testing.T) {
+	r := newFakeRunner()
+	s := newTestService(t, r)
+	cfg := testConfig(t, "good", "bad")
+	cfg.Standing.Sessions[1].Cwd = "/nonexistent/dir"
+	res, _ := s.Start(context.Background(), cfg, "", false)
+	byName := map[string]loop.Row{}
+	for _, r := range res.Sessions {
+		byName[r.Name] = r
+	}
+	if res.OK || byName["good"].Outcome != "started" || byName["bad"].Outcome != "failed" ||
+		!strings.Contains(byName["bad"].Detail, "/nonexistent/dir") {
+		t.Fatalf("%+v", res.Sessions)
+	}
+	if rec, _ := s.read("bad"); rec != nil {
+		t.Fatalf("a failed first start left a record: %+v", rec)
+	}
+	evs := events(t, s, store.EventQuery{Types: []string{"standing.spawn_failed"}})
+	if len(evs) != 1 || evs[0].Field("standing") != "bad" {
+		t.Fatalf("events %+v", evs)
+	}
+}
+
+func TestStart_ConcurrentStartsSpawnOnce(t *testing.T) {
+	r := newFakeRunner()
+	s := newTestService(t, r)
+	cfg := testConfig(t, "supervisor")
+	var wg sync.WaitGroup
+	outcomes := make([]string, 8)
+	for i := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, err := s.Start(context.Background(), cfg, "supervisor", false)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			outcomes[i] = res.Sessions[0].Outcome
+		}()
+	}
+	wg.Wait()
+	slices.Sort(outcomes)
+	want := []string{"already-running", "already-running", "already-running", "already-running", "already-running", "already-running", "already-running", "started"}
+	if !slices.Equal(outcomes, want) || r.spawnCount() != 1 {
+		t.Fatalf("outcomes %v spawns %d", outcomes, r.spawnCount())
+	}
+}
+
+func TestStart_StaleClaimWithLivePaneIsRecovered(t *testing.T) {
+	r := newFakeRunner()
+	s := newTestService(t, r)
+	cfg := testConfig(t, "supervisor")
+	ctx := context.Background()
+	// A start that died after spawning: its claim names a pid that is gone.
+	_, err := s.transition(ctx, "supervisor", EvClaimStart, func(rec *loop.StandingRecord) error {
+		rec.Claim = &loop.Claim{Op: "start", PID: deadPID(t), Since: s.stamp(), HarnessSessionID: "abc"}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.panes["loop-standing-supervisor"] = loop.PaneLive
+	res, _ := s.Start(ctx, cfg, "supervisor", false)
+	row := res.Sessions[0]
+	if row.Outcome != "already-running" || row.HarnessSessionID != "abc" || r.spawnCount() != 0 {
+		t.Fatalf("row %+v spawns %d", row, r.spawnCount())
+	}
+	list, _ := s.List(ctx, cfg)
+	if len(list) != 1 || list[0].Status != "running" || !list[0].Running {
+		t.Fatalf("list %+v", list)
+	}
+}
+
+func TestStart_StaleClaimWithoutPaneStartsOnce(t *testing.T) {
+	r := newFakeRunner()
+	s := newTestService(t, r)
+	cfg := testConfig(t, "supervisor")
+	ctx := context.Background()
+	if _, err := s.transition(ctx, "supervisor", EvClaimStart, func(rec *loop.StandingRecord) error {
+		rec.Claim = &loop.Claim{Op: "start", PID: deadPID(t), Since: s.stamp(), HarnessSessionID: "abc"}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	res, _ := s.Start(ctx, cfg, "supervisor", false)
+	if res.Sessions[0].Outcome != "started" || r.spawnCount() != 1 {
+		t.Fatalf("%+v spawns %d", res.Sessions[0], r.spawnCount())
+	}
+}
+
+// TestTransition_FaultLeavesNeitherStateNorEvent injects a failure after the
+// record is written inside the transaction.
+func TestTransition_FaultLeavesNeitherStateNorEvent(t *testing.T) {
+	s := newTestService(t, newFakeRunner())
+	ctx := context.Background()
+	injected := errors.New("injected fault")
+	_, err := s.transitionWith(ctx, "x", EvCreate, func(r *loop.StandingRecord) error {
+		r.Harness = "claude"
+		return nil
+	}, func(tx *store.Tx) error {
+		if rec, err := tx.Standing("x"); err != nil || rec == nil {
+			t.Errorf("the record should be written before the fault: %v %v", rec, err)
+		}
+		return injected
+	}, s.event("standing.created", loop.LevelInfo, loop.F("standing", "x")))
+	if !errors.Is(err, injected) {
+		t.Fatalf("err %v", err)
+	}
+	if rec, _ := s.read("x"); rec != nil {
+		t.Fatalf("record survived the fault: %+v", rec)
+	}
+	if evs := events(t, s, store.EventQuery{}); len(evs) != 0 {
+		t.Fatalf("events survived the fault: %v", eventNames(evs))
+	}
+}
+
+func TestTransition_RefusedEventWritesNothing(t *testing.T) {
+	s := newTestService(t, newFakeRunner())
+	_, err := s.transition(context.Background(), "x", EvSay, nil, s.event("standing.said", loop.LevelInfo))
+	if !errors.Is(err, ErrTransition) {
+		t.Fatalf("err %v", err)
+	}
+	if evs := events(t, s, store.EventQuery{}); len(evs) != 0 {
+		t.Fatalf("events %v", eventNames(evs))
+	}
+}
+
+// deadPID returns the pid of a process that has exited.
+func deadPID(t *testing.T) int {
+	t.Helper()
+	p, err := os.StartProcess("/bin/true", []string{"true"}, &os.ProcAttr{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	return p.Pid
+}

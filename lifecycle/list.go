@@ -1,0 +1,165 @@
+package lifecycle
+
+import (
+	"context"
+	"sort"
+
+	loop "github.com/the-loop-dev/the-loop"
+	"github.com/the-loop-dev/the-loop/config"
+	"github.com/the-loop-dev/the-loop/store"
+)
+
+// standingBlock returns the parsed standingSessions block, refusing a
+// malformed one (every verb but stop lets the refusal through).
+func standingBlock(cfg *config.Config) (*config.StandingConfig, error) {
+	if cfg.StandingErr != nil {
+		return nil, cfg.StandingErr
+	}
+	if cfg.Standing == nil {
+		return &config.StandingConfig{}, nil
+	}
+	return cfg.Standing, nil
+}
+
+// tolerantBlock is the block for stop, delete's and create's checks: a
+// malformed block counts as no declaration.
+func tolerantBlock(cfg *config.Config) *config.StandingConfig {
+	if cfg.StandingErr != nil || cfg.Standing == nil {
+		return &config.StandingConfig{}
+	}
+	return cfg.Standing
+}
+
+// records lists every standing record.
+func (s *Service) records() ([]*loop.StandingRecord, error) {
+	var recs []*loop.StandingRecord
+	err := s.DB.View(func(tx *store.Tx) error {
+		var err error
+		recs, err = tx.ListStanding()
+		return err
+	})
+	return recs, err
+}
+
+// entryFor answers "what is this session" from whichever source has it
+// (design D8): the config entry when declared, else the record's definition.
+func (s *Service) entryFor(cfg *config.Config, block *config.StandingConfig, name string) (loop.StandingDefinition, error) {
+	if def, ok := block.Get(name); ok {
+		return def, nil
+	}
+	rec, err := s.read(name)
+	if err != nil {
+		return loop.StandingDefinition{}, err
+	}
+	if rec == nil || rec.Status == loop.StatusAbsent {
+		return loop.StandingDefinition{}, loop.NotFound("no standing session '%s' — it is neither declared in standingSessions.sessions nor recorded as created", name)
+	}
+	return rec.Definition(), nil
+}
+
+// rowFor renders one session (original §5.2, with D16's accurate declared
+// and autoStart).
+func rowFor(name string, def *loop.StandingDefinition, rec *loop.StandingRecord, running bool) loop.Row {
+	row := loop.Row{
+		Name:       name,
+		TmuxTarget: loop.TmuxTargetFor(name),
+		Ref:        loop.StandingRef(name),
+		Status:     loop.StatusAbsent,
+		Running:    running,
+	}
+	if def != nil && def.Declared {
+		row.Declared = true
+		row.Description = def.Description
+		row.AutoStart = def.AutoStart
+		row.Harness = def.Harness
+		row.Cwd = def.Cwd
+		row.Origin = loop.OriginConfig
+	}
+	if rec != nil {
+		if rec.Status != "" {
+			row.Status = rec.Status
+		}
+		if rec.Harness != "" {
+			row.Harness = rec.Harness
+		}
+		if rec.Cwd != "" {
+			row.Cwd = rec.Cwd
+		}
+		if !row.Declared {
+			row.Description = rec.Description
+			row.AutoStart = rec.Origin == loop.OriginCreated && rec.AutoStart
+			row.Origin = rec.Origin
+		}
+		row.HarnessSessionID = rec.HarnessSessionID
+		row.SlackChannel = rec.SlackChannel
+		row.SlackThread = rec.SlackThread
+		row.StartedAt = rec.StartedAt
+		row.LastMessageAt = rec.LastMessageAt
+	}
+	return row
+}
+
+// List returns one row per declared or recorded session, sorted by name,
+// with liveness from one tmux query per socket in use.
+func (s *Service) List(ctx context.Context, cfg *config.Config) ([]loop.Row, error) {
+	block, err := standingBlock(cfg)
+	if err != nil {
+		return nil, err
+	}
+	recs, err := s.records()
+	if err != nil {
+		return nil, err
+	}
+	return s.rows(ctx, block, recs), nil
+}
+
+func (s *Service) rows(ctx context.Context, block *config.StandingConfig, recs []*loop.StandingRecord) []loop.Row {
+	byName := map[string]*loop.StandingRecord{}
+	bySocket := map[string][]string{}
+	for _, r := range recs {
+		byName[r.Name] = r
+		bySocket[r.TmuxSocket] = append(bySocket[r.TmuxSocket], loop.TmuxTargetFor(r.Name))
+	}
+	live := map[string]bool{}
+	for socket, targets := range bySocket {
+		for target, st := range s.Runner(socket).States(ctx, targets) {
+			live[target] = st.LiveOrUnknown()
+		}
+	}
+	names := map[string]bool{}
+	for _, d := range block.Sessions {
+		names[d.Name] = true
+	}
+	for n := range byName {
+		names[n] = true
+	}
+	sorted := make([]string, 0, len(names))
+	for n := range names {
+		sorted = append(sorted, n)
+	}
+	sort.Strings(sorted)
+	rows := make([]loop.Row, 0, len(sorted))
+	for _, n := range sorted {
+		var def *loop.StandingDefinition
+		if d, ok := block.Get(n); ok {
+			def = &d
+		}
+		rec := byName[n]
+		rows = append(rows, rowFor(n, def, rec, rec != nil && live[loop.TmuxTargetFor(n)]))
+	}
+	return rows
+}
+
+// Get returns one session's row.
+func (s *Service) Get(ctx context.Context, cfg *config.Config, name string) (loop.Row, error) {
+	rows, err := s.List(ctx, cfg)
+	if err != nil {
+		return loop.Row{}, err
+	}
+	for _, r := range rows {
+		if r.Name == name {
+			return r, nil
+		}
+	}
+	return loop.Row{}, loop.NotFound("no standing session '%s' — it is neither declared in standingSessions.sessions nor recorded as started", name)
+}

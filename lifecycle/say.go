@@ -1,0 +1,109 @@
+package lifecycle
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	loop "github.com/the-loop-dev/the-loop"
+	"github.com/the-loop-dev/the-loop/config"
+)
+
+// Frame returns what the pane receives for a say: the operator's framing,
+// a blank line, then the text (original §5.10).
+func Frame(name, actor, text string) string {
+	who := ""
+	if actor != "" {
+		who = " (" + actor + ")"
+	}
+	return fmt.Sprintf("Message from your operator%s to standing session `%s`:\n\n%s", who, name, text)
+}
+
+// Say pastes text into a running standing session and submits it. It never
+// spawns or resumes one. It waits for the agent to be ready for input
+// (decisions D14) and never reports delivered what the agent could not read.
+func (s *Service) Say(ctx context.Context, cfg *config.Config, name, text, actor string) (loop.SayResult, error) {
+	if strings.TrimSpace(text) == "" {
+		return loop.SayResult{}, loop.Invalid("the message is empty; nothing to deliver")
+	}
+	rec, err := s.read(name)
+	if err != nil {
+		return loop.SayResult{}, err
+	}
+	if rec == nil || rec.Status == loop.StatusAbsent {
+		return loop.SayResult{}, loop.NotFound("no standing session '%[1]s' has been started — a message never spawns one; run `the-loop standing start %[1]s` first", name)
+	}
+	target := loop.TmuxTargetFor(name)
+	runner := s.Runner(rec.TmuxSocket)
+	if rec.Status != loop.StatusRunning || runner.State(ctx, target) != loop.PaneLive {
+		return loop.SayResult{}, loop.NotFound("standing session '%[1]s' has no live tmux pane to paste into — a message never respawns one; run `the-loop standing start %[1]s` first", name)
+	}
+	fail := func(msg string) loop.SayResult {
+		return loop.SayResult{Name: name, Delivered: false, ExitCode: 1, Messages: []loop.Message{{Stream: "err", Text: msg}}}
+	}
+	adapter, err := s.Harness(rec.Harness, name)
+	if err != nil {
+		return fail("error: could not deliver the message: " + loop.ErrorMessage(err)), nil
+	}
+	ready := time.Duration(cfg.Routing.Tmux.ReadySeconds * float64(time.Second))
+	if err := waitReady(ctx, runner, adapter, target, ready); err != nil {
+		return fail("error: " + err.Error()), nil
+	}
+	if err := runner.DeliverTo(ctx, target, strings.NewReader(Frame(name, actor, text))); err != nil {
+		return fail("error: could not deliver the message: " + loop.ErrorMessage(err)), nil
+	}
+	actor = actorOrUser(actor)
+	ev := s.event("standing.said", loop.LevelInfo, loop.F("standing", name), loop.F("tmux_target", target), loop.F("actor", actor))
+	_, err = s.transition(ctx, name, EvSay, func(r *loop.StandingRecord) error {
+		r.LastMessageAt = s.stamp()
+		return nil
+	}, ev)
+	if errors.Is(err, ErrTransition) {
+		// Stopped or claimed meanwhile: the paste happened, so say so.
+		err = s.Emit(ev)
+	}
+	res := loop.SayResult{Name: name, Delivered: true, ExitCode: 0,
+		Messages: []loop.Message{{Stream: "out", Text: fmt.Sprintf("delivered into %s (standing.said)", target)}}}
+	if err != nil {
+		res.Messages = append(res.Messages, loop.Message{Stream: "err", Text: "warning: delivered, but the event could not be recorded: " + err.Error()})
+	}
+	return res, nil
+}
+
+// waitReady polls the pane until the adapter says typed input would reach
+// the agent, or fails saying it is not ready.
+func waitReady(ctx context.Context, runner loop.Runner, adapter loop.Harness, target string, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		snap, err := runner.Snapshot(ctx, target)
+		if err == nil && adapter.Ready(snap) {
+			return nil
+		}
+		if err == nil && snap.Dead {
+			return fmt.Errorf("the agent in %s has exited; nothing was delivered", target)
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the agent in %s is not ready for input after %s (its prompt is not up); nothing was delivered — try again shortly", target, timeout.Round(100*time.Millisecond))
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// ReadText reads a say's text from a reader (a --text-file or stdin).
+func ReadText(r io.Reader, limit int64) (string, error) {
+	data, err := io.ReadAll(io.LimitReader(r, limit+1))
+	if err != nil {
+		return "", err
+	}
+	if int64(len(data)) > limit {
+		return "", loop.Invalid("the message is larger than %d bytes", limit)
+	}
+	return string(data), nil
+}

@@ -1,0 +1,185 @@
+package lifecycle
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"sync"
+	"time"
+
+	loop "github.com/the-loop-dev/the-loop"
+	"github.com/the-loop-dev/the-loop/config"
+)
+
+// okStop are the outcomes a stop counts as success.
+func okStop(outcome string) bool {
+	return outcome == loop.OutcomeStopped || outcome == loop.OutcomeNotRunning
+}
+
+// Stop stops the named session, or (name "") every recorded one whatever
+// enabled and autoStart say. It works from the records — each carries the
+// tmux socket it runs on — so a broken or edited config never strands a
+// running agent. A live tmux session the-loop has no record of is never
+// signalled.
+func (s *Service) Stop(ctx context.Context, cfg *config.Config, name string) (loop.ControlResult, error) {
+	block := tolerantBlock(cfg)
+	var names []string
+	if name != "" {
+		names = []string{name}
+	} else {
+		recs, err := s.records()
+		if err != nil {
+			return loop.ControlResult{}, err
+		}
+		for _, r := range recs {
+			names = append(names, r.Name)
+		}
+		sort.Strings(names)
+	}
+	rows := make([]loop.Row, len(names))
+	var wg sync.WaitGroup
+	for i, n := range names {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rows[i] = s.stopOne(ctx, cfg, block, n)
+		}()
+	}
+	wg.Wait()
+	res := loop.ControlResult{Sessions: rows, OK: true}
+	for _, r := range rows {
+		res.OK = res.OK && okStop(r.Outcome)
+	}
+	return res, nil
+}
+
+func (s *Service) stopOne(ctx context.Context, cfg *config.Config, block *config.StandingConfig, name string) loop.Row {
+	defer s.lock(name)()
+	var def *loop.StandingDefinition
+	if d, ok := block.Get(name); ok {
+		def = &d
+	}
+	row := func(rec *loop.StandingRecord, outcome, detail string) loop.Row {
+		r := rowFor(name, def, rec, false)
+		r.Outcome, r.Detail = outcome, detail
+		return r
+	}
+	target := loop.TmuxTargetFor(name)
+	for attempt := 0; attempt < 20; attempt++ {
+		rec, err := s.read(name)
+		if err != nil {
+			return row(nil, loop.OutcomeFailed, err.Error())
+		}
+		if rec == nil || (rec.Status == loop.StatusAbsent && rec.Claim == nil) {
+			return row(nil, loop.OutcomeNotRunning, "the-loop has no record of this session; nothing of its own to stop")
+		}
+		if rec.Claim != nil {
+			if s.claimLive(rec.Claim) {
+				if err := s.waitClaim(ctx, name, rec.Claim); err != nil {
+					return row(rec, loop.OutcomeFailed, loop.ErrorMessage(err))
+				}
+			} else if _, err := s.settleStaleClaim(ctx, rec); err != nil && !errors.Is(err, errStale) {
+				return row(rec, loop.OutcomeFailed, loop.ErrorMessage(err))
+			}
+			continue
+		}
+		runner := s.Runner(rec.TmuxSocket)
+		switch runner.State(ctx, target) {
+		case loop.PaneUnknown:
+			return row(rec, loop.OutcomeFailed, fmt.Sprintf("tmux did not answer whether %s exists; the record is kept as it was", target))
+		case loop.PaneAbsent:
+			seen := rec.StartedAt
+			out, err := s.transition(ctx, name, EvNotRunning, func(r *loop.StandingRecord) error {
+				if r.StartedAt != seen || r.Claim != nil {
+					return errStale
+				}
+				return nil
+			})
+			if errors.Is(err, errStale) || errors.Is(err, ErrTransition) {
+				continue
+			}
+			if err != nil {
+				return row(rec, loop.OutcomeFailed, err.Error())
+			}
+			return row(out, loop.OutcomeNotRunning, "")
+		}
+		seen := rec.StartedAt
+		claim := &loop.Claim{Op: "stop", PID: os.Getpid(), Since: s.stamp()}
+		_, err = s.transition(ctx, name, EvClaimStop, func(r *loop.StandingRecord) error {
+			if r.StartedAt != seen || r.Claim != nil {
+				return errStale
+			}
+			r.Claim = claim
+			return nil
+		})
+		if errors.Is(err, errStale) || errors.Is(err, ErrTransition) {
+			continue
+		}
+		if err != nil {
+			return row(rec, loop.OutcomeFailed, err.Error())
+		}
+		grace := time.Duration(cfg.Routing.Tmux.HarnessKillGraceSeconds * float64(time.Second))
+		// The order is load-bearing: the agent flushes its conversation on
+		// SIGTERM; a kill-session straight away would lose it.
+		_ = runner.TerminateHarnessIn(ctx, target, loop.StandingRef(name), grace)
+		killErr := runner.KillTarget(ctx, target)
+		if killErr != nil && runner.State(ctx, target) == loop.PaneAbsent {
+			killErr = nil
+		}
+		if killErr != nil {
+			out, err := s.transition(ctx, name, EvStopFailed, nil, s.event("standing.stop_failed", loop.LevelWarning,
+				loop.F("standing", name), loop.F("tmux_target", target), loop.F("error", loop.ErrorMessage(killErr))))
+			if err != nil {
+				out = rec
+			}
+			return row(out, loop.OutcomeFailed, loop.ErrorMessage(killErr))
+		}
+		out, err := s.transition(ctx, name, EvStopped, nil, s.event("standing.stopped", loop.LevelInfo,
+			loop.F("standing", name), loop.F("tmux_target", target)))
+		if err != nil {
+			return row(rec, loop.OutcomeFailed, "stopped "+target+" but the record could not be written: "+err.Error())
+		}
+		return row(out, loop.OutcomeStopped, "stopped "+target)
+	}
+	return row(nil, loop.OutcomeFailed, "the record kept changing under the stop; try again")
+}
+
+// Restart stops then starts one named session; the conversation resumes.
+func (s *Service) Restart(ctx context.Context, cfg *config.Config, name string) (loop.ControlResult, error) {
+	if name == "" {
+		return loop.ControlResult{}, loop.Invalid("restart names one standing session; it has no 'all' form")
+	}
+	block, err := standingBlock(cfg)
+	if err != nil {
+		return loop.ControlResult{}, err
+	}
+	if _, err := s.entryFor(cfg, block, name); err != nil {
+		return loop.ControlResult{}, err
+	}
+	stopped, err := s.Stop(ctx, cfg, name)
+	if err != nil {
+		return loop.ControlResult{}, err
+	}
+	started, err := s.Start(ctx, cfg, name, false)
+	if err != nil {
+		return loop.ControlResult{}, err
+	}
+	started.OK = started.OK && stopped.OK
+	started.Stopped = stopped.Sessions
+	return started, nil
+}
+
+// Control dispatches a control verb by name (REST's /control).
+func (s *Service) Control(ctx context.Context, cfg *config.Config, name, verb string, autoOnly bool) (loop.ControlResult, error) {
+	switch verb {
+	case "start":
+		return s.Start(ctx, cfg, name, autoOnly)
+	case "stop":
+		return s.Stop(ctx, cfg, name)
+	case "restart":
+		return s.Restart(ctx, cfg, name)
+	}
+	return loop.ControlResult{}, loop.Invalid("unknown verb '%s' (one of start, stop, restart)", verb)
+}

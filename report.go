@@ -1,0 +1,38 @@
+package loop
+
+// ServiceRow is the control-plane service's row in start, stop and status
+// reports (original §7).
+type ServiceRow struct {
+	Service string `json:"service"`
+	Enabled bool   `json:"enabled"`
+	// Status fields.
+	Running bool        `json:"running"`
+	PID     int         `json:"pid,omitempty"`
+	URL     string      `json:"url,omitempty"`
+	Healthy bool        `json:"healthy"`
+	MCP     *MCPSummary `json:"mcp,omitempty"`
+	// Start/stop fields.
+	Outcome string `json:"outcome,omitempty"`
+	Detail  string `json:"detail,omitempty"`
+}
+
+// MCPSummary says whether and where MCP is served.
+type MCPSummary struct {
+	Enabled bool   `json:"enabled"`
+	Path    string `json:"path"`
+}
+
+// Report is what `the-loop start`, `stop` and `status` return: the service
+// row, a row per standing session, and whether all is as it should be.
+type Report struct {
+	Services         []ServiceRow `json:"services"`
+	StandingSessions []Row        `json:"standingSessions"`
+	OK               bool         `json:"ok"`
+}
+
+// Health is GET /api/v1/health's body.
+type Health struct {
+	Status  string `json:"status"`
+	Version string `json:"version"`
+	PID     int    `json:"pid"`
+}

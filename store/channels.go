@@ -1,0 +1,182 @@
+package store
+
+import (
+	"encoding/json"
+	"sort"
+	"strings"
+
+	bolt "go.etcd.io/bbolt"
+
+	loop "github.com/the-loop-dev/the-loop"
+)
+
+// MaxThreads is how many Slack thread bindings are kept; binding one more
+// evicts the oldest, with its cursor (original §4.3).
+const MaxThreads = 200
+
+// ThreadBinding is a Slack thread bound to a work item or a standing
+// session (ref "standing:<name>").
+type ThreadBinding struct {
+	ThreadTS string
+	WorkItem string
+	Channel  string
+	// BoundSeq orders bindings: the newest binding has the highest.
+	BoundSeq uint64
+}
+
+// threadValue is a binding as stored under its thread ts.
+type threadValue struct {
+	WorkItem string `json:"workItem"`
+	Channel  string `json:"channel"`
+	BoundSeq uint64 `json:"boundSeq"`
+}
+
+func threadsBucket(tx *bolt.Tx) *bolt.Bucket {
+	return tx.Bucket(bucketChannels).Bucket(bucketThreads)
+}
+
+func cursorsBucket(tx *bolt.Tx) *bolt.Bucket {
+	return tx.Bucket(bucketChannels).Bucket(bucketCursors)
+}
+
+// BindThread binds threadTS in channel to ref as the newest binding (a
+// re-bound thread moves to newest and keeps its cursor). Past MaxThreads
+// the oldest bindings are evicted with their cursors.
+func (t *Tx) BindThread(threadTS, ref, channel string) error {
+	if threadTS == "" || ref == "" {
+		return loop.Invalid("cannot bind Slack thread '%s' to work item '%s': both are required", threadTS, ref)
+	}
+	b := threadsBucket(t.tx)
+	seq, err := b.NextSequence()
+	if err != nil {
+		return loop.Internal("store: binding Slack thread '%s': %w", threadTS, err)
+	}
+	v, err := json.Marshal(threadValue{WorkItem: ref, Channel: channel, BoundSeq: seq})
+	if err != nil {
+		return loop.Internal("store: encoding Slack thread '%s': %w", threadTS, err)
+	}
+	if err := b.Put([]byte(threadTS), v); err != nil {
+		return loop.Internal("store: binding Slack thread '%s': %w", threadTS, err)
+	}
+	if countKeys(b) <= MaxThreads {
+		return nil
+	}
+	all, err := t.Threads()
+	if err != nil {
+		return err
+	}
+	for _, old := range all[:len(all)-MaxThreads] {
+		if err := unbindImpl(t.tx, old.ThreadTS); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ThreadFor returns the newest thread bound to ref and its channel.
+func (t *Tx) ThreadFor(ref string) (threadTS, channel string, ok bool) {
+	var best uint64
+	_ = threadsBucket(t.tx).ForEach(func(k, v []byte) error {
+		var tv threadValue
+		if json.Unmarshal(v, &tv) != nil || tv.WorkItem != ref {
+			return nil
+		}
+		if !ok || tv.BoundSeq > best {
+			threadTS, channel, best, ok = string(k), tv.Channel, tv.BoundSeq, true
+		}
+		return nil
+	})
+	return threadTS, channel, ok
+}
+
+// Threads returns every binding, oldest first.
+func (t *Tx) Threads() ([]ThreadBinding, error) {
+	var out []ThreadBinding
+	err := threadsBucket(t.tx).ForEach(func(k, v []byte) error {
+		var tv threadValue
+		if err := json.Unmarshal(v, &tv); err != nil {
+			return loop.Internal("store: the Slack thread binding '%s' in %s is unreadable: %w", k, t.tx.DB().Path(), err)
+		}
+		out = append(out, ThreadBinding{ThreadTS: string(k), WorkItem: tv.WorkItem, Channel: tv.Channel, BoundSeq: tv.BoundSeq})
+		return nil
+	})
+	sort.Slice(out, func(i, j int) bool { return out[i].BoundSeq < out[j].BoundSeq })
+	return out, err
+}
+
+// UnbindRef removes every thread bound to ref, with its cursor (decisions
+// D17: a re-created name gets a new thread), and says how many there were.
+func (t *Tx) UnbindRef(ref string) (int, error) {
+	var gone []string
+	_ = threadsBucket(t.tx).ForEach(func(k, v []byte) error {
+		var tv threadValue
+		if json.Unmarshal(v, &tv) == nil && tv.WorkItem == ref {
+			gone = append(gone, string(k))
+		}
+		return nil
+	})
+	for _, ts := range gone {
+		if err := unbindImpl(t.tx, ts); err != nil {
+			return 0, err
+		}
+	}
+	return len(gone), nil
+}
+
+func unbindImpl(tx *bolt.Tx, threadTS string) error {
+	if err := threadsBucket(tx).Delete([]byte(threadTS)); err != nil {
+		return loop.Internal("store: unbinding Slack thread '%s': %w", threadTS, err)
+	}
+	if err := cursorsBucket(tx).Delete([]byte(threadTS)); err != nil {
+		return loop.Internal("store: dropping the cursor of Slack thread '%s': %w", threadTS, err)
+	}
+	return nil
+}
+
+// Cursor returns the ts of the last reply processed in threadTS; the thread
+// ts itself when none has been.
+func (t *Tx) Cursor(threadTS string) string {
+	if v := cursorsBucket(t.tx).Get([]byte(threadTS)); len(v) > 0 {
+		return string(v) // string() copies
+	}
+	return threadTS
+}
+
+// Advance records ts as processed in threadTS. A cursor never moves
+// backwards, and a thread that is not bound keeps none (its cursor went
+// with its binding).
+func (t *Tx) Advance(threadTS, ts string) error {
+	if threadsBucket(t.tx).Get([]byte(threadTS)) == nil {
+		return nil
+	}
+	if compareTS(ts, t.Cursor(threadTS)) <= 0 {
+		return nil
+	}
+	if err := cursorsBucket(t.tx).Put([]byte(threadTS), []byte(ts)); err != nil {
+		return loop.Internal("store: advancing the cursor of Slack thread '%s': %w", threadTS, err)
+	}
+	return nil
+}
+
+// compareTS orders Slack timestamps ("1700000000.000100") numerically.
+func compareTS(a, b string) int {
+	ai, af, _ := strings.Cut(a, ".")
+	bi, bf, _ := strings.Cut(b, ".")
+	ai, bi = strings.TrimLeft(ai, "0"), strings.TrimLeft(bi, "0")
+	if len(ai) != len(bi) {
+		if len(ai) < len(bi) {
+			return -1
+		}
+		return 1
+	}
+	if c := strings.Compare(ai, bi); c != 0 {
+		return c
+	}
+	for len(af) < len(bf) {
+		af += "0"
+	}
+	for len(bf) < len(af) {
+		bf += "0"
+	}
+	return strings.Compare(af, bf)
+}

@@ -1,0 +1,192 @@
+package store
+
+import (
+	"bytes"
+	"encoding/json"
+	"regexp"
+
+	bolt "go.etcd.io/bbolt"
+
+	loop "github.com/the-loop-dev/the-loop"
+)
+
+// Standing returns the standing record stored under name, or nil and no
+// error when there is none. A stored record that does not decode, or whose
+// name is not its key, is an error naming the key.
+func (t *Tx) Standing(name string) (*loop.StandingRecord, error) {
+	return getStandingImpl(t.tx, name)
+}
+
+// PutStanding stores rec under its name, refusing a name outside
+// loop.NameRE. Its TmuxTarget is always derived from the name (and set on
+// rec too).
+func (t *Tx) PutStanding(rec *loop.StandingRecord) error {
+	return putStandingImpl(t.tx, rec)
+}
+
+// DeleteStanding removes the standing record of name and reports whether
+// there was one.
+func (t *Tx) DeleteStanding(name string) (bool, error) {
+	return deleteImpl(t.tx.Bucket(bucketStanding), name)
+}
+
+// ListStanding returns every standing record, sorted by name.
+func (t *Tx) ListStanding() ([]*loop.StandingRecord, error) {
+	var out []*loop.StandingRecord
+	err := t.tx.Bucket(bucketStanding).ForEach(func(k, v []byte) error {
+		rec, err := decodeStanding(t.tx, string(k), v)
+		if err != nil {
+			return err
+		}
+		out = append(out, rec)
+		return nil
+	})
+	return out, err
+}
+
+func getStandingImpl(tx *bolt.Tx, name string) (*loop.StandingRecord, error) {
+	v := tx.Bucket(bucketStanding).Get([]byte(name))
+	if v == nil {
+		return nil, nil
+	}
+	return decodeStanding(tx, name, v)
+}
+
+func putStandingImpl(tx *bolt.Tx, rec *loop.StandingRecord) error {
+	if rec == nil {
+		return loop.Internal("store: no standing record to write")
+	}
+	if !loop.ValidName(rec.Name) {
+		return loop.Invalid("invalid standing-session name '%s' (expected %s)", rec.Name, loop.NameRE)
+	}
+	rec.TmuxTarget = loop.TmuxTargetFor(rec.Name)
+	v, err := json.Marshal(rec)
+	if err != nil {
+		return loop.Internal("store: encoding the standing record '%s': %w", rec.Name, err)
+	}
+	return tx.Bucket(bucketStanding).Put([]byte(rec.Name), v)
+}
+
+// decodeStanding decodes a stored record (json.Unmarshal copies, so the
+// result does not alias the memory map). The tmux target is re-derived.
+func decodeStanding(tx *bolt.Tx, key string, v []byte) (*loop.StandingRecord, error) {
+	var rec loop.StandingRecord
+	if err := json.Unmarshal(v, &rec); err != nil {
+		return nil, loop.Internal("store: the standing record '%s' in %s is unreadable: %w", key, tx.DB().Path(), err)
+	}
+	if rec.Name != key || !loop.ValidName(rec.Name) {
+		return nil, loop.Internal("store: the standing record '%s' in %s is unreadable: it names '%s'",
+			key, tx.DB().Path(), rec.Name)
+	}
+	rec.TmuxTarget = loop.TmuxTargetFor(rec.Name)
+	return &rec, nil
+}
+
+// SessionRecord is a work-item session, kept apart from standing sessions
+// (original §4.2). JSON keys are the original's.
+type SessionRecord struct {
+	WorkItem         WorkItem `json:"workItem"`
+	Harness          string   `json:"harness"`
+	HarnessSessionID string   `json:"harnessSessionId"`
+	Cwd              string   `json:"cwd"`
+	Status           string   `json:"status"` // active | paused | closed
+	CreatedAt        string   `json:"createdAt"`
+	LastEventAt      string   `json:"lastEventAt"`
+	TmuxTarget       string   `json:"tmuxTarget"`
+	RecentDeliveries []string `json:"recentDeliveries"`
+	URL              string   `json:"url,omitempty"`
+	// PullRequests is kept as stored (the original's nested endpoints).
+	PullRequests json.RawMessage `json:"pullRequests,omitempty"`
+}
+
+// WorkItem is the ticket a work-item session belongs to.
+type WorkItem struct {
+	Ref      string `json:"ref"`
+	Provider string `json:"provider"`
+	Owner    string `json:"owner"`
+	Repo     string `json:"repo"`
+	Number   int    `json:"number"`
+}
+
+// sessionKeyRE is the grammar of a work-item session's key: the ref's slug
+// (original §10.1).
+var sessionKeyRE = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
+
+func checkSessionKey(key string) error {
+	if !sessionKeyRE.MatchString(key) || key == "." || key == ".." {
+		return loop.Invalid("invalid work-item session key '%s' (expected the ref's slug, %s)", key, sessionKeyRE)
+	}
+	return nil
+}
+
+// Session returns the work-item session stored under key (the ref's slug),
+// or nil and no error when there is none.
+func (t *Tx) Session(key string) (*SessionRecord, error) {
+	v := t.tx.Bucket(bucketSessions).Get([]byte(key))
+	if v == nil {
+		return nil, nil
+	}
+	return decodeSession(t.tx, key, v)
+}
+
+// PutSession stores rec under key (the ref's slug).
+func (t *Tx) PutSession(key string, rec *SessionRecord) error {
+	return putSessionImpl(t.tx, key, rec)
+}
+
+// DeleteSession removes the work-item session under key and reports
+// whether there was one.
+func (t *Tx) DeleteSession(key string) (bool, error) {
+	return deleteImpl(t.tx.Bucket(bucketSessions), key)
+}
+
+// ListSessions returns every work-item session, sorted by key.
+func (t *Tx) ListSessions() ([]*SessionRecord, error) {
+	var out []*SessionRecord
+	err := t.tx.Bucket(bucketSessions).ForEach(func(k, v []byte) error {
+		rec, err := decodeSession(t.tx, string(k), v)
+		if err != nil {
+			return err
+		}
+		out = append(out, rec)
+		return nil
+	})
+	return out, err
+}
+
+func putSessionImpl(tx *bolt.Tx, key string, rec *SessionRecord) error {
+	if err := checkSessionKey(key); err != nil {
+		return err
+	}
+	if rec == nil {
+		return loop.Internal("store: no work-item session to write under '%s'", key)
+	}
+	v, err := json.Marshal(rec)
+	if err != nil {
+		return loop.Internal("store: encoding the work-item session '%s': %w", key, err)
+	}
+	return tx.Bucket(bucketSessions).Put([]byte(key), v)
+}
+
+func decodeSession(tx *bolt.Tx, key string, v []byte) (*SessionRecord, error) {
+	var rec SessionRecord
+	if err := json.Unmarshal(v, &rec); err != nil {
+		return nil, loop.Internal("store: the work-item session '%s' in %s is unreadable: %w", key, tx.DB().Path(), err)
+	}
+	// RawMessage copies on unmarshal; clone anyway so a later change of
+	// encoding/json cannot make it alias the map.
+	rec.PullRequests = bytes.Clone(rec.PullRequests)
+	return &rec, nil
+}
+
+// deleteImpl removes key from b and reports whether it was there.
+func deleteImpl(b *bolt.Bucket, key string) (bool, error) {
+	k := []byte(key)
+	if b.Get(k) == nil {
+		return false, nil
+	}
+	if err := b.Delete(k); err != nil {
+		return false, loop.Internal("store: deleting '%s': %w", key, err)
+	}
+	return true, nil
+}

@@ -1,0 +1,248 @@
+// Package store is the-loop's bbolt file: the only importer of bbolt. It
+// opens the file with a bounded lock wait, migrates it, and gives the verbs
+// one transaction at a time with typed helpers for every record it keeps.
+//
+// The file's buckets (names in buckets.go):
+//
+//	meta/
+//	|--> schemaVersion -> uint64, big-endian (see migrations.go)
+//	|--> eventCount    -> uint64, big-endian: keys in events/
+//	standing/
+//	|--> <name>        -> JSON loop.StandingRecord
+//	sessions/
+//	|--> <slug>        -> JSON SessionRecord (work-item sessions)
+//	events/               (sequence: bucket.NextSequence)
+//	|--> <seq>         -> JSON envelope: ts, source, event, level, pid, fields…
+//	channels/
+//	|--> threads/
+//	|    |--> <thread ts> -> JSON {workItem, channel, boundSeq}
+//	|--> cursors/
+//	     |--> <thread ts> -> last processed reply ts
+//
+// One Update is one bbolt write transaction: a record and the events that
+// record its change land together or not at all (decisions D2, D5). Nothing
+// read from a transaction aliases the file's memory map once it ends.
+//
+// A service opens the file once and holds it. A CLI opens it in transient
+// mode (decisions D3): the file is opened around each transaction and
+// closed right after, so concurrent CLI processes serialise on its lock and
+// none holds it across a tmux, Slack or HTTP call.
+package store
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
+
+	loop "github.com/the-loop-dev/the-loop"
+)
+
+// Defaults of Options.
+const (
+	DefaultTimeout   = 5 * time.Second
+	DefaultMaxEvents = 100000
+)
+
+// Options tune Open.
+type Options struct {
+	// Timeout bounds the wait for the file's lock (each open in transient
+	// mode). Zero means DefaultTimeout.
+	Timeout time.Duration
+	// Transient opens the file only around each Update and View (the CLI).
+	Transient bool
+	// MaxEvents is how many events the log keeps; the oldest are pruned as
+	// it writes. Zero or less means DefaultMaxEvents.
+	MaxEvents int
+}
+
+// DB is the-loop's store: one bbolt file.
+type DB struct {
+	path string
+	opt  Options
+
+	// mu guards bolt and closed against Close; in transient mode it also
+	// serialises this handle's own transactions, so its goroutines queue
+	// here rather than polling the file lock.
+	mu     sync.RWMutex
+	bolt   *bolt.DB // the open file; nil in transient mode
+	closed bool
+}
+
+// Tx is one transaction. It is valid only inside the function given to
+// Update or View; nothing it returns refers to the file's memory.
+type Tx struct {
+	tx        *bolt.Tx
+	maxEvents int
+}
+
+// Open opens (creating it and its parent directories when missing) the
+// store at path and migrates it to the current schema. In transient mode
+// the file is closed again before Open returns.
+func Open(path string, opt Options) (*DB, error) {
+	if path == "" {
+		return nil, loop.Internal("store: no database path given")
+	}
+	if opt.Timeout <= 0 {
+		opt.Timeout = DefaultTimeout
+	}
+	if opt.MaxEvents <= 0 {
+		opt.MaxEvents = DefaultMaxEvents
+	}
+	if dir := filepath.Dir(path); dir != "" {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, loop.Internal("store: cannot create the directory %s for the database: %w", dir, err)
+		}
+	}
+	db := &DB{path: path, opt: opt}
+	bdb, err := db.openFile(false)
+	if err != nil {
+		return nil, err
+	}
+	if err := bdb.Update(func(tx *bolt.Tx) error { return migrate(tx, path, migrations) }); err != nil {
+		_ = bdb.Close()
+		var le *loop.Error
+		if errors.As(err, &le) {
+			return nil, err
+		}
+		return nil, loop.Internal("store: migrating %s: %w", path, err)
+	}
+	if opt.Transient {
+		if err := bdb.Close(); err != nil {
+			return nil, loop.Internal("store: closing %s: %w", path, err)
+		}
+		return db, nil
+	}
+	db.bolt = bdb
+	return db, nil
+}
+
+// Path returns the file the store lives in.
+func (db *DB) Path() string { return db.path }
+
+// Close releases the file (a no-op for the file in transient mode, which is
+// never held between transactions). Transactions after Close fail.
+func (db *DB) Close() error {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	if db.closed {
+		return nil
+	}
+	db.closed = true
+	if db.bolt == nil {
+		return nil
+	}
+	err := db.bolt.Close()
+	db.bolt = nil
+	if err != nil {
+		return loop.Internal("store: closing %s: %w", db.path, err)
+	}
+	return nil
+}
+
+// Update runs fn in one write transaction. If fn returns an error (or
+// panics) nothing it wrote is kept, and its error is returned unchanged.
+func (db *DB) Update(fn func(*Tx) error) error {
+	return db.run(true, fn)
+}
+
+// View runs fn in a read-only transaction.
+func (db *DB) View(fn func(*Tx) error) error {
+	return db.run(false, fn)
+}
+
+func (db *DB) run(writable bool, fn func(*Tx) error) error {
+	if db.opt.Transient {
+		// A transient handle's goroutines take turns at the file. A held
+		// file needs no turns: bbolt runs one writer beside many readers.
+		db.mu.Lock()
+		defer db.mu.Unlock()
+	} else {
+		db.mu.RLock()
+		defer db.mu.RUnlock()
+	}
+	if db.closed {
+		return loop.Internal("store: %s is closed", db.path)
+	}
+	bdb := db.bolt
+	if db.opt.Transient {
+		var err error
+		if bdb, err = db.openFile(!writable); err != nil {
+			return err
+		}
+		defer func() { _ = bdb.Close() }()
+	}
+	var fnErr error
+	wrap := func(tx *bolt.Tx) error {
+		fnErr = fn(&Tx{tx: tx, maxEvents: db.opt.MaxEvents})
+		return fnErr
+	}
+	var err error
+	if writable {
+		err = bdb.Update(wrap)
+	} else {
+		err = bdb.View(wrap)
+	}
+	if err != nil && fnErr == nil {
+		return loop.Internal("store: transaction on %s: %w", db.path, err)
+	}
+	if err == nil && db.opt.Transient {
+		// The transaction is committed; a failing close only loses the lock.
+		if cerr := bdb.Close(); cerr != nil {
+			return loop.Internal("store: closing %s: %w", db.path, cerr)
+		}
+	}
+	return err
+}
+
+// Lock polling: bbolt polls every 50 ms, which starves a waiter behind a
+// process that reopens at once. We try once per attempt and back off with
+// jitter from lockRetryMin to lockRetryMax instead.
+const (
+	lockRetryMin = time.Millisecond
+	lockRetryMax = 20 * time.Millisecond
+)
+
+// openFile opens the bbolt file, waiting at most opt.Timeout for its lock.
+// A read-only open takes a shared lock, so readers do not exclude each
+// other.
+func (db *DB) openFile(readOnly bool) (*bolt.DB, error) {
+	bopt := &bolt.Options{
+		// Any non-zero timeout below bbolt's poll interval means one try.
+		Timeout:  time.Nanosecond,
+		ReadOnly: readOnly,
+	}
+	deadline := time.Now().Add(db.opt.Timeout)
+	wait := lockRetryMin
+	for {
+		bdb, err := bolt.Open(db.path, 0o600, bopt)
+		if err == nil {
+			return bdb, nil
+		}
+		if !errors.Is(err, bolterrors.ErrTimeout) {
+			return nil, loop.Internal("store: cannot open %s: %w", db.path, err)
+		}
+		left := time.Until(deadline)
+		if left <= 0 {
+			return nil, lockTimeout(db.path, db.opt.Timeout)
+		}
+		sleep := wait/2 + rand.N(wait/2+1)
+		time.Sleep(min(sleep, left))
+		wait = min(2*wait, lockRetryMax)
+	}
+}
+
+func lockTimeout(path string, waited time.Duration) *loop.Error {
+	return &loop.Error{
+		Code: loop.EINTERNAL,
+		Message: fmt.Sprintf("the store %s is locked: another the-loop process holds it (waited %s); "+
+			"if a the-loop service is stuck, run `the-loop stop`", path, waited),
+		Err: bolterrors.ErrTimeout,
+	}
+}
