@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -240,6 +241,9 @@ func (st *starter) spawn(ctx context.Context, rec *loop.StandingRecord, state lo
 		return st.spawnFailed(ctx, prior, loop.ErrorMessage(err))
 	}
 	cwd := expandHome(def.Cwd)
+	if abs, err := filepath.Abs(cwd); err == nil {
+		cwd = abs // the record names the directory, wherever stop runs from
+	}
 	if fi, err := os.Stat(cwd); err != nil || !fi.IsDir() {
 		return st.spawnFailed(ctx, prior, fmt.Sprintf("cwd '%s' is not a directory; a standing session is never spawned into a directory that is not there", def.Cwd))
 	}

@@ -1,0 +1,321 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/the-loop-dev/the-loop/internal/testkit"
+)
+
+var uuidRE = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
+
+func TestStandingStart_FreshThenAlreadyRunning(t *testing.T) {
+	e := newEnv(t)
+	e.config(oneSession)
+
+	r := e.must(0, "standing", "start")
+	if !strings.HasPrefix(r.stdout, "supervisor  started") || r.stderr != "" {
+		t.Fatalf("start output: %s", r)
+	}
+	start := e.agent.WaitForKind(t, "start", 10*time.Second)
+	if len(start.Argv) < 3 || start.Argv[0] != "--session-id" || !uuidRE.MatchString(start.Argv[1]) {
+		t.Fatalf("agent argv %q", start.Argv)
+	}
+	prompt := start.Argv[len(start.Argv)-1]
+	if !strings.HasPrefix(prompt, "You are **supervisor**, a the-loop *standing session*.") ||
+		!strings.HasSuffix(prompt, "\n\n---\n\nWatch the work items.") {
+		t.Fatalf("boot prompt:\n%s", prompt)
+	}
+	row := e.rows()["supervisor"]
+	if row.Status != "running" || !row.Running || row.HarnessSessionID != start.Argv[1] || !row.Declared || !row.AutoStart {
+		t.Fatalf("row %+v", row)
+	}
+	if got := eventNames(e.events("--standing", "supervisor")); !slices.Equal(got, []string{"standing.started"}) {
+		t.Fatalf("events %v", got)
+	}
+
+	r = e.must(0, "standing", "start", "supervisor")
+	if !strings.HasPrefix(r.stdout, "supervisor  already-running") {
+		t.Fatalf("second start: %s", r)
+	}
+	if n := len(e.starts()); n != 1 {
+		t.Fatalf("the agent was spawned %d times", n)
+	}
+}
+
+func TestStandingStop_TerminatesGracefullyThenResumes(t *testing.T) {
+	e := newEnv(t)
+	e.config(oneSession)
+	e.must(0, "standing", "start")
+	id := e.agent.WaitForKind(t, "start", 10*time.Second).SessionID
+
+	r := e.must(0, "standing", "stop")
+	if !strings.Contains(r.stdout, "supervisor  stopped          stopped loop-standing-supervisor") {
+		t.Fatalf("stop output: %s", r)
+	}
+	// SIGTERM reached the agent (it flushed its transcript) before the
+	// tmux session was killed (a SIGHUP would have lost it).
+	if len(e.agent.Entries("sigterm")) != 1 {
+		t.Fatalf("agent log: %+v", e.agent.Log())
+	}
+	if _, ok := e.agent.Transcript(id); !ok {
+		t.Fatal("the transcript was not flushed: the conversation is not resumable")
+	}
+	if e.alive("loop-standing-supervisor") {
+		t.Fatal("tmux session still alive after stop")
+	}
+	row := e.rows()["supervisor"]
+	if row.Status != "stopped" || row.HarnessSessionID != id || row.Running {
+		t.Fatalf("row after stop %+v", row)
+	}
+
+	r = e.must(0, "standing", "start", "supervisor")
+	if !strings.HasPrefix(r.stdout, "supervisor  resumed") {
+		t.Fatalf("restart: %s", r)
+	}
+	starts := e.starts()
+	if len(starts) != 2 || !starts[1].Resume || starts[1].SessionID != id || starts[1].Argv[0] != "--resume" {
+		t.Fatalf("second start %+v", starts)
+	}
+	got := eventNames(e.events("--standing", "supervisor"))
+	if !slices.Equal(got, []string{"standing.started", "standing.stopped", "standing.resumed"}) {
+		t.Fatalf("events %v", got)
+	}
+}
+
+func TestStandingStart_ResumeThatDiesFallsBackToFresh(t *testing.T) {
+	e := newEnv(t)
+	e.config(oneSession)
+	e.must(0, "standing", "start")
+	id := e.agent.WaitForKind(t, "start", 10*time.Second).SessionID
+	e.must(0, "standing", "stop")
+	// The conversation is gone: claude --resume on an unknown id exits at once.
+	if err := os.Remove(e.agent.TranscriptPath(id)); err != nil {
+		t.Fatal(err)
+	}
+	r := e.must(0, "standing", "start")
+	if !strings.HasPrefix(r.stdout, "supervisor  started") {
+		t.Fatalf("start: %s", r)
+	}
+	row := e.rows()["supervisor"]
+	if row.HarnessSessionID == id || !uuidRE.MatchString(row.HarnessSessionID) || !row.Running {
+		t.Fatalf("row %+v (old id %s)", row, id)
+	}
+	evs := e.events("--standing", "supervisor")
+	got := eventNames(evs)
+	if !slices.Equal(got, []string{"standing.started", "standing.stopped", "standing.resume_failed", "standing.started"}) {
+		t.Fatalf("events %v", got)
+	}
+	if evs[2].Level != "warning" || evs[2].Field("harness_session_id") != id {
+		t.Fatalf("resume_failed %+v", evs[2])
+	}
+}
+
+func TestStandingStart_RefusesLiveSessionWithoutRecord(t *testing.T) {
+	e := newEnv(t)
+	e.config(oneSession)
+	if _, err := e.tmux("new-session", "-d", "-s", "loop-standing-supervisor", "sleep 600"); err != nil {
+		t.Fatal(err)
+	}
+	r := e.must(1, "standing", "start")
+	if !strings.Contains(r.stderr, "supervisor  failed") || !strings.Contains(r.stderr, "tmux attach -r -t loop-standing-supervisor") || r.stdout != "" {
+		t.Fatalf("start: %s", r)
+	}
+	if row := e.rows()["supervisor"]; row.Status != "absent" {
+		t.Fatalf("a record was written: %+v", row)
+	}
+	r = e.must(0, "standing", "stop", "supervisor")
+	if !strings.Contains(r.stdout, "not-running") {
+		t.Fatalf("stop: %s", r)
+	}
+	e.must(0, "standing", "stop")
+	if !e.alive("loop-standing-supervisor") {
+		t.Fatal("the-loop signalled a session it has no record of")
+	}
+	if len(e.starts()) != 0 {
+		t.Fatal("an agent was spawned over the occupant")
+	}
+	evs := e.events("--type", "standing.spawn_failed")
+	if len(evs) != 1 || evs[0].Field("tmux_target") != "loop-standing-supervisor" {
+		t.Fatalf("events %+v", evs)
+	}
+}
+
+func TestStandingStart_ClearsDeadRetainedPane(t *testing.T) {
+	e := newEnv(t)
+	e.config(oneSession)
+	if _, err := e.tmux("new-session", "-d", "-s", "loop-standing-supervisor", "sleep 600"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.tmux("set-option", "-t", "=loop-standing-supervisor:", "-w", "remain-on-exit", "on"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.tmux("respawn-pane", "-k", "-t", "=loop-standing-supervisor:", "true"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the pane to die", func() bool {
+		out, _ := e.tmux("list-panes", "-t", "=loop-standing-supervisor:", "-F", "#{pane_dead}")
+		return out == "1"
+	})
+	e.must(0, "standing", "start")
+	waitFor(t, "the agent to replace the dead pane", func() bool {
+		return len(e.starts()) == 1 && e.alive("loop-standing-supervisor")
+	})
+}
+
+func TestStandingStart_TmuxNotAnsweringSpawnsNothing(t *testing.T) {
+	e := newEnv(t)
+	e.config(oneSession)
+	e.path = e.agent.BinDir() // no tmux on PATH: tmux cannot answer
+	r := e.must(1, "standing", "start")
+	if !strings.Contains(r.stderr, "tmux did not answer whether loop-standing-supervisor exists") {
+		t.Fatalf("start: %s", r)
+	}
+	if len(e.starts()) != 0 {
+		t.Fatal("spawned although tmux did not answer")
+	}
+}
+
+func TestStandingStart_FailuresStayWithTheirSession(t *testing.T) {
+	e := newEnv(t)
+	unreadable := filepath.Join(e.dir, "missing-brief.md")
+	e.config(`
+state: {root: .the-loop}
+routing: {tmux: {socketName: %SOCKET%}}
+standingSessions:
+  enabled: true
+  sessions:
+    - {name: good, cwd: %DIR%}
+    - {name: nodir, cwd: %DIR%/does-not-exist}
+    - {name: nobrief, cwd: %DIR%, promptFile: ` + unreadable + `}
+    - {name: cursed, cwd: %DIR%, harness: cursor}
+`)
+	r := e.must(1, "standing", "start")
+	want := map[string]string{
+		"nodir":   "does-not-exist' is not a directory",
+		"nobrief": unreadable,
+		"cursed":  "the cursor harness does not support the tmux runner",
+	}
+	for name, detail := range want {
+		line := regexp.MustCompile(`(?m)^` + name + ` +failed +.*$`).FindString(r.stderr)
+		if !strings.Contains(line, detail) {
+			t.Errorf("%s: want failed naming %q in\n%s", name, detail, r)
+		}
+	}
+	if !strings.Contains(r.stdout, "good     started") {
+		t.Fatalf("good did not start: %s", r)
+	}
+	failed := map[string]bool{}
+	for _, ev := range e.events("--type", "standing.spawn_failed") {
+		failed[ev.Field("standing").(string)] = true
+	}
+	if len(failed) != 3 || !failed["nodir"] || !failed["nobrief"] || !failed["cursed"] {
+		t.Fatalf("spawn_failed for %v", failed)
+	}
+	e.agent.WaitForKind(t, "start", 10*time.Second)
+	if n := len(e.starts()); n != 1 {
+		t.Fatalf("%d agents spawned", n)
+	}
+}
+
+func TestStandingStart_MissingHarnessBinary(t *testing.T) {
+	e := newEnv(t)
+	if err := os.Remove(filepath.Join(e.agent.BinDir(), "cursor-agent")); err != nil {
+		t.Fatal(err)
+	}
+	e.config(`
+routing: {tmux: {socketName: %SOCKET%}}
+standingSessions:
+  sessions:
+    - {name: good, cwd: %DIR%}
+    - {name: nobin, cwd: %DIR%, harness: cursor}
+`)
+	r := e.must(1, "standing", "start")
+	if !strings.Contains(r.stderr, "nobin  failed") || !strings.Contains(r.stderr, "harness CLI 'cursor-agent' not found on PATH") {
+		t.Fatalf("%s", r)
+	}
+	if !strings.Contains(r.stdout, "good   started") {
+		t.Fatalf("%s", r)
+	}
+	evs := e.events("--type", "standing.spawn_failed")
+	if len(evs) != 1 || evs[0].Field("harness") != "cursor" {
+		t.Fatalf("%+v", evs)
+	}
+}
+
+func TestStandingList_MergesDeclaredAndRecorded(t *testing.T) {
+	e := newEnv(t)
+	e.config(`
+routing: {tmux: {socketName: %SOCKET%}}
+standingSessions:
+  enabled: true
+  sessions:
+    - {name: alpha, cwd: %DIR%}
+    - {name: beta, cwd: %DIR%, autoStart: false}
+`)
+	e.must(0, "standing", "start", "alpha")
+	e.must(0, "standing", "create", "gamma", "--cwd", e.dir, "--no-start", "--no-auto-start")
+	e.must(0, "standing", "create", "delta", "--cwd", e.dir)
+	// alpha is then removed from the config: its record stays.
+	e.config(`
+routing: {tmux: {socketName: %SOCKET%}}
+standingSessions:
+  enabled: true
+  sessions:
+    - {name: beta, cwd: %DIR%, autoStart: false}
+`)
+	rows := e.rows()
+	type want struct {
+		declared, autoStart, live bool
+		status                    string
+	}
+	expect := map[string]want{
+		"alpha": {false, false, true, "running"},
+		"beta":  {true, false, false, "absent"},
+		"gamma": {false, false, false, "stopped"},
+		"delta": {false, true, true, "running"},
+	}
+	if len(rows) != len(expect) {
+		t.Fatalf("rows %+v", rows)
+	}
+	for name, w := range expect {
+		r := rows[name]
+		if r.Declared != w.declared || r.AutoStart != w.autoStart || r.Running != w.live || r.Status != w.status {
+			t.Errorf("%s: got declared=%v autoStart=%v live=%v status=%s, want %+v", name, r.Declared, r.AutoStart, r.Running, r.Status, w)
+		}
+	}
+	same := e.must(0, "standing", "list", "--format", "json")
+	if jsonFlag := e.must(0, "standing", "list", "--json"); same.stdout != jsonFlag.stdout {
+		t.Fatal("--json and --format json differ")
+	}
+	text := e.must(0, "standing", "list")
+	lines := strings.Split(strings.TrimRight(text.stdout, "\n"), "\n")
+	if len(lines) != 5 || !strings.HasPrefix(lines[0], "Name   Harness  Tmux                 Declared  Status   Live  Slack") {
+		t.Fatalf("table:\n%s", text.stdout)
+	}
+}
+
+func TestStandingStop_SurvivesBrokenConfigAndSocketChange(t *testing.T) {
+	e := newEnv(t)
+	e.config(oneSession)
+	e.must(0, "standing", "start")
+	e.config("routing: [this is: not valid\nstandingSessions: 7\n")
+	r := e.must(0, "standing", "stop")
+	if !strings.Contains(r.stdout, "supervisor  stopped") || e.alive("loop-standing-supervisor") {
+		t.Fatalf("stop with a broken config: %s", r)
+	}
+
+	e.config(oneSession)
+	e.must(0, "standing", "start")
+	other := testkit.Tmux(t)
+	e.config(strings.Replace(oneSession, "%SOCKET%", other, 1))
+	r = e.must(0, "standing", "stop")
+	if !strings.Contains(r.stdout, "supervisor  stopped") || e.alive("loop-standing-supervisor") {
+		t.Fatalf("stop after a socket change: %s", r)
+	}
+}

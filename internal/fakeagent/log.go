@@ -1,0 +1,62 @@
+//go:build linux
+
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"time"
+)
+
+// entry is one line of log.jsonl (internal/testkit's Entry reads it).
+type entry struct {
+	Kind      string            `json:"kind"`
+	Time      string            `json:"time"`
+	Pid       int               `json:"pid,omitempty"`
+	Argv      []string          `json:"argv,omitempty"`
+	SessionID string            `json:"sessionId,omitempty"`
+	Resume    bool              `json:"resume,omitempty"`
+	Prompt    string            `json:"prompt,omitempty"`
+	Cwd       string            `json:"cwd,omitempty"`
+	Env       map[string]string `json:"env,omitempty"`
+	Children  []int             `json:"children,omitempty"`
+	Text      string            `json:"text,omitempty"`
+	Code      int               `json:"code,omitempty"`
+	Ignored   bool              `json:"ignored,omitempty"`
+	Error     string            `json:"error,omitempty"`
+}
+
+// transcriptLine is one line of transcripts/<id>.jsonl.
+type transcriptLine struct {
+	Type      string `json:"type"`
+	SessionID string `json:"sessionId"`
+	Text      string `json:"text"`
+}
+
+// logFile appends whole lines with one write each (O_APPEND), so lines of
+// concurrent writers never interleave.
+type logFile struct{ f *os.File }
+
+// openLog opens (creating) the log for appending.
+func openLog(path string) (*logFile, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	return &logFile{f: f}, nil
+}
+
+// write appends e as one JSON line, stamped with the time.
+func (l *logFile) write(e entry) {
+	e.Time = time.Now().UTC().Format(time.RFC3339Nano)
+	_, _ = l.f.Write(jsonLine(e))
+}
+
+// jsonLine marshals v followed by a newline.
+func jsonLine(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		b = []byte(`{"kind":"error"}`)
+	}
+	return append(b, '\n')
+}

@@ -1,0 +1,58 @@
+//go:build linux
+
+package main
+
+import (
+	"reflect"
+	"testing"
+)
+
+func feedAll(p *parser, in string) []string {
+	var out []string
+	for i := 0; i < len(in); i++ {
+		if m, ok := p.feed(in[i]); ok {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func TestParser_BracketedPasteThenCarriageReturnIsOneMessage(t *testing.T) {
+	var p parser
+	got := feedAll(&p, "\x1b[200~line one\rline two\nend\x1b[201~\r")
+	if want := []string{"line one\nline two\nend"}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+}
+
+func TestParser_TypedCharactersAccumulateAndEmptySubmitsAreIgnored(t *testing.T) {
+	var p parser
+	got := feedAll(&p, "\r\rhelo\x7flo\x1b[A\r")
+	if want := []string{"hello"}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+}
+
+func TestParser_AnEndMarkerInsideThePasteEndsIt(t *testing.T) {
+	var p parser
+	got := feedAll(&p, "\x1b[200~one\x1b[201~two\rthree\x1b[201~\r")
+	if want := []string{"onetwo", "three"}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %q, want %q (why say text must be sanitised)", got, want)
+	}
+}
+
+func TestParseArgs(t *testing.T) {
+	cases := []struct {
+		argv []string
+		want args
+	}{
+		{[]string{"--session-id", "s1", "--model", "opus", "do it;"}, args{sessionID: "s1", prompt: "do it;"}},
+		{[]string{"--resume", "r1", "again"}, args{sessionID: "r1", resume: true, prompt: "again"}},
+		{[]string{"--resume=r2"}, args{sessionID: "r2", resume: true}},
+	}
+	for _, c := range cases {
+		if got := parseArgs(c.argv); got != c.want {
+			t.Errorf("parseArgs(%q) = %+v, want %+v", c.argv, got, c.want)
+		}
+	}
+}

@@ -1,0 +1,147 @@
+//go:build linux
+
+package main
+
+import (
+	"errors"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// terminal is the fake's stdin tty (or a plain file when it is not one).
+type terminal struct {
+	fd    int
+	saved *unix.Termios // nil when fd is not a tty
+}
+
+// newTerminal remembers fd's terminal mode for restore.
+func newTerminal(fd int) *terminal {
+	t := &terminal{fd: fd}
+	if tio, err := unix.IoctlGetTermios(fd, unix.TCGETS); err == nil {
+		t.saved = tio
+	}
+	return t
+}
+
+// discardUntil reads and drops whatever is typed until deadline, leaving
+// the terminal in its (canonical) mode, as Claude Code does while it starts.
+func (t *terminal) discardUntil(deadline time.Time) {
+	buf := make([]byte, 4096)
+	for {
+		left := time.Until(deadline)
+		if left <= 0 {
+			return
+		}
+		fds := []unix.PollFd{{Fd: int32(t.fd), Events: unix.POLLIN}}
+		n, err := unix.Poll(fds, int(min(left, 20*time.Millisecond)/time.Millisecond)+1)
+		if err != nil && !errors.Is(err, unix.EINTR) {
+			time.Sleep(min(left, 20*time.Millisecond))
+			continue
+		}
+		if n > 0 && fds[0].Revents&unix.POLLIN != 0 {
+			_, _ = unix.Read(t.fd, buf)
+		}
+	}
+}
+
+// makeRaw switches the tty to raw mode, discarding input not yet read
+// (TCSETSF).
+func (t *terminal) makeRaw() {
+	if t.saved == nil {
+		return
+	}
+	raw := *t.saved
+	raw.Iflag &^= unix.IGNBRK | unix.BRKINT | unix.PARMRK | unix.ISTRIP | unix.INLCR | unix.IGNCR | unix.ICRNL | unix.IXON
+	raw.Oflag &^= unix.OPOST
+	raw.Lflag &^= unix.ECHO | unix.ECHONL | unix.ICANON | unix.ISIG | unix.IEXTEN
+	raw.Cflag &^= unix.CSIZE | unix.PARENB
+	raw.Cflag |= unix.CS8
+	raw.Cc[unix.VMIN] = 1
+	raw.Cc[unix.VTIME] = 0
+	_ = unix.IoctlSetTermios(t.fd, unix.TCSETSF, &raw)
+}
+
+// read reads what is typed, retrying interrupted reads.
+func (t *terminal) read(buf []byte) (int, error) {
+	for {
+		n, err := unix.Read(t.fd, buf)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err == nil && n == 0 {
+			return 0, errors.New("end of input")
+		}
+		if n < 0 {
+			n = 0
+		}
+		return n, err
+	}
+}
+
+// restore switches bracketed paste off and puts the tty back as it was.
+func (t *terminal) restore() {
+	if t.saved == nil {
+		return
+	}
+	_, _ = unix.Write(1, []byte("\x1b[?2004l"))
+	_ = unix.IoctlSetTermios(t.fd, unix.TCSETS, t.saved)
+}
+
+// parser turns raw input into messages: a bracketed paste (ESC[200~ …
+// ESC[201~) accumulates text, with its line breaks kept; typed characters
+// accumulate too; a carriage return outside a paste submits.
+type parser struct {
+	paste bool
+	text  []byte
+	esc   []byte // the escape sequence being read, nil outside one
+}
+
+// feed takes one byte and returns a message when it submits one.
+func (p *parser) feed(b byte) (string, bool) {
+	if p.esc != nil {
+		p.esc = append(p.esc, b)
+		switch {
+		case len(p.esc) == 2 && b != '[':
+			p.esc = nil
+		case len(p.esc) > 2 && b >= 0x40 && b <= 0x7e:
+			switch string(p.esc) {
+			case "\x1b[200~":
+				p.paste = true
+			case "\x1b[201~":
+				p.paste = false
+			}
+			p.esc = nil
+		case len(p.esc) > 32:
+			p.esc = nil
+		}
+		return "", false
+	}
+	if b == 0x1b {
+		p.esc = []byte{b}
+		return "", false
+	}
+	if p.paste {
+		if b == '\r' {
+			b = '\n'
+		}
+		p.text = append(p.text, b)
+		return "", false
+	}
+	switch {
+	case b == '\r':
+		if len(p.text) == 0 {
+			return "", false
+		}
+		m := string(p.text)
+		p.text = nil
+		return m, true
+	case b == 0x7f || b == 0x08:
+		if len(p.text) > 0 {
+			p.text = p.text[:len(p.text)-1]
+		}
+	case b == '\n' || b == '\t' || b >= 0x20:
+		p.text = append(p.text, b)
+	}
+	return "", false
+}

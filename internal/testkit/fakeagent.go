@@ -1,0 +1,330 @@
+package testkit
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// fakePackage is the import path of the fake agent program.
+const fakePackage = "github.com/the-loop-dev/the-loop/internal/fakeagent"
+
+// fakeBuild is the one build of the fake per test binary.
+var fakeBuild struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// fakeBinary builds internal/fakeagent once per test binary, into
+// $TMPDIR/the-loop-fakeagent-<pid>/ (stale dirs of finished test binaries
+// are removed on the way).
+func fakeBinary(t testing.TB) string {
+	t.Helper()
+	fakeBuild.once.Do(func() {
+		removeStaleBuilds()
+		dir := filepath.Join(os.TempDir(), fmt.Sprintf("the-loop-fakeagent-%d", os.Getpid()))
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			fakeBuild.err = err
+			return
+		}
+		goBin, err := exec.LookPath("go")
+		if err != nil {
+			goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
+		}
+		out := filepath.Join(dir, "fakeagent")
+		cmd := exec.Command(goBin, "build", "-buildvcs=false", "-o", out, fakePackage)
+		if _, file, _, ok := runtime.Caller(0); ok {
+			if root := filepath.Join(filepath.Dir(file), "..", ".."); isDir(root) {
+				cmd.Dir = root
+			}
+		}
+		if msg, err := cmd.CombinedOutput(); err != nil {
+			fakeBuild.err = fmt.Errorf("go build %s: %w\n%s", fakePackage, err, msg)
+			return
+		}
+		fakeBuild.path = out
+	})
+	if fakeBuild.err != nil {
+		t.Fatalf("could not build the fake agent: %v", fakeBuild.err)
+	}
+	return fakeBuild.path
+}
+
+// removeStaleBuilds deletes build dirs of test binaries that have ended.
+func removeStaleBuilds() {
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), "the-loop-fakeagent-*"))
+	for _, d := range dirs {
+		pid, err := strconv.Atoi(strings.TrimPrefix(filepath.Base(d), "the-loop-fakeagent-"))
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		if errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) {
+			_ = os.RemoveAll(d)
+		}
+	}
+}
+
+func isDir(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
+}
+
+// AgentOption configures a fake agent's environment.
+type AgentOption func(env map[string]string)
+
+// Delay sets the start-up delay (FAKE_AGENT_DELAY_MS; default 300ms),
+// during which typed input is discarded.
+func Delay(d time.Duration) AgentOption {
+	return Env("FAKE_AGENT_DELAY_MS", strconv.FormatInt(d.Milliseconds(), 10))
+}
+
+// IgnoreTerm makes the fake log SIGTERM and keep running.
+func IgnoreTerm() AgentOption { return Env("FAKE_AGENT_IGNORE_TERM", "1") }
+
+// Children makes the fake start n idle children, each in its own process group.
+func Children(n int) AgentOption { return Env("FAKE_AGENT_CHILDREN", strconv.Itoa(n)) }
+
+// ExitAfter makes the fake exit by itself after d with status code.
+func ExitAfter(d time.Duration, code int) AgentOption {
+	return func(env map[string]string) {
+		env["FAKE_AGENT_EXIT_AFTER_MS"] = strconv.FormatInt(d.Milliseconds(), 10)
+		env["FAKE_AGENT_EXIT_CODE"] = strconv.Itoa(code)
+	}
+}
+
+// Env sets one more environment variable in the wrapper script.
+func Env(key, value string) AgentOption {
+	return func(env map[string]string) { env[key] = value }
+}
+
+// Agent is a fake agent prepared for one test: a log directory and a bin
+// directory whose `claude` and `cursor-agent` wrapper scripts set the
+// fake's environment and exec it.
+type Agent struct {
+	dir    string
+	binDir string
+}
+
+// FakeAgent builds the fake (once per test binary) and prepares a fresh
+// agent directory and wrapper scripts for this test. When the test ends,
+// fake processes it started that still run are killed.
+func FakeAgent(t testing.TB, opts ...AgentOption) *Agent {
+	t.Helper()
+	bin := fakeBinary(t)
+	base, err := os.MkdirTemp("", "the-loop-agent-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &Agent{dir: filepath.Join(base, "agent"), binDir: filepath.Join(base, "bin")}
+	t.Cleanup(func() {
+		a.killAll()
+		_ = os.RemoveAll(base)
+	})
+	env := map[string]string{"FAKE_AGENT_DIR": a.dir}
+	for _, o := range opts {
+		o(env)
+	}
+	keys := make([]string, 0, len(env))
+	for k := range env {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var script strings.Builder
+	script.WriteString("#!/bin/sh\n")
+	for _, k := range keys {
+		fmt.Fprintf(&script, "%s=%s; export %s\n", k, shellQuote(env[k]), k)
+	}
+	fmt.Fprintf(&script, "exec %s \"$@\"\n", shellQuote(bin))
+	for _, d := range []string{a.dir, filepath.Join(a.dir, "transcripts"), a.binDir} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, name := range []string{"claude", "cursor-agent"} {
+		if err := os.WriteFile(filepath.Join(a.binDir, name), []byte(script.String()), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return a
+}
+
+// Dir is FAKE_AGENT_DIR: log.jsonl and transcripts/ live here.
+func (a *Agent) Dir() string { return a.dir }
+
+// BinDir holds the wrapper scripts (prepend it to PATH).
+func (a *Agent) BinDir() string { return a.binDir }
+
+// Path is the `claude` wrapper script, usable as the resolved harness binary.
+func (a *Agent) Path() string { return filepath.Join(a.binDir, "claude") }
+
+// Entry is one line of the fake's log.jsonl.
+type Entry struct {
+	Kind      string            `json:"kind"` // start, resume_failed, message, sigterm, sighup, exit, eof
+	Time      string            `json:"time"`
+	Pid       int               `json:"pid"`
+	Argv      []string          `json:"argv"` // the arguments after the program name
+	SessionID string            `json:"sessionId"`
+	Resume    bool              `json:"resume"`
+	Prompt    string            `json:"prompt"`
+	Cwd       string            `json:"cwd"`
+	Env       map[string]string `json:"env"` // TERM, TMUX_PANE, CLAUDE_CONFIG_DIR, FAKE_AGENT_*, THE_LOOP_*
+	Children  []int             `json:"children"`
+	Text      string            `json:"text"`
+	Code      int               `json:"code"`
+	Ignored   bool              `json:"ignored"`
+	Error     string            `json:"error"`
+}
+
+// Log parses log.jsonl (nil while it does not exist); a torn last line is
+// skipped.
+func (a *Agent) Log() []Entry {
+	data, err := os.ReadFile(filepath.Join(a.dir, "log.jsonl"))
+	if err != nil {
+		return nil
+	}
+	var out []Entry
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 0, 64*1024), 64*1024*1024)
+	for sc.Scan() {
+		var e Entry
+		if json.Unmarshal(sc.Bytes(), &e) == nil {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// Entries returns the log entries of one kind.
+func (a *Agent) Entries(kind string) []Entry {
+	var out []Entry
+	for _, e := range a.Log() {
+		if e.Kind == kind {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// Messages returns the text of every message the fake received.
+func (a *Agent) Messages() []string {
+	var out []string
+	for _, e := range a.Entries("message") {
+		out = append(out, e.Text)
+	}
+	return out
+}
+
+// WaitFor polls the log until an entry satisfies pred and returns it,
+// failing the test after timeout.
+func (a *Agent) WaitFor(t testing.TB, pred func(Entry) bool, timeout time.Duration) Entry {
+	t.Helper()
+	var found Entry
+	Eventually(t, func() bool {
+		for _, e := range a.Log() {
+			if pred(e) {
+				found = e
+				return true
+			}
+		}
+		return false
+	}, timeout, "no fake agent log entry matched; log: %+v", a.Log())
+	return found
+}
+
+// WaitForKind waits for the first entry of kind.
+func (a *Agent) WaitForKind(t testing.TB, kind string, timeout time.Duration) Entry {
+	t.Helper()
+	return a.WaitFor(t, func(e Entry) bool { return e.Kind == kind }, timeout)
+}
+
+// TranscriptPath is transcripts/<id>.jsonl.
+func (a *Agent) TranscriptPath(id string) string {
+	return filepath.Join(a.dir, "transcripts", id+".jsonl")
+}
+
+// WriteTranscript creates (or extends) conversation id's transcript, so a
+// `--resume id` finds it.
+func (a *Agent) WriteTranscript(id string, messages ...string) error {
+	f, err := os.OpenFile(a.TranscriptPath(id), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	for _, m := range messages {
+		line, _ := json.Marshal(map[string]string{"type": "user", "sessionId": id, "text": m})
+		if _, err := f.Write(append(line, '\n')); err != nil {
+			f.Close()
+			return err
+		}
+	}
+	return f.Close()
+}
+
+// Transcript returns the messages in conversation id's transcript; ok is
+// false when it does not exist.
+func (a *Agent) Transcript(id string) (messages []string, ok bool) {
+	data, err := os.ReadFile(a.TranscriptPath(id))
+	if err != nil {
+		return nil, false
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var l struct {
+			Text string `json:"text"`
+		}
+		if line != "" && json.Unmarshal([]byte(line), &l) == nil {
+			messages = append(messages, l.Text)
+		}
+	}
+	return messages, true
+}
+
+// Pids returns every process the fake logged starting: agents and children.
+func (a *Agent) Pids() []int {
+	var out []int
+	for _, e := range a.Entries("start") {
+		out = append(append(out, e.Pid), e.Children...)
+	}
+	return out
+}
+
+// killAll SIGKILLs the fake's processes that still run.
+func (a *Agent) killAll() {
+	for _, pid := range a.Pids() {
+		if pid <= 0 {
+			continue
+		}
+		cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		if err == nil && bytes.Contains(cmdline, []byte("fakeagent")) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+}
+
+// ProcessGone reports whether pid has exited (a zombie counts as gone).
+func ProcessGone(pid int) bool {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true
+	}
+	i := bytes.LastIndexByte(data, ')')
+	f := bytes.Fields(data[i+1:])
+	return len(f) > 0 && (f[0][0] == 'Z' || f[0][0] == 'X')
+}
+
+// shellQuote single-quotes s for /bin/sh.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

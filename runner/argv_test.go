@@ -1,0 +1,503 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"os"
+	"reflect"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	loop "github.com/the-loop-dev/the-loop"
+)
+
+// These tests pin every tmux argv the runner sends, against hand-written
+// lists, with a recording Commander (no tmux needed).
+
+func assertArgv(t *testing.T, rec *recorder, want [][]string) {
+	t.Helper()
+	got := rec.argvs()
+	if !reflect.DeepEqual(got, want) {
+		var b strings.Builder
+		for i := 0; i < max(len(got), len(want)); i++ {
+			var g, w []string
+			if i < len(got) {
+				g = got[i]
+			}
+			if i < len(want) {
+				w = want[i]
+			}
+			mark := "  "
+			if !reflect.DeepEqual(g, w) {
+				mark = "≠ "
+			}
+			b.WriteString(mark + "got  " + strings.Join(quoteAll(g), " ") + "\n   want " + strings.Join(quoteAll(w), " ") + "\n")
+		}
+		t.Fatalf("tmux argv transcript differs:\n%s", b.String())
+	}
+}
+
+func quoteAll(a []string) []string {
+	out := make([]string, len(a))
+	for i, s := range a {
+		out[i] = "«" + s + "»"
+	}
+	return out
+}
+
+func TestSpawnIn_ArgvTranscript(t *testing.T) {
+	rec := newRecorder().on("has-session -t =loop-standing-a", exit1("can't find session: loop-standing-a"))
+	r, _ := newTestRunner(t, rec, nil)
+	err := r.SpawnIn(context.Background(), "loop-standing-a", loop.SpawnSpec{
+		Argv: []string{"/bin/claude", "--session-id", "id-1", "--flag;", "boot prompt;"},
+		Cwd:  "/",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertArgv(t, rec, [][]string{
+		{"-L", "sock", "has-session", "-t", "=loop-standing-a"},
+		{"-L", "sock", "new-session", "-d", "-s", "loop-standing-a", "-x", "200", "-y", "50", "-c", "/", "--", "sleep", "60"},
+		{"-L", "sock", "set-option", "-w", "-t", "=loop-standing-a:", "remain-on-exit", "on"},
+		{"-L", "sock", "set-option", "-w", "-t", "=loop-standing-a:", "window-size", "manual"},
+		{"-L", "sock", "respawn-pane", "-k", "-t", "=loop-standing-a:", "-c", "/", "--",
+			"/bin/claude", "--session-id", "id-1", `--flag\;`, `boot prompt\;`},
+	})
+}
+
+func TestSpawnIn_ClearsDeadSessionFirst(t *testing.T) {
+	rec := newRecorder().on("list-panes -s -t =loop-a -F #{pane_dead}", reply{out: "1\n1\n"})
+	r, _ := newTestRunner(t, rec, nil)
+	if err := r.SpawnIn(context.Background(), "loop-a", loop.SpawnSpec{Argv: []string{"h", "x"}}); err != nil {
+		t.Fatal(err)
+	}
+	assertArgv(t, rec, [][]string{
+		{"-L", "sock", "has-session", "-t", "=loop-a"},
+		{"-L", "sock", "list-panes", "-s", "-t", "=loop-a", "-F", "#{pane_dead}"},
+		{"-L", "sock", "kill-session", "-t", "=loop-a"},
+		{"-L", "sock", "new-session", "-d", "-s", "loop-a", "-x", "200", "-y", "50", "--", "sleep", "60"},
+		{"-L", "sock", "set-option", "-w", "-t", "=loop-a:", "remain-on-exit", "on"},
+		{"-L", "sock", "set-option", "-w", "-t", "=loop-a:", "window-size", "manual"},
+		{"-L", "sock", "respawn-pane", "-k", "-t", "=loop-a:", "--", "h", "x"},
+	})
+}
+
+func TestSpawnIn_RefusesLiveSessionWithoutSpawning(t *testing.T) {
+	rec := newRecorder().on("list-panes -s -t =loop-a -F #{pane_dead}", reply{out: "0\n"})
+	r, _ := newTestRunner(t, rec, nil)
+	err := r.SpawnIn(context.Background(), "loop-a", loop.SpawnSpec{Argv: []string{"h", "x"}})
+	if !errors.Is(err, ErrSessionLive) || loop.ErrorCode(err) != loop.EINVALID {
+		t.Fatalf("err = %v, want EINVALID wrapping ErrSessionLive", err)
+	}
+	want := "tmux session loop-a already exists and its harness is still running; not spawning over a live session"
+	if loop.ErrorMessage(err) != want {
+		t.Fatalf("message = %q, want %q", loop.ErrorMessage(err), want)
+	}
+	assertArgv(t, rec, [][]string{
+		{"-L", "sock", "has-session", "-t", "=loop-a"},
+		{"-L", "sock", "list-panes", "-s", "-t", "=loop-a", "-F", "#{pane_dead}"},
+	})
+}
+
+func TestSpawnIn_RetriesOnceAfterDuplicateSession(t *testing.T) {
+	newSession := "new-session -d -s loop-a -x 200 -y 50 -- sleep 60"
+	rec := newRecorder().
+		on("has-session -t =loop-a", exit1("can't find session: loop-a"), reply{}).
+		on("list-panes -s -t =loop-a -F #{pane_dead}", reply{out: "1\n"}).
+		on(newSession, exit1("duplicate session: loop-a"), reply{})
+	r, _ := newTestRunner(t, rec, nil)
+	if err := r.SpawnIn(context.Background(), "loop-a", loop.SpawnSpec{Argv: []string{"h", "x"}}); err != nil {
+		t.Fatal(err)
+	}
+	ns := append([]string{"-L", "sock"}, strings.Fields(newSession)...)
+	assertArgv(t, rec, [][]string{
+		{"-L", "sock", "has-session", "-t", "=loop-a"},
+		ns,
+		{"-L", "sock", "has-session", "-t", "=loop-a"},
+		{"-L", "sock", "list-panes", "-s", "-t", "=loop-a", "-F", "#{pane_dead}"},
+		{"-L", "sock", "kill-session", "-t", "=loop-a"},
+		ns,
+		{"-L", "sock", "set-option", "-w", "-t", "=loop-a:", "remain-on-exit", "on"},
+		{"-L", "sock", "set-option", "-w", "-t", "=loop-a:", "window-size", "manual"},
+		{"-L", "sock", "respawn-pane", "-k", "-t", "=loop-a:", "--", "h", "x"},
+	})
+}
+
+func TestSpawnIn_FailedRespawnRemovesHalfMadeSessionAndCarriesStderr(t *testing.T) {
+	rec := newRecorder().
+		on("has-session -t =loop-a", exit1("no server running on /tmp/tmux-0/sock")).
+		on("respawn-pane -k -t =loop-a: -- h x", exit1("create pane failed: boom"))
+	r, _ := newTestRunner(t, rec, nil)
+	err := r.SpawnIn(context.Background(), "loop-a", loop.SpawnSpec{Argv: []string{"h", "x"}})
+	var ee *ExitError
+	if !errors.As(err, &ee) || !strings.Contains(err.Error(), "create pane failed: boom") {
+		t.Fatalf("err = %v, want one carrying tmux's stderr", err)
+	}
+	got := rec.argvs()
+	if last := got[len(got)-1]; !reflect.DeepEqual(last, []string{"-L", "sock", "kill-session", "-t", "=loop-a"}) {
+		t.Fatalf("last call = %v, want kill-session of the half-made session", last)
+	}
+}
+
+func TestSpawnIn_SingleElementArgvIsExecedNotShellSplit(t *testing.T) {
+	rec := newRecorder().on("has-session -t =loop-a", exit1("can't find session: loop-a"))
+	r, _ := newTestRunner(t, rec, nil)
+	if err := r.SpawnIn(context.Background(), "loop-a", loop.SpawnSpec{Argv: []string{"/opt/my agent/it's"}}); err != nil {
+		t.Fatal(err)
+	}
+	got := rec.argvs()
+	last := got[len(got)-1]
+	want := []string{"-L", "sock", "respawn-pane", "-k", "-t", "=loop-a:", "--", `exec '/opt/my agent/it'\''s'`}
+	if !reflect.DeepEqual(last, want) {
+		t.Fatalf("respawn = %q, want %q", last, want)
+	}
+}
+
+func TestSpawnIn_TooLongArgvWithoutLauncherNamesTheLimit(t *testing.T) {
+	rec := newRecorder()
+	r, _ := newTestRunner(t, rec, nil)
+	err := r.SpawnIn(context.Background(), "loop-a", loop.SpawnSpec{Argv: []string{"h", strings.Repeat("p", 13*1024)}})
+	if !errors.Is(err, ErrArgvTooLong) || loop.ErrorCode(err) != loop.EINVALID {
+		t.Fatalf("err = %v, want EINVALID wrapping ErrArgvTooLong", err)
+	}
+	if !strings.Contains(err.Error(), "tmux takes at most 12288") {
+		t.Fatalf("message %q does not name the limit", err)
+	}
+	assertArgv(t, rec, [][]string{})
+}
+
+func TestSpawnIn_ArgumentOverKernelLimitIsRefusedEvenWithLauncher(t *testing.T) {
+	rec := newRecorder()
+	r, _ := newTestRunner(t, rec, nil)
+	r.opt.Launcher = []string{"/bin/the-loop", "internal-exec"}
+	err := r.SpawnIn(context.Background(), "loop-a", loop.SpawnSpec{Argv: []string{"h", strings.Repeat("p", MaxArgBytes)}})
+	if !errors.Is(err, ErrArgvTooLong) || !strings.Contains(err.Error(), "Linux caps one argument at 131071 bytes") {
+		t.Fatalf("err = %v, want the kernel limit named", err)
+	}
+	assertArgv(t, rec, [][]string{})
+}
+
+func TestSpawnIn_TooLongArgvGoesThroughLauncherFile(t *testing.T) {
+	rec := newRecorder().on("has-session -t =loop-a", exit1("can't find session: loop-a"))
+	r, _ := newTestRunner(t, rec, nil)
+	r.opt.Launcher = []string{"/bin/the-loop", "internal-exec"}
+	prompt := strings.Repeat("p", 20*1024) + ";"
+	if err := r.SpawnIn(context.Background(), "loop-a", loop.SpawnSpec{Argv: []string{"h", prompt}, Cwd: "/"}); err != nil {
+		t.Fatal(err)
+	}
+	got := rec.argvs()
+	last := got[len(got)-1]
+	file := last[len(last)-1]
+	t.Cleanup(func() { os.Remove(file) })
+	want := []string{"-L", "sock", "respawn-pane", "-k", "-t", "=loop-a:", "-c", "/", "--", "/bin/the-loop", "internal-exec", file}
+	if !reflect.DeepEqual(last, want) {
+		t.Fatalf("respawn = %q, want %q", last, want)
+	}
+	fi, err := os.Stat(file)
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("launch file %s: %v, mode %v; want 0600", file, err, fi.Mode())
+	}
+	data, _ := os.ReadFile(file)
+	if !strings.Contains(string(data), `"cwd":"/"`) || !strings.Contains(string(data), prompt) {
+		t.Fatalf("launch file holds %.80q…", data)
+	}
+}
+
+func TestDeliverTo_ArgvTranscript(t *testing.T) {
+	rec := newRecorder()
+	r, sl := newTestRunner(t, rec, nil)
+	if err := r.DeliverTo(context.Background(), "loop-standing-a", strings.NewReader("hi\r\nthere\x1b[201~;")); err != nil {
+		t.Fatal(err)
+	}
+	assertArgv(t, rec, [][]string{
+		{"-L", "sock", "copy-mode", "-q", "-t", "=loop-standing-a:"},
+		{"-L", "sock", "load-buffer", "-b", "the-loop-1-abc", "-"},
+		{"-L", "sock", "paste-buffer", "-p", "-d", "-b", "the-loop-1-abc", "-t", "=loop-standing-a:"},
+		{"-L", "sock", "load-buffer", "-b", "the-loop-1-abc-submit", "-"},
+		{"-L", "sock", "paste-buffer", "-d", "-b", "the-loop-1-abc-submit", "-t", "=loop-standing-a:"},
+	})
+	if got, want := rec.stdins(), []string{"", "hi\nthere[201~;", "", "\r", ""}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("stdin = %q, want %q", got, want)
+	}
+	if !reflect.DeepEqual(sl.d, []time.Duration{50 * time.Millisecond}) {
+		t.Fatalf("sleeps = %v, want the 50ms submit delay once", sl.d)
+	}
+}
+
+func TestDeliverTo_FailedPasteDeletesItsBuffer(t *testing.T) {
+	rec := newRecorder().on("paste-buffer -p -d -b the-loop-1-abc -t =loop-a:", exit1("can't find pane: =loop-a:"))
+	r, _ := newTestRunner(t, rec, nil)
+	err := r.DeliverTo(context.Background(), "loop-a", strings.NewReader("x"))
+	if loop.ErrorCode(err) != loop.ENOTFOUND || !errors.Is(err, ErrNoSession) {
+		t.Fatalf("err = %v, want ENOTFOUND", err)
+	}
+	assertArgv(t, rec, [][]string{
+		{"-L", "sock", "copy-mode", "-q", "-t", "=loop-a:"},
+		{"-L", "sock", "load-buffer", "-b", "the-loop-1-abc", "-"},
+		{"-L", "sock", "paste-buffer", "-p", "-d", "-b", "the-loop-1-abc", "-t", "=loop-a:"},
+		{"-L", "sock", "delete-buffer", "-b", "the-loop-1-abc"},
+	})
+}
+
+func TestKillTarget_ArgvTranscript(t *testing.T) {
+	rec := newRecorder()
+	r, _ := newTestRunner(t, rec, nil)
+	if err := r.KillTarget(context.Background(), "loop-standing-a"); err != nil {
+		t.Fatal(err)
+	}
+	assertArgv(t, rec, [][]string{{"-L", "sock", "kill-session", "-t", "=loop-standing-a"}})
+}
+
+func TestTerminateHarnessIn_ArgvTranscriptAndSignals(t *testing.T) {
+	harness, mcp, helper := Proc{Pid: 100, Start: 1}, Proc{Pid: 101, Start: 2}, Proc{Pid: 102, Start: 3}
+	procs := &fakeProcs{
+		tree:  map[int][]Proc{100: {harness, mcp, helper}, 101: {mcp}, 102: {helper}},
+		alive: map[Proc]bool{harness: true, mcp: true, helper: true},
+		dieOn: map[Proc]syscall.Signal{harness: syscall.SIGTERM, mcp: syscall.SIGTERM, helper: syscall.SIGKILL},
+	}
+	rec := newRecorder().on("list-panes -s -t =loop-a -F #{pane_pid} #{pane_dead}", reply{out: "100 0\n200 1\n"})
+	r, sl := newTestRunner(t, rec, procs)
+	if err := r.TerminateHarnessIn(context.Background(), "loop-a", "standing:a", 250*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	assertArgv(t, rec, [][]string{
+		{"-L", "sock", "has-session", "-t", "=loop-a"},
+		{"-L", "sock", "set-option", "-w", "-t", "=loop-a:", "remain-on-exit", "on"},
+		{"-L", "sock", "list-panes", "-s", "-t", "=loop-a", "-F", "#{pane_pid} #{pane_dead}"},
+	})
+	wantSig := []string{"TERM 100", "TERM 101", "TERM 102", "KILL 102"}
+	if !reflect.DeepEqual(procs.signal, wantSig) {
+		t.Fatalf("signals = %v, want %v", procs.signal, wantSig)
+	}
+	wantSleep := []time.Duration{100 * time.Millisecond, 100 * time.Millisecond, 50 * time.Millisecond}
+	if !reflect.DeepEqual(sl.d, wantSleep) {
+		t.Fatalf("sleeps = %v, want %v (the grace in 100ms polls)", sl.d, wantSleep)
+	}
+}
+
+func TestTerminateHarnessIn_ZeroGraceEscalatesAtOnce(t *testing.T) {
+	p := Proc{Pid: 100, Start: 1}
+	procs := &fakeProcs{tree: map[int][]Proc{100: {p}}, alive: map[Proc]bool{p: true},
+		dieOn: map[Proc]syscall.Signal{p: syscall.SIGKILL}}
+	rec := newRecorder().on("list-panes -s -t =loop-a -F #{pane_pid} #{pane_dead}", reply{out: "100 0\n"})
+	r, sl := newTestRunner(t, rec, procs)
+	if err := r.TerminateHarnessIn(context.Background(), "loop-a", "x", 0); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(procs.signal, []string{"TERM 100", "KILL 100"}) || len(sl.d) != 0 {
+		t.Fatalf("signals %v, sleeps %v; want TERM then KILL with no wait", procs.signal, sl.d)
+	}
+}
+
+func TestTerminateHarnessIn_SurvivorOfSIGKILLIsAnError(t *testing.T) {
+	p := Proc{Pid: 100, Start: 1}
+	procs := &fakeProcs{tree: map[int][]Proc{100: {p}}, alive: map[Proc]bool{p: true}, dieOn: map[Proc]syscall.Signal{}}
+	rec := newRecorder().on("list-panes -s -t =loop-a -F #{pane_pid} #{pane_dead}", reply{out: "100 0\n"})
+	r, _ := newTestRunner(t, rec, procs)
+	err := r.TerminateHarnessIn(context.Background(), "loop-a", "x", 0)
+	if !errors.Is(err, ErrStillRunning) || !strings.Contains(err.Error(), "harness in loop-a is still running after SIGKILL") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestTerminateHarnessIn_GoneSessionIsSuccess(t *testing.T) {
+	rec := newRecorder().on("has-session -t =loop-a", exit1("can't find session: loop-a"))
+	r, _ := newTestRunner(t, rec, &fakeProcs{})
+	if err := r.TerminateHarnessIn(context.Background(), "loop-a", "x", time.Second); err != nil {
+		t.Fatal(err)
+	}
+	assertArgv(t, rec, [][]string{{"-L", "sock", "has-session", "-t", "=loop-a"}})
+}
+
+func TestStates_OneCallForManyTargets(t *testing.T) {
+	rec := newRecorder().on("list-panes -a -F #{session_name}\t#{pane_dead}",
+		reply{out: "loop-a\t0\nloop-ab\t1\nloop-b\t1\nloop-b\t0\nloop-d\t1\nother\t0\n"})
+	r, _ := newTestRunner(t, rec, nil)
+	got := r.States(context.Background(), []string{"loop-a", "loop-b", "loop-c", "loop-d", "my-work"})
+	want := map[string]loop.PaneState{"loop-a": loop.PaneLive, "loop-b": loop.PaneLive,
+		"loop-c": loop.PaneAbsent, "loop-d": loop.PaneDead, "my-work": loop.PaneUnknown}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("States = %v, want %v", got, want)
+	}
+	assertArgv(t, rec, [][]string{{"-L", "sock", "list-panes", "-a", "-F", "#{session_name}\t#{pane_dead}"}})
+}
+
+func TestStates_NoServerIsAbsentSilenceIsUnknown(t *testing.T) {
+	cases := map[string]struct {
+		r    reply
+		want loop.PaneState
+	}{
+		"no server":        {exit1("no server running on /tmp/tmux-0/sock"), loop.PaneAbsent},
+		"no socket":        {exit1("error connecting to /tmp/tmux-0/sock (No such file or directory)"), loop.PaneAbsent},
+		"timeout":          {reply{err: &NoAnswerError{Err: context.DeadlineExceeded}}, loop.PaneUnknown},
+		"unexpected error": {exit1("server exited unexpectedly"), loop.PaneUnknown},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			rec := newRecorder().on("list-panes -a -F #{session_name}\t#{pane_dead}", c.r)
+			r, _ := newTestRunner(t, rec, nil)
+			got := r.States(context.Background(), []string{"loop-a", "loop-b"})
+			if got["loop-a"] != c.want || got["loop-b"] != c.want {
+				t.Fatalf("States = %v, want all %s", got, c.want)
+			}
+		})
+	}
+}
+
+func TestState_ArgvAndAnswers(t *testing.T) {
+	cases := map[string]struct {
+		has, panes reply
+		want       loop.PaneState
+		calls      int
+	}{
+		"absent":            {exit1("can't find session: loop-a"), reply{}, loop.PaneAbsent, 1},
+		"no server":         {exit1("no server running on /tmp/tmux-0/sock"), reply{}, loop.PaneAbsent, 1},
+		"unknown":           {reply{err: &NoAnswerError{Err: context.DeadlineExceeded}}, reply{}, loop.PaneUnknown, 1},
+		"dead":              {reply{}, reply{out: "1\n1\n"}, loop.PaneDead, 2},
+		"live":              {reply{}, reply{out: "1\n0\n"}, loop.PaneLive, 2},
+		"list-panes failed": {reply{}, exit1("boom"), loop.PaneLive, 2},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			rec := newRecorder().on("has-session -t =loop-a", c.has).on("list-panes -s -t =loop-a -F #{pane_dead}", c.panes)
+			r, _ := newTestRunner(t, rec, nil)
+			if got := r.State(context.Background(), "loop-a"); got != c.want {
+				t.Fatalf("State = %s, want %s", got, c.want)
+			}
+			want := [][]string{{"-L", "sock", "has-session", "-t", "=loop-a"},
+				{"-L", "sock", "list-panes", "-s", "-t", "=loop-a", "-F", "#{pane_dead}"}}
+			assertArgv(t, rec, want[:c.calls])
+		})
+	}
+}
+
+func TestSnapshot_ArgvTranscript(t *testing.T) {
+	rec := newRecorder().on("display-message -p -t =loop-a: #{session_name}\t#{pane_tty}\t#{pane_dead}", reply{out: "loop-a\t/dev/pts/9\t1\n"}).
+		on("capture-pane -p -t =loop-a:", reply{out: "❯ \n"})
+	r, _ := newTestRunner(t, rec, nil)
+	snap, err := r.Snapshot(context.Background(), "loop-a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !snap.Dead || snap.Screen != "❯ \n" {
+		t.Fatalf("snapshot = %+v", snap)
+	}
+	assertArgv(t, rec, [][]string{
+		{"-L", "sock", "display-message", "-p", "-t", "=loop-a:", "#{session_name}\t#{pane_tty}\t#{pane_dead}"},
+		{"-L", "sock", "capture-pane", "-p", "-t", "=loop-a:"},
+	})
+}
+
+func TestExitStatus_ReadsStatusOrSignal(t *testing.T) {
+	format := "display-message -p -t =loop-a: #{session_name}\t#{pane_dead}\t#{pane_dead_status}\t#{pane_dead_signal}"
+	for _, c := range []struct {
+		out  string
+		want int
+		err  error
+	}{
+		{"loop-a\t1\t3\t\n", 3, nil},
+		{"loop-a\t1\t\t15\n", 143, nil},
+		{"loop-a\t0\t\t\n", 0, ErrStillAlive},
+		{"\t\t\t\n", 0, ErrNoSession}, // display-message's answer for a missing session
+	} {
+		rec := newRecorder().on(format, reply{out: c.out})
+		r, _ := newTestRunner(t, rec, nil)
+		got, err := r.ExitStatus(context.Background(), "loop-a")
+		if got != c.want || !errors.Is(err, c.err) && (err != nil || c.err != nil) {
+			t.Fatalf("ExitStatus(%q) = %d, %v; want %d, %v", c.out, got, err, c.want, c.err)
+		}
+	}
+}
+
+func TestGuard_RefusesForeignTargetsWithoutCallingTmux(t *testing.T) {
+	ctx := context.Background()
+	for _, target := range []string{"my-work", "loop", "loop-", "loop-x;rm", "loop-other.session", "loop-other:0.1", "=loop-a", ""} {
+		t.Run(target, func(t *testing.T) {
+			rec := newRecorder()
+			r, _ := newTestRunner(t, rec, &fakeProcs{})
+			want := "'" + target + "' is not a the-loop tmux session name"
+			errs := map[string]error{
+				"SpawnIn":    r.SpawnIn(ctx, target, loop.SpawnSpec{Argv: []string{"h", "x"}}),
+				"DeliverTo":  r.DeliverTo(ctx, target, strings.NewReader("x")),
+				"KillTarget": r.KillTarget(ctx, target),
+				"WaitReady":  r.WaitReady(ctx, target, func(loop.PaneSnapshot) bool { return true }, time.Second),
+			}
+			_, errs["Snapshot"] = r.Snapshot(ctx, target)
+			_, errs["ExitStatus"] = r.ExitStatus(ctx, target)
+			if target != "" { // an empty target is a no-op for terminate (original §2.5)
+				errs["TerminateHarnessIn"] = r.TerminateHarnessIn(ctx, target, "standing:x", time.Second)
+			}
+			for op, err := range errs {
+				if loop.ErrorCode(err) != loop.EINVALID || loop.ErrorMessage(err) != want || !errors.Is(err, ErrInvalidTarget) {
+					t.Errorf("%s(%q) = %v; want EINVALID %q", op, target, err, want)
+				}
+			}
+			if st := r.State(ctx, target); st != loop.PaneUnknown {
+				t.Errorf("State(%q) = %s, want unknown (never asked)", target, st)
+			}
+			if st := r.States(ctx, []string{target}); st[target] != loop.PaneUnknown {
+				t.Errorf("States(%q) = %v, want unknown (never asked)", target, st)
+			}
+			assertArgv(t, rec, [][]string{})
+		})
+	}
+}
+
+func TestSanitize(t *testing.T) {
+	cases := map[string]string{
+		"plain":                           "plain",
+		"a\r\nb\rc\nd":                    "a\nb\nc\nd",
+		"tab\tkept":                       "tab\tkept",
+		"\x1b[201~end paste\x1b[200~":     "[201~end paste[200~",
+		"bell\x07 nul\x00 ^C\x03 del\x7f": "bell nul ^C del",
+		"c1\u009b201~ \u0085":             "c1201~ ",
+		"bad\xffbyte ❯ ok \ufffd":         "badbyte ❯ ok \ufffd",
+	}
+	for in, want := range cases {
+		if got := Sanitize(in); got != want {
+			t.Errorf("Sanitize(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestEscapeArg(t *testing.T) {
+	cases := map[string]string{"a": "a", "a;": `a\;`, ";": `\;`, `a\;`: `a\\;`, "a;b": "a;b", "": ""}
+	for in, want := range cases {
+		if got := EscapeArg(in); got != want {
+			t.Errorf("EscapeArg(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if got := escapeCwd("/w/#{x};"); got != `/w/##{x}\;` {
+		t.Errorf("escapeCwd = %q", got)
+	}
+}
+
+func TestSpawnIn_RetriesWhenItReachedAnExitingServer(t *testing.T) {
+	newSession := "new-session -d -s loop-a -x 200 -y 50 -- sleep 60"
+	rec := newRecorder().
+		on("has-session -t =loop-a", exit1("no server running on /tmp/tmux-0/sock")).
+		on(newSession, exit1("server exited unexpectedly"), reply{})
+	r, sl := newTestRunner(t, rec, nil)
+	if err := r.SpawnIn(context.Background(), "loop-a", loop.SpawnSpec{Argv: []string{"h", "x"}}); err != nil {
+		t.Fatal(err)
+	}
+	ns := append([]string{"-L", "sock"}, strings.Fields(newSession)...)
+	got := rec.argvs()
+	if !reflect.DeepEqual(got[1], ns) || !reflect.DeepEqual(got[2], ns) || len(sl.d) != 1 {
+		t.Fatalf("calls %q, sleeps %v; want new-session twice with a pause", got, sl.d)
+	}
+}
+
+func TestExitStatus_NudgesTmuxToReapWhenTheStatusIsMissing(t *testing.T) {
+	format := "display-message -p -t =loop-a: #{session_name}\t#{pane_dead}\t#{pane_dead_status}\t#{pane_dead_signal}"
+	rec := newRecorder().on(format, reply{out: "loop-a\t1\t\t\n"}, reply{out: "loop-a\t1\t0\t\n"})
+	r, _ := newTestRunner(t, rec, nil)
+	if code, err := r.ExitStatus(context.Background(), "loop-a"); code != 0 || err != nil {
+		t.Fatalf("ExitStatus = %d, %v", code, err)
+	}
+	f := append([]string{"-L", "sock"}, "display-message", "-p", "-t", "=loop-a:",
+		"#{session_name}\t#{pane_dead}\t#{pane_dead_status}\t#{pane_dead_signal}")
+	assertArgv(t, rec, [][]string{f, {"-L", "sock", "run-shell", "true"}, f})
+}

@@ -1,0 +1,115 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"unicode/utf8"
+
+	loop "github.com/the-loop-dev/the-loop"
+)
+
+// DeliverTo types text into target's pane as one message (D13, original
+// §2.4): the text is sanitised, loaded into a tmux buffer of its own from
+// stdin (no temp file, no argv limit), pasted bracketed, and after
+// SubmitDelay submitted by a separate unbracketed paste of a carriage
+// return. send-keys is never used (issue-240). One delivery per target runs
+// at a time, across processes. DeliverTo checks no liveness nor readiness:
+// call WaitReady first.
+func (t *Tmux) DeliverTo(ctx context.Context, target string, text io.Reader) error {
+	if err := guard(target); err != nil {
+		return err
+	}
+	raw, err := io.ReadAll(text)
+	if err != nil {
+		return fail(loop.EINTERNAL, err, "could not read the text for tmux session %s: %v", target, err)
+	}
+	clean := Sanitize(string(raw))
+	if clean == "" {
+		return fail(loop.EINVALID, nil, "nothing to deliver to tmux session %s: the text is empty", target)
+	}
+	unlock, err := t.lockTarget(ctx, target)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+
+	pane := paneTarget(target)
+	if err := t.do(ctx, "copy-mode", "-q", "-t", pane); err != nil {
+		if sessionGone(err) || !answered(err) {
+			return tmuxFailed(target, "leave copy mode in", err)
+		}
+		// An older tmux without copy-mode -q: the paste still reaches the
+		// pane's process, which is what matters.
+		t.log.Warn("could not leave copy mode", "target", target, "error", err)
+	}
+	buf := t.bufferName()
+	if err := t.load(ctx, buf, clean); err != nil {
+		return tmuxFailed(target, "load the text for", err)
+	}
+	if err := t.do(ctx, "paste-buffer", "-p", "-d", "-b", buf, "-t", pane); err != nil {
+		t.dropBuffer(ctx, buf)
+		return tmuxFailed(target, "paste into", err)
+	}
+	if err := t.opt.Sleep(ctx, t.opt.SubmitDelay); err != nil {
+		return fail(loop.EINTERNAL, err, "the text was pasted into tmux session %s but not submitted: %v", target, err)
+	}
+	submit := buf + "-submit"
+	if err := t.load(ctx, submit, "\r"); err != nil {
+		return tmuxFailed(target, "load the submit for", err)
+	}
+	if err := t.do(ctx, "paste-buffer", "-d", "-b", submit, "-t", pane); err != nil {
+		t.dropBuffer(ctx, submit)
+		return tmuxFailed(target, "submit in", err)
+	}
+	return nil
+}
+
+// load fills tmux buffer name with data read from tmux's stdin.
+func (t *Tmux) load(ctx context.Context, name, data string) error {
+	_, err := t.run(ctx, t.opt.CommandTimeout, strings.NewReader(data), "load-buffer", "-b", name, "-")
+	return err
+}
+
+// dropBuffer deletes a buffer a failed paste left behind (best-effort).
+func (t *Tmux) dropBuffer(ctx context.Context, name string) {
+	if err := t.do(ctx, "delete-buffer", "-b", name); err != nil {
+		t.log.Debug("could not delete tmux buffer", "buffer", name, "error", err)
+	}
+}
+
+// randomBufferName returns "the-loop-<pid>-<random hex>".
+func randomBufferName() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return fmt.Sprintf("the-loop-%d-%s", os.Getpid(), hex.EncodeToString(b[:]))
+}
+
+// Sanitize normalises text for delivery (D13): CRLF and CR become LF; ESC,
+// every other C0 control but LF and TAB, DEL, the C1 controls
+// (U+0080–U+009F) and bytes that are not UTF-8 are removed, so the text
+// cannot end the bracketed paste nor type keystrokes.
+func Sanitize(s string) string {
+	s = strings.ReplaceAll(s, "\r\n", "\n")
+	s = strings.ReplaceAll(s, "\r", "\n")
+	var b bytes.Buffer
+	b.Grow(len(s))
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size <= 1:
+		case r == '\n' || r == '\t':
+			b.WriteRune(r)
+		case r < 0x20 || r == 0x7f || (r >= 0x80 && r <= 0x9f):
+		default:
+			b.WriteString(s[i : i+size])
+		}
+		i += size
+	}
+	return b.String()
+}

@@ -1,0 +1,239 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	loop "github.com/the-loop-dev/the-loop"
+)
+
+// Limits on a harness argv (decisions D14b).
+const (
+	// MaxArgBytes is Linux's cap on one argv element (MAX_ARG_STRLEN,
+	// including its terminating NUL).
+	MaxArgBytes = 128 * 1024
+	// MaxCommandLineBytes is the most the runner puts on one tmux command
+	// line (tmux refuses lines over about 16 KB); a longer harness argv
+	// needs Options.Launcher.
+	MaxCommandLineBytes = 12 * 1024
+)
+
+// placeholder holds a new pane until remain-on-exit is set and the harness
+// replaces it (respawn-pane -k); it ends by itself should the spawn be
+// abandoned halfway.
+var placeholder = []string{"sleep", "60"}
+
+// SpawnIn creates target and starts spec.Argv in it, race-free (D11): the
+// session is created running a placeholder, remain-on-exit is set on its
+// window, then respawn-pane -k replaces the placeholder with the harness,
+// so a harness that exits at once still leaves a dead pane and its exit
+// status. A live target is refused (EINVALID wrapping ErrSessionLive); a
+// dead one is killed first; a "duplicate session" answer is cleared and
+// retried once (original §2.3).
+func (t *Tmux) SpawnIn(ctx context.Context, target string, spec loop.SpawnSpec) error {
+	if err := guard(target); err != nil {
+		return err
+	}
+	if len(spec.Argv) == 0 || spec.Argv[0] == "" {
+		return fail(loop.EINVALID, nil, "nothing to spawn in tmux session %s: the harness argv is empty", target)
+	}
+	if spec.Cwd != "" {
+		if fi, err := os.Stat(spec.Cwd); err != nil || !fi.IsDir() {
+			return fail(loop.EINVALID, err, "cannot spawn in tmux session %s: cwd %q is not a directory", target, spec.Cwd)
+		}
+	}
+	paneArgs, cleanup, err := t.paneCommand(target, spec)
+	if err != nil {
+		return err
+	}
+	if err := t.spawn(ctx, target, spec.Cwd, paneArgs); err != nil {
+		cleanup()
+		return err
+	}
+	t.log.Info("spawned harness in tmux session", "target", target, "binary", spec.Argv[0])
+	return nil
+}
+
+// spawn runs the create / set / respawn sequence.
+func (t *Tmux) spawn(ctx context.Context, target, cwd string, paneArgs []string) error {
+	if err := t.clear(ctx, target, false); err != nil {
+		return err
+	}
+	err := t.newSession(ctx, target, cwd)
+	if err != nil && answered(err) && strings.Contains(strings.ToLower(stderrOf(err)), "duplicate session") {
+		if cerr := t.clear(ctx, target, true); cerr != nil {
+			return cerr
+		}
+		err = t.newSession(ctx, target, cwd)
+	}
+	if err != nil {
+		return fail(loop.EINTERNAL, err, "could not create tmux session %s: %v", target, err)
+	}
+	if err := t.do(ctx, "set-option", "-w", "-t", paneTarget(target), "remain-on-exit", "on"); err != nil {
+		t.abandon(ctx, target)
+		return fail(loop.EINTERNAL, err, "could not set remain-on-exit on tmux session %s: %v", target, err)
+	}
+	if err := t.do(ctx, "set-option", "-w", "-t", paneTarget(target), "window-size", "manual"); err != nil {
+		t.log.Warn("could not fix the window size", "target", target, "error", err)
+	}
+	if err := t.do(ctx, paneArgs...); err != nil {
+		t.abandon(ctx, target)
+		return fail(loop.EINTERNAL, err, "could not start the harness in tmux session %s: %v", target, err)
+	}
+	return nil
+}
+
+// abandon kills a half-made session (best-effort).
+func (t *Tmux) abandon(ctx context.Context, target string) {
+	if err := t.do(ctx, "kill-session", "-t", sessionTarget(target)); err != nil {
+		t.log.Warn("could not remove a half-made tmux session", "target", target, "error", err)
+	}
+}
+
+// serverExitRetries is how often new-session is retried when it reached a
+// server that was exiting (its last session just killed, exit-empty).
+const serverExitRetries = 3
+
+// newSession runs new-session. When the clear just killed the server's
+// last session, the client may reach the server as it exits ("server
+// exited unexpectedly"): nothing was created, so it tries again.
+func (t *Tmux) newSession(ctx context.Context, target, cwd string) error {
+	for i := 0; ; i++ {
+		err := t.do(ctx, t.newSessionArgs(target, cwd)...)
+		if err == nil || i == serverExitRetries || !answered(err) ||
+			!strings.Contains(strings.ToLower(stderrOf(err)), "server exited unexpectedly") {
+			return err
+		}
+		if err := t.opt.Sleep(ctx, 50*time.Millisecond); err != nil {
+			return err
+		}
+	}
+}
+
+// newSessionArgs creates the detached session running the placeholder.
+func (t *Tmux) newSessionArgs(target, cwd string) []string {
+	args := []string{"new-session", "-d", "-s", target,
+		"-x", strconv.Itoa(t.opt.Width), "-y", strconv.Itoa(t.opt.Height)}
+	if cwd != "" {
+		args = append(args, "-c", escapeCwd(cwd))
+	}
+	return append(append(args, "--"), placeholder...)
+}
+
+// clear makes room for a spawn (original §2.3 step 3): absent ⇒ go; dead
+// ⇒ kill-session, then go; live ⇒ refuse; unknown ⇒ go, unless present
+// (after a "duplicate session" answer), where doubt refuses.
+func (t *Tmux) clear(ctx context.Context, target string, present bool) error {
+	switch t.State(ctx, target) {
+	case loop.PaneAbsent:
+		return nil
+	case loop.PaneUnknown:
+		if !present {
+			return nil
+		}
+		return fail(loop.EINVALID, ErrSessionOccupied,
+			"tmux session %s already exists and tmux would not say what holds it; not spawning over it", target)
+	case loop.PaneLive:
+		return fail(loop.EINVALID, ErrSessionLive,
+			"tmux session %s already exists and its harness is still running; not spawning over a live session", target)
+	}
+	err := t.do(ctx, "kill-session", "-t", sessionTarget(target))
+	if err == nil || t.State(ctx, target) == loop.PaneAbsent {
+		return nil
+	}
+	return fail(loop.EINVALID, errors.Join(ErrSessionOccupied, err),
+		"tmux session %s already exists and could not be cleared (%s); not spawning over it", target, stderrOf(err))
+}
+
+// paneCommand builds the respawn-pane arguments that start spec, escaped
+// for tmux's parser. An argv too long for a tmux command line goes through
+// Options.Launcher (a JSON file removed by cleanup should the spawn fail).
+func (t *Tmux) paneCommand(target string, spec loop.SpawnSpec) (args []string, cleanup func(), err error) {
+	cleanup = func() {}
+	for i, a := range spec.Argv {
+		if len(a)+1 > MaxArgBytes {
+			return nil, cleanup, fail(loop.EINVALID, ErrArgvTooLong,
+				"cannot spawn in tmux session %s: harness argument %d is %d bytes; Linux caps one argument at %d bytes",
+				target, i, len(a), MaxArgBytes-1)
+		}
+	}
+	head := []string{"respawn-pane", "-k", "-t", paneTarget(target)}
+	if spec.Cwd != "" {
+		head = append(head, "-c", escapeCwd(spec.Cwd))
+	}
+	head = append(head, "--")
+	args = append(append([]string{}, head...), commandArgs(spec.Argv)...)
+	if t.lineBytes(args) <= MaxCommandLineBytes {
+		return args, cleanup, nil
+	}
+	if len(t.opt.Launcher) == 0 {
+		return nil, cleanup, fail(loop.EINVALID, ErrArgvTooLong,
+			"cannot spawn in tmux session %s: the harness command line is %d bytes and tmux takes at most %d "+
+				"(about 16 KB); shorten the prompt or arguments", target, t.lineBytes(args), MaxCommandLineBytes)
+	}
+	path, err := writeLaunchFile(spec)
+	if err != nil {
+		return nil, cleanup, fail(loop.EINTERNAL, err, "cannot spawn in tmux session %s: %v", target, err)
+	}
+	cleanup = func() { _ = os.Remove(path) }
+	launch := append(append([]string{}, t.opt.Launcher...), path)
+	args = append(append([]string{}, head...), commandArgs(launch)...)
+	if n := t.lineBytes(args); n > MaxCommandLineBytes {
+		cleanup()
+		return nil, func() {}, fail(loop.EINVALID, ErrArgvTooLong,
+			"cannot spawn in tmux session %s: even the launcher command line is %d bytes (limit %d)", target, n, MaxCommandLineBytes)
+	}
+	return args, cleanup, nil
+}
+
+// lineBytes is the size of a tmux command line with the global flags.
+func (t *Tmux) lineBytes(args []string) int {
+	n := len(t.opt.Binary) + 1
+	if t.opt.Socket != "" {
+		n += len("-L") + 1 + len(t.opt.Socket) + 1
+	}
+	if t.opt.ConfigFile != "" {
+		n += len("-f") + 1 + len(t.opt.ConfigFile) + 1
+	}
+	for _, a := range args {
+		n += len(a) + 1
+	}
+	return n
+}
+
+// commandArgs escapes an argv for tmux. tmux runs a one-element command
+// through the shell, so that case becomes "exec '<argv0>'".
+func commandArgs(argv []string) []string {
+	if len(argv) == 1 {
+		return []string{EscapeArg("exec " + shellQuote(argv[0]))}
+	}
+	out := make([]string, len(argv))
+	for i, a := range argv {
+		out[i] = EscapeArg(a)
+	}
+	return out
+}
+
+// EscapeArg protects one argument from tmux's command parser: an argument
+// ending in ';' would end the command (D11), so that ';' becomes "\;".
+func EscapeArg(s string) string {
+	if strings.HasSuffix(s, ";") {
+		return s[:len(s)-1] + `\;`
+	}
+	return s
+}
+
+// escapeCwd escapes a start directory: tmux expands formats in -c, so '#'
+// is doubled, and a trailing ';' is escaped as for any argument.
+func escapeCwd(s string) string {
+	return EscapeArg(strings.ReplaceAll(s, "#", "##"))
+}
+
+// shellQuote single-quotes s for a POSIX shell.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

@@ -1,0 +1,183 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	loop "github.com/the-loop-dev/the-loop"
+)
+
+// Poll cadence of TerminateHarnessIn.
+const (
+	terminatePoll = 100 * time.Millisecond
+	killWait      = 2 * time.Second // how long SIGKILL gets to take effect
+)
+
+// Proc identifies a process: its pid and start time, so a pid the kernel
+// has reused is never signalled.
+type Proc struct {
+	Pid   int
+	Start uint64
+}
+
+// Processes is the seam TerminateHarnessIn reads and signals processes
+// through (default: /proc and kill(2)).
+type Processes interface {
+	// Tree returns the live processes rooted at pids: each pid and all its
+	// descendants, whatever their process group or session.
+	Tree(pids []int) []Proc
+	// Alive reports whether p still runs; a zombie is gone.
+	Alive(p Proc) bool
+	// Signal sends sig to p; a process already gone is not an error.
+	Signal(p Proc, sig syscall.Signal) error
+}
+
+// KillTarget kills target's tmux session (kill-session). A session that does
+// not exist is ENOTFOUND wrapping ErrNoSession.
+func (t *Tmux) KillTarget(ctx context.Context, target string) error {
+	if err := guard(target); err != nil {
+		return err
+	}
+	if err := t.do(ctx, "kill-session", "-t", sessionTarget(target)); err != nil {
+		return tmuxFailed(target, "kill", err)
+	}
+	return nil
+}
+
+// TerminateHarnessIn ends the process tree of target's pane (original §2.5,
+// D12): it keeps the pane (remain-on-exit), collects each live pane pid and
+// every descendant, sends them all SIGTERM, waits up to grace for them to
+// go (polling every 100ms; grace 0 escalates at once), then SIGKILLs what
+// is left. label names what the target belongs to in the refusal log.
+// A session already gone is success; processes that survive SIGKILL are an
+// error wrapping ErrStillRunning. The session itself is left for
+// KillTarget.
+func (t *Tmux) TerminateHarnessIn(ctx context.Context, target, label string, grace time.Duration) error {
+	if target == "" {
+		return nil
+	}
+	if err := guard(target); err != nil {
+		t.log.Warn("refusing to terminate processes in tmux target "+strconv.Quote(target)+" for "+label+
+			": not a the-loop `loop-<slug>` session", "target", target, "label", label)
+		return err
+	}
+	if _, err := t.probe(ctx, "has-session", "-t", sessionTarget(target)); err != nil {
+		if answered(err) {
+			t.log.Info("tmux session is already gone", "target", target, "label", label)
+			return nil
+		}
+		return fail(loop.EINTERNAL, err, "could not terminate the harness in %s: %v", target, err)
+	}
+	if err := t.do(ctx, "set-option", "-w", "-t", paneTarget(target), "remain-on-exit", "on"); err != nil {
+		t.log.Warn("could not keep the pane of a terminated harness", "target", target, "error", err)
+	}
+	pids, err := t.livePanePids(ctx, target)
+	if err != nil {
+		if answered(err) {
+			return nil // the session went away meanwhile
+		}
+		return fail(loop.EINTERNAL, err, "could not terminate the harness in %s: %v", target, err)
+	}
+	if len(pids) == 0 {
+		return nil
+	}
+	procs := t.opt.Procs.Tree(pids)
+	t.signalAll(target, procs, syscall.SIGTERM)
+	for waited := time.Duration(0); waited < grace; waited += terminatePoll {
+		procs = t.survivors(procs)
+		if len(procs) == 0 {
+			return nil
+		}
+		if err := t.opt.Sleep(ctx, min(terminatePoll, grace-waited)); err != nil {
+			break
+		}
+	}
+	procs = t.survivors(procs)
+	if len(procs) == 0 {
+		return nil
+	}
+	t.log.Warn("harness did not end on SIGTERM; sending SIGKILL", "target", target, "label", label,
+		"grace", grace, "pids", pidsOf(procs))
+	t.signalAll(target, procs, syscall.SIGKILL)
+	for waited := time.Duration(0); ; waited += 20 * time.Millisecond {
+		procs = t.survivors(procs)
+		if len(procs) == 0 {
+			return nil
+		}
+		if waited >= killWait || t.opt.Sleep(ctx, 20*time.Millisecond) != nil {
+			break
+		}
+	}
+	return fail(loop.EINTERNAL, ErrStillRunning, "harness in %s is still running after SIGKILL (pids %v)",
+		target, pidsOf(procs))
+}
+
+// livePanePids lists the pids of the session's panes whose process runs.
+func (t *Tmux) livePanePids(ctx context.Context, target string) ([]int, error) {
+	out, err := t.probe(ctx, "list-panes", "-s", "-t", sessionTarget(target), "-F", "#{pane_pid} #{pane_dead}")
+	if err != nil {
+		return nil, err
+	}
+	var pids []int
+	for _, line := range strings.Split(out, "\n") {
+		f := strings.Fields(line)
+		if len(f) != 2 || f[1] == "1" {
+			continue
+		}
+		if pid, err := strconv.Atoi(f[0]); err == nil && pid > 0 {
+			pids = append(pids, pid)
+		}
+	}
+	return pids, nil
+}
+
+// survivors returns the processes of procs still alive, plus any new
+// descendants they started meanwhile.
+func (t *Tmux) survivors(procs []Proc) []Proc {
+	var alive []Proc
+	var roots []int
+	have := map[Proc]bool{}
+	for _, p := range procs {
+		if t.opt.Procs.Alive(p) {
+			alive = append(alive, p)
+			roots = append(roots, p.Pid)
+			have[p] = true
+		}
+	}
+	if len(roots) == 0 {
+		return nil
+	}
+	for _, p := range t.opt.Procs.Tree(roots) {
+		if !have[p] {
+			alive = append(alive, p)
+			have[p] = true
+		}
+	}
+	return alive
+}
+
+// signalAll sends sig to every process, logging (not failing on) refusals.
+func (t *Tmux) signalAll(target string, procs []Proc, sig syscall.Signal) {
+	for _, p := range procs {
+		if err := t.opt.Procs.Signal(p, sig); err != nil {
+			lvl := "could not signal a harness process"
+			if errors.Is(err, syscall.EPERM) {
+				lvl = "not permitted to signal a harness process"
+			}
+			t.log.Warn(lvl, "target", target, "pid", p.Pid, "signal", sig.String(), "error", err)
+		}
+	}
+}
+
+// pidsOf lists the pids of procs.
+func pidsOf(procs []Proc) []int {
+	out := make([]int, len(procs))
+	for i, p := range procs {
+		out[i] = p.Pid
+	}
+	return out
+}

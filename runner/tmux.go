@@ -1,0 +1,332 @@
+// Package runner is the only package that runs tmux. It implements
+// loop.Runner with target-addressed operations on tmux sessions named
+// "loop-…": probe, spawn, deliver, snapshot, kill and terminate.
+//
+// Every command names its session exactly ("-t =loop-x" for a session,
+// "-t =loop-x:" for its window and pane, decisions D9), every target is
+// checked against loop.TargetRE before any tmux call, and no server-wide
+// option is ever changed (D10).
+package runner
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"strings"
+	"time"
+
+	loop "github.com/the-loop-dev/the-loop"
+)
+
+// Defaults of Options.
+const (
+	DefaultSubmitDelay    = 50 * time.Millisecond
+	DefaultProbeTimeout   = 10 * time.Second
+	DefaultCommandTimeout = 30 * time.Second
+	DefaultWidth          = 200
+	DefaultHeight         = 50
+)
+
+// Options configures a Tmux runner. The zero value runs `tmux` on the user's
+// default server with the defaults above.
+type Options struct {
+	// Socket is the tmux server's socket name: every call gets "-L <Socket>"
+	// when it is not empty (routing.tmux.socketName). Empty means the
+	// user's default server.
+	Socket string
+	// ConfigFile is passed as "-f <ConfigFile>" when not empty (tests pass
+	// /dev/null so a private server ignores ~/.tmux.conf). Empty means
+	// tmux's default.
+	ConfigFile string
+	// Binary is the tmux executable, looked up on PATH at each call
+	// (default "tmux").
+	Binary string
+	// Cmd runs tmux. Default: an ExecCommander for Binary.
+	Cmd Commander
+	// SubmitDelay is the pause between the bracketed paste and the carriage
+	// return that submits it (routing.tmux.submitDelayMs; default 50ms).
+	SubmitDelay time.Duration
+	// ProbeTimeout bounds each read-only probe (default 10s).
+	ProbeTimeout time.Duration
+	// CommandTimeout bounds each other tmux call (default 30s).
+	CommandTimeout time.Duration
+	// Width and Height are the fixed size of a spawned window (200×50).
+	Width, Height int
+	// Launcher, when set, lets a harness argv too long for a tmux command
+	// line still spawn: the argv goes to a 0600 JSON file and the pane runs
+	// "<Launcher…> <file>" (e.g. the-loop internal-exec FILE, which calls
+	// ExecFromFile). Without it such a spawn fails naming the limit.
+	Launcher []string
+	// LockDir holds the per-target delivery locks (default
+	// $TMPDIR/the-loop-tmux-locks-<uid>).
+	LockDir string
+	// Logger receives warnings and debug lines (default: discarded).
+	Logger *slog.Logger
+	// Procs reads and signals processes for TerminateHarnessIn (default:
+	// the /proc file system and kill(2)).
+	Procs Processes
+	// Sleep waits d or until ctx is done (default: a timer).
+	Sleep func(ctx context.Context, d time.Duration) error
+}
+
+// Tmux is the tmux runner. It implements loop.Runner and is safe for
+// concurrent use.
+type Tmux struct {
+	opt        Options
+	log        *slog.Logger
+	bufferName func() string // a fresh tmux buffer name per delivery
+}
+
+var _ loop.Runner = (*Tmux)(nil)
+
+// New returns a runner configured by opt, with defaults filled in.
+func New(opt Options) *Tmux {
+	if opt.Binary == "" {
+		opt.Binary = "tmux"
+	}
+	if opt.Cmd == nil {
+		opt.Cmd = ExecCommander{Binary: opt.Binary}
+	}
+	if opt.SubmitDelay <= 0 {
+		opt.SubmitDelay = DefaultSubmitDelay
+	}
+	if opt.ProbeTimeout <= 0 {
+		opt.ProbeTimeout = DefaultProbeTimeout
+	}
+	if opt.CommandTimeout <= 0 {
+		opt.CommandTimeout = DefaultCommandTimeout
+	}
+	if opt.Width <= 0 {
+		opt.Width = DefaultWidth
+	}
+	if opt.Height <= 0 {
+		opt.Height = DefaultHeight
+	}
+	if opt.LockDir == "" {
+		opt.LockDir = defaultLockDir()
+	}
+	if opt.Procs == nil {
+		opt.Procs = procFS{}
+	}
+	if opt.Sleep == nil {
+		opt.Sleep = sleepCtx
+	}
+	log := opt.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Tmux{opt: opt, log: log, bufferName: randomBufferName}
+}
+
+// Socket returns the tmux socket name the runner addresses ("" = default).
+func (t *Tmux) Socket() string { return t.opt.Socket }
+
+// Commander runs one tmux command: args are tmux's arguments (global flags
+// such as -L first), stdin is fed to it when not nil. A non-zero exit is
+// reported as *ExitError; any error of another type means tmux did not
+// answer (timeout, binary missing, could not start).
+type Commander interface {
+	Run(ctx context.Context, args []string, stdin io.Reader) (stdout []byte, err error)
+}
+
+// ExitError is tmux's answer with a non-zero exit status.
+type ExitError struct {
+	Args   []string // the arguments tmux ran with
+	Code   int      // its exit status
+	Stderr string   // what it said (trimmed)
+}
+
+// Error returns "tmux <verb> exited <code>: <stderr>".
+func (e *ExitError) Error() string {
+	return fmt.Sprintf("tmux %s exited %d: %s", verbOf(e.Args), e.Code, e.Stderr)
+}
+
+// NoAnswerError is a tmux call that got no answer: it timed out, the binary
+// is missing, or it could not be started.
+type NoAnswerError struct {
+	Args []string
+	Err  error
+}
+
+// Error explains why tmux did not answer.
+func (e *NoAnswerError) Error() string {
+	if errors.Is(e.Err, exec.ErrNotFound) {
+		return "tmux binary 'tmux' not found on PATH — install it (macOS: `brew install tmux` · " +
+			"Debian/Ubuntu: `apt install tmux` · Fedora: `dnf install tmux`)"
+	}
+	if errors.Is(e.Err, context.DeadlineExceeded) {
+		return fmt.Sprintf("tmux %s timed out", verbOf(e.Args))
+	}
+	return fmt.Sprintf("could not run tmux %s: %v", verbOf(e.Args), e.Err)
+}
+
+// Unwrap returns the cause.
+func (e *NoAnswerError) Unwrap() error { return e.Err }
+
+// ExecCommander runs the tmux binary with exec.CommandContext, without a
+// shell, capturing stdout and stderr.
+type ExecCommander struct {
+	Binary string // default "tmux"
+}
+
+// Run implements Commander.
+func (c ExecCommander) Run(ctx context.Context, args []string, stdin io.Reader) ([]byte, error) {
+	bin := c.Binary
+	if bin == "" {
+		bin = "tmux"
+	}
+	path, err := exec.LookPath(bin)
+	if err != nil {
+		return nil, &NoAnswerError{Args: args, Err: err}
+	}
+	cmd := exec.CommandContext(ctx, path, args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.Stdin = stdin
+	cmd.WaitDelay = time.Second
+	err = cmd.Run()
+	if err == nil {
+		return stdout.Bytes(), nil
+	}
+	if ctx.Err() != nil {
+		return stdout.Bytes(), &NoAnswerError{Args: args, Err: ctx.Err()}
+	}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) && ee.ExitCode() >= 0 {
+		msg := strings.TrimSpace(stderr.String())
+		if msg == "" {
+			msg = strings.TrimSpace(stdout.String())
+		}
+		return stdout.Bytes(), &ExitError{Args: args, Code: ee.ExitCode(), Stderr: msg}
+	}
+	return stdout.Bytes(), &NoAnswerError{Args: args, Err: err}
+}
+
+// run runs one tmux command with the global flags, bounded by timeout.
+func (t *Tmux) run(ctx context.Context, timeout time.Duration, stdin io.Reader, args ...string) (string, error) {
+	full := make([]string, 0, len(args)+4)
+	if t.opt.Socket != "" {
+		full = append(full, "-L", t.opt.Socket)
+	}
+	if t.opt.ConfigFile != "" {
+		full = append(full, "-f", t.opt.ConfigFile)
+	}
+	full = append(full, args...)
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	out, err := t.opt.Cmd.Run(ctx, full, stdin)
+	if err != nil {
+		var ee *ExitError
+		if !errors.As(err, &ee) {
+			var na *NoAnswerError
+			if !errors.As(err, &na) {
+				err = &NoAnswerError{Args: full, Err: err}
+			}
+		}
+		t.log.Debug("tmux", "args", full, "error", err)
+		return string(out), err
+	}
+	return string(out), nil
+}
+
+// probe runs a read-only command with the probe timeout.
+func (t *Tmux) probe(ctx context.Context, args ...string) (string, error) {
+	return t.run(ctx, t.opt.ProbeTimeout, nil, args...)
+}
+
+// do runs a command that changes something, with the command timeout.
+func (t *Tmux) do(ctx context.Context, args ...string) error {
+	_, err := t.run(ctx, t.opt.CommandTimeout, nil, args...)
+	return err
+}
+
+// answered reports whether err is tmux's own (non-zero exit) answer.
+func answered(err error) bool {
+	var ee *ExitError
+	return errors.As(err, &ee)
+}
+
+// stderrOf returns what tmux said in err, or err's text.
+func stderrOf(err error) string {
+	var ee *ExitError
+	if errors.As(err, &ee) {
+		return ee.Stderr
+	}
+	return err.Error()
+}
+
+// sessionGone reports whether a tmux answer says the session (or the whole
+// server) does not exist.
+func sessionGone(err error) bool {
+	var ee *ExitError
+	if !errors.As(err, &ee) {
+		return false
+	}
+	s := strings.ToLower(ee.Stderr)
+	return strings.Contains(s, "can't find") || noServer(s)
+}
+
+// noServer reports whether tmux's message says no server is running.
+func noServer(stderr string) bool {
+	s := strings.ToLower(stderr)
+	return strings.Contains(s, "no server running") || strings.Contains(s, "error connecting to")
+}
+
+// verbOf returns the tmux command name in args (after global flags).
+func verbOf(args []string) string {
+	for i := 0; i < len(args); i++ {
+		switch args[i] {
+		case "-L", "-S", "-f":
+			i++
+			continue
+		}
+		if !strings.HasPrefix(args[i], "-") {
+			return args[i]
+		}
+	}
+	return "command"
+}
+
+// sessionTarget is the exact session form of target ("=loop-x").
+func sessionTarget(target string) string { return "=" + target }
+
+// paneTarget is the exact window form ("=loop-x:"), which pane-level
+// commands need on tmux 3.3a (D9).
+func paneTarget(target string) string { return "=" + target + ":" }
+
+// guard refuses a target that is not a the-loop session name, before any
+// tmux call.
+func guard(target string) error {
+	if loop.TargetRE.MatchString(target) {
+		return nil
+	}
+	return &loop.Error{Code: loop.EINVALID,
+		Message: fmt.Sprintf("'%s' is not a the-loop tmux session name", target),
+		Err:     ErrInvalidTarget}
+}
+
+// sleepCtx waits d or until ctx is done.
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	tm := time.NewTimer(d)
+	defer tm.Stop()
+	select {
+	case <-tm.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// uid is the caller's user id, for per-user temp paths.
+func uid() int { return os.Getuid() }
