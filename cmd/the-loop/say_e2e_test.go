@@ -1,0 +1,169 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/the-loop-dev/the-loop/internal/testkit"
+)
+
+func framed(text string) string {
+	return "Message from your operator (ops) to standing session `supervisor`:\n\n" + text
+}
+
+// startReady starts the session and waits until the agent drew its prompt.
+func startReady(t *testing.T, e *env) {
+	t.Helper()
+	e.must(0, "standing", "start", "supervisor")
+	waitFor(t, "the agent's prompt", func() bool {
+		screen, _ := e.tmux("capture-pane", "-p", "-t", "=loop-standing-supervisor:")
+		return strings.Contains(screen, "❯")
+	})
+}
+
+func TestStandingSay_DeliversFramedTextOnce(t *testing.T) {
+	e := newEnv(t)
+	e.config(oneSession)
+	startReady(t, e)
+
+	r := e.must(0, "standing", "say", "supervisor", "--text", "status report, please", "--actor", "ops")
+	if strings.TrimSpace(r.stdout) != "delivered into loop-standing-supervisor (standing.said)" {
+		t.Fatalf("say: %s", r)
+	}
+	waitFor(t, "the message", func() bool { return len(e.agent.Messages()) == 1 })
+	if got := e.agent.Messages(); got[0] != framed("status report, please") {
+		t.Fatalf("agent got %q", got)
+	}
+	evs := e.events("--type", "standing.said")
+	if len(evs) != 1 || evs[0].Field("actor") != "ops" || evs[0].Field("tmux_target") != "loop-standing-supervisor" {
+		t.Fatalf("events %+v", evs)
+	}
+	if e.rows()["supervisor"].LastMessageAt == "" {
+		t.Fatal("lastMessageAt not set")
+	}
+}
+
+func TestStandingSay_HostileAndLongTextsArriveWhole(t *testing.T) {
+	e := newEnv(t)
+	e.config(oneSession)
+	startReady(t, e)
+
+	hostile := "line one\r\nline two\x1b[201~typed\x07\x01 keys\rthree\ttab"
+	e.must(0, "standing", "say", "supervisor", "--text", hostile, "--actor", "ops")
+	long := strings.Repeat("0123456789abcdef", 100*1024/16) // 100 KiB
+	e.must(0, "standing", "say", "supervisor", "--text", long, "--actor", "ops")
+	huge := strings.Repeat("the quick brown fox jumps over the lazy dog\n", 1<<20/44+1)[:1<<20] // 1 MiB
+	file := filepath.Join(e.dir, "huge.txt")
+	if err := os.WriteFile(file, []byte(huge), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.must(0, "standing", "say", "supervisor", "--text-file", file, "--actor", "ops")
+	piped := e.runIn("from stdin", "standing", "say", "supervisor", "--text", "-", "--actor", "ops")
+	if piped.code != 0 {
+		t.Fatalf("stdin say: %s", piped)
+	}
+
+	waitFor(t, "four messages", func() bool { return len(e.agent.Messages()) >= 4 })
+	got := e.agent.Messages()
+	want := []string{
+		framed("line one\nline two[201~typed keys\nthree\ttab"),
+		framed(long),
+		framed(huge),
+		framed("from stdin"),
+	}
+	if len(got) != len(want) {
+		t.Fatalf("agent got %d messages, want %d", len(got), len(want))
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("message %d: got %d bytes %.80q…, want %d bytes %.80q…", i, len(got[i]), got[i], len(want[i]), want[i])
+		}
+	}
+}
+
+func TestStandingSay_ConcurrentSaysStaySeparate(t *testing.T) {
+	e := newEnv(t)
+	e.config(oneSession)
+	startReady(t, e)
+	texts := []string{strings.Repeat("A", 20000), strings.Repeat("B", 20000)}
+	var wg sync.WaitGroup
+	results := make([]result, 2)
+	for i, text := range texts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i] = e.run("standing", "say", "supervisor", "--text", text, "--actor", "ops")
+		}()
+	}
+	wg.Wait()
+	for _, r := range results {
+		if r.code != 0 {
+			t.Fatalf("say: %s", r)
+		}
+	}
+	waitFor(t, "two messages", func() bool { return len(e.agent.Messages()) >= 2 })
+	got := e.agent.Messages()
+	slices.Sort(got)
+	if len(got) != 2 || got[0] != framed(texts[0]) || got[1] != framed(texts[1]) {
+		t.Fatalf("messages interleaved or lost: %d messages, lengths %d/%d", len(got), len(got[0]), len(got[len(got)-1]))
+	}
+}
+
+func TestStandingSay_RightAfterStartWaitsForReadiness(t *testing.T) {
+	e := newEnv(t, testkit.Delay(1500*time.Millisecond))
+	e.config(oneSession)
+	e.must(0, "standing", "start", "supervisor")
+	r := e.run("standing", "say", "supervisor", "--text", "are you there?", "--actor", "ops")
+	switch r.code {
+	case 0:
+		waitFor(t, "the message", func() bool { return len(e.agent.Messages()) == 1 })
+		if got := e.agent.Messages()[0]; got != framed("are you there?") {
+			t.Fatalf("agent got %q", got)
+		}
+	case 1:
+		if !strings.Contains(r.stderr, "not ready") {
+			t.Fatalf("say failed without saying the agent is not ready: %s", r)
+		}
+	default:
+		t.Fatalf("say: %s", r)
+	}
+}
+
+func TestStandingSay_NotReadyFailsAndSaysSo(t *testing.T) {
+	e := newEnv(t, testkit.Delay(30*time.Second))
+	e.config(strings.Replace(oneSession, "resumeProbeSeconds: 1}", "resumeProbeSeconds: 1, readySeconds: 1}", 1))
+	e.must(0, "standing", "start", "supervisor")
+	r := e.must(1, "standing", "say", "supervisor", "--text", "hello")
+	if !strings.Contains(r.stderr, "is not ready for input") || r.stdout != "" {
+		t.Fatalf("say: %s", r)
+	}
+	if n := len(e.events("--type", "standing.said")); n != 0 {
+		t.Fatalf("%d standing.said events for an undelivered message", n)
+	}
+}
+
+func TestStandingSay_Refusals(t *testing.T) {
+	e := newEnv(t)
+	e.config(oneSession)
+	r := e.must(1, "standing", "say", "supervisor", "--text", "hi")
+	if !strings.Contains(r.stderr, "the-loop standing start supervisor") {
+		t.Fatalf("unstarted: %s", r)
+	}
+	e.must(0, "standing", "start")
+	e.must(0, "standing", "stop")
+	r = e.must(1, "standing", "say", "supervisor", "--text", "hi")
+	if !strings.Contains(r.stderr, "the-loop standing start supervisor") {
+		t.Fatalf("stopped: %s", r)
+	}
+	e.must(2, "standing", "say", "supervisor", "--text", "   \n ")
+	e.must(2, "standing", "say", "supervisor")
+	e.must(1, "standing", "say", "nobody", "--text", "hi")
+	if n := len(e.starts()); n != 1 {
+		t.Fatalf("say spawned: %d starts", n)
+	}
+}
