@@ -257,7 +257,8 @@ func TestTerminateHarnessIn_ArgvTranscriptAndSignals(t *testing.T) {
 		alive: map[Proc]bool{harness: true, mcp: true, helper: true},
 		dieOn: map[Proc]syscall.Signal{harness: syscall.SIGTERM, mcp: syscall.SIGTERM, helper: syscall.SIGKILL},
 	}
-	rec := newRecorder().on("list-panes -s -t =loop-a -F #{pane_pid} #{pane_dead}", reply{out: "100 0\n200 1\n"})
+	rec := newRecorder().on("list-panes -s -t =loop-a -F #{pane_pid} #{pane_dead}", reply{out: "100 0\n200 1\n"}).
+		on("list-panes -s -t =loop-a -F #{pane_dead}", reply{out: "0\n1\n"}, reply{out: "1\n1\n"})
 	r, sl := newTestRunner(t, rec, procs)
 	if err := r.TerminateHarnessIn(context.Background(), "loop-a", "standing:a", 250*time.Millisecond); err != nil {
 		t.Fatal(err)
@@ -266,14 +267,17 @@ func TestTerminateHarnessIn_ArgvTranscriptAndSignals(t *testing.T) {
 		{"-L", "sock", "has-session", "-t", "=loop-a"},
 		{"-L", "sock", "set-option", "-w", "-t", "=loop-a:", "remain-on-exit", "on"},
 		{"-L", "sock", "list-panes", "-s", "-t", "=loop-a", "-F", "#{pane_pid} #{pane_dead}"},
+		// the signals (below), then until tmux sees the panes die:
+		{"-L", "sock", "list-panes", "-s", "-t", "=loop-a", "-F", "#{pane_dead}"},
+		{"-L", "sock", "list-panes", "-s", "-t", "=loop-a", "-F", "#{pane_dead}"},
 	})
 	wantSig := []string{"TERM 100", "TERM 101", "TERM 102", "KILL 102"}
 	if !reflect.DeepEqual(procs.signal, wantSig) {
 		t.Fatalf("signals = %v, want %v", procs.signal, wantSig)
 	}
-	wantSleep := []time.Duration{100 * time.Millisecond, 100 * time.Millisecond, 50 * time.Millisecond}
+	wantSleep := []time.Duration{100 * time.Millisecond, 100 * time.Millisecond, 50 * time.Millisecond, 20 * time.Millisecond}
 	if !reflect.DeepEqual(sl.d, wantSleep) {
-		t.Fatalf("sleeps = %v, want %v (the grace in 100ms polls)", sl.d, wantSleep)
+		t.Fatalf("sleeps = %v, want %v (the grace in 100ms polls, one settle poll)", sl.d, wantSleep)
 	}
 }
 
@@ -281,7 +285,8 @@ func TestTerminateHarnessIn_ZeroGraceEscalatesAtOnce(t *testing.T) {
 	p := Proc{Pid: 100, Start: 1}
 	procs := &fakeProcs{tree: map[int][]Proc{100: {p}}, alive: map[Proc]bool{p: true},
 		dieOn: map[Proc]syscall.Signal{p: syscall.SIGKILL}}
-	rec := newRecorder().on("list-panes -s -t =loop-a -F #{pane_pid} #{pane_dead}", reply{out: "100 0\n"})
+	rec := newRecorder().on("list-panes -s -t =loop-a -F #{pane_pid} #{pane_dead}", reply{out: "100 0\n"}).
+		on("list-panes -s -t =loop-a -F #{pane_dead}", reply{out: "1\n"})
 	r, sl := newTestRunner(t, rec, procs)
 	if err := r.TerminateHarnessIn(context.Background(), "loop-a", "x", 0); err != nil {
 		t.Fatal(err)
@@ -332,7 +337,8 @@ func TestStates_NoServerIsAbsentSilenceIsUnknown(t *testing.T) {
 		"no server":        {exit1("no server running on /tmp/tmux-0/sock"), loop.PaneAbsent},
 		"no socket":        {exit1("error connecting to /tmp/tmux-0/sock (No such file or directory)"), loop.PaneAbsent},
 		"timeout":          {reply{err: &NoAnswerError{Err: context.DeadlineExceeded}}, loop.PaneUnknown},
-		"unexpected error": {exit1("server exited unexpectedly"), loop.PaneUnknown},
+		"server exiting":   {exit1("server exited unexpectedly"), loop.PaneAbsent},
+		"unexpected error": {exit1("unknown option -- a"), loop.PaneUnknown},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -15,6 +15,8 @@ import (
 const (
 	terminatePoll = 100 * time.Millisecond
 	killWait      = 2 * time.Second // how long SIGKILL gets to take effect
+	settlePoll    = 20 * time.Millisecond
+	settleWait    = 2 * time.Second // how long tmux gets to see the panes die
 )
 
 // Proc identifies a process: its pid and start time, so a pid the kernel
@@ -90,6 +92,7 @@ func (t *Tmux) TerminateHarnessIn(ctx context.Context, target, label string, gra
 	for waited := time.Duration(0); waited < grace; waited += terminatePoll {
 		procs = t.survivors(procs)
 		if len(procs) == 0 {
+			t.settle(ctx, target)
 			return nil
 		}
 		if err := t.opt.Sleep(ctx, min(terminatePoll, grace-waited)); err != nil {
@@ -98,6 +101,7 @@ func (t *Tmux) TerminateHarnessIn(ctx context.Context, target, label string, gra
 	}
 	procs = t.survivors(procs)
 	if len(procs) == 0 {
+		t.settle(ctx, target)
 		return nil
 	}
 	t.log.Warn("harness did not end on SIGTERM; sending SIGKILL", "target", target, "label", label,
@@ -106,6 +110,7 @@ func (t *Tmux) TerminateHarnessIn(ctx context.Context, target, label string, gra
 	for waited := time.Duration(0); ; waited += 20 * time.Millisecond {
 		procs = t.survivors(procs)
 		if len(procs) == 0 {
+			t.settle(ctx, target)
 			return nil
 		}
 		if waited >= killWait || t.opt.Sleep(ctx, 20*time.Millisecond) != nil {
@@ -114,6 +119,22 @@ func (t *Tmux) TerminateHarnessIn(ctx context.Context, target, label string, gra
 	}
 	return fail(loop.EINTERNAL, ErrStillRunning, "harness in %s is still running after SIGKILL (pids %v)",
 		target, pidsOf(procs))
+}
+
+// settle waits (up to settleWait) for tmux to see the panes die, so a State
+// right after a terminate reads dead: tmux notices when the pane's tty
+// closes, a moment after the processes are gone.
+func (t *Tmux) settle(ctx context.Context, target string) {
+	for waited := time.Duration(0); ; waited += settlePoll {
+		out, err := t.probe(ctx, "list-panes", "-s", "-t", sessionTarget(target), "-F", "#{pane_dead}")
+		if err != nil || paneStateOf(strings.Fields(out)) == loop.PaneDead {
+			return
+		}
+		if waited >= settleWait || t.opt.Sleep(ctx, settlePoll) != nil {
+			t.log.Warn("tmux still shows a live pane after its processes ended", "target", target)
+			return
+		}
+	}
 }
 
 // livePanePids lists the pids of the session's panes whose process runs.

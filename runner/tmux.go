@@ -274,10 +274,12 @@ func sessionGone(err error) bool {
 	return strings.Contains(s, "can't find") || noServer(s)
 }
 
-// noServer reports whether tmux's message says no server is running.
+// noServer reports whether tmux's message says no server is running, or
+// that the server exited while answering (its last session just ended).
 func noServer(stderr string) bool {
 	s := strings.ToLower(stderr)
-	return strings.Contains(s, "no server running") || strings.Contains(s, "error connecting to")
+	return strings.Contains(s, "no server running") || strings.Contains(s, "error connecting to") ||
+		strings.Contains(s, "server exited unexpectedly")
 }
 
 // verbOf returns the tmux command name in args (after global flags).

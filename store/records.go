@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"regexp"
+	"slices"
+	"sync"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -30,8 +32,58 @@ func (t *Tx) DeleteStanding(name string) (bool, error) {
 	return deleteImpl(t.tx.Bucket(bucketStanding), name)
 }
 
-// ListStanding returns every standing record, sorted by name.
+// ListStanding returns every standing record, sorted by name. On a held
+// (non-transient) store, a read-only transaction reuses the records decoded
+// at the same commit (bbolt's transaction id names the committed state), so
+// repeated reads between writes decode nothing; each call gets its own
+// copies.
 func (t *Tx) ListStanding() ([]*loop.StandingRecord, error) {
+	if t.db == nil || t.db.opt.Transient || t.tx.Writable() {
+		return t.listStanding()
+	}
+	c := &t.db.standing
+	id := t.tx.ID()
+	c.mu.Lock()
+	recs, ok := c.recs, c.ok && c.txid == id
+	c.mu.Unlock()
+	if !ok {
+		var err error
+		if recs, err = t.listStanding(); err != nil {
+			return nil, err
+		}
+		c.mu.Lock()
+		if !c.ok || id >= c.txid {
+			c.txid, c.recs, c.ok = id, recs, true
+		}
+		c.mu.Unlock()
+	}
+	out := make([]*loop.StandingRecord, len(recs))
+	for i, r := range recs {
+		out[i] = copyStanding(r)
+	}
+	return out, nil
+}
+
+// standingCache is ListStanding's cache (see DB.standing).
+type standingCache struct {
+	mu   sync.Mutex
+	ok   bool
+	txid int
+	recs []*loop.StandingRecord // never handed out: callers get copies
+}
+
+// copyStanding is a deep copy of a record.
+func copyStanding(r *loop.StandingRecord) *loop.StandingRecord {
+	c := *r
+	c.HarnessArgs = slices.Clone(r.HarnessArgs)
+	if r.Claim != nil {
+		cl := *r.Claim
+		c.Claim = &cl
+	}
+	return &c
+}
+
+func (t *Tx) listStanding() ([]*loop.StandingRecord, error) {
 	var out []*loop.StandingRecord
 	err := t.tx.Bucket(bucketStanding).ForEach(func(k, v []byte) error {
 		rec, err := decodeStanding(t.tx, string(k), v)

@@ -73,6 +73,10 @@ type DB struct {
 	mu     sync.RWMutex
 	bolt   *bolt.DB // the open file; nil in transient mode
 	closed bool
+
+	// standing caches ListStanding's decoded records by the transaction id
+	// of the commit they were read at (held mode only).
+	standing standingCache
 }
 
 // Tx is one transaction. It is valid only inside the function given to
@@ -80,6 +84,7 @@ type DB struct {
 type Tx struct {
 	tx        *bolt.Tx
 	maxEvents int
+	db        *DB
 }
 
 // Open opens (creating it and its parent directories when missing) the
@@ -180,7 +185,7 @@ func (db *DB) run(writable bool, fn func(*Tx) error) error {
 	}
 	var fnErr error
 	wrap := func(tx *bolt.Tx) error {
-		fnErr = fn(&Tx{tx: tx, maxEvents: db.opt.MaxEvents})
+		fnErr = fn(&Tx{tx: tx, maxEvents: db.opt.MaxEvents, db: db})
 		return fnErr
 	}
 	var err error

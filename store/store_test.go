@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -515,5 +516,47 @@ func TestService_HoldsTheFileAgainstTransientOpens(t *testing.T) {
 	_, err := Open(path, Options{Transient: true, Timeout: 100 * time.Millisecond})
 	if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "the-loop stop") {
 		t.Fatalf("Open while a service holds the file = %v", err)
+	}
+}
+
+func TestListStanding_HeldStoreDecodesOncePerCommit(t *testing.T) {
+	db := openTest(t, Options{})
+	mustUpdate(t, db, func(tx *Tx) error { return tx.PutStanding(rec("alpha")) })
+	list := func() []*loop.StandingRecord {
+		t.Helper()
+		var out []*loop.StandingRecord
+		if err := db.View(func(tx *Tx) error {
+			var err error
+			out, err = tx.ListStanding()
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	first := list()
+	first[0].Status = "scribbled"
+	first[0].HarnessArgs = append(first[0].HarnessArgs, "scribbled")
+	if again := list(); again[0].Status == "scribbled" || slices.Contains(again[0].HarnessArgs, "scribbled") {
+		t.Fatal("a caller's change reached the cache")
+	}
+	if db.standing.recs == nil {
+		t.Fatal("a held store's read was not cached")
+	}
+	mustUpdate(t, db, func(tx *Tx) error {
+		r := rec("alpha")
+		r.Status = loop.StatusStopped
+		if err := tx.PutStanding(r); err != nil {
+			return err
+		}
+		// Inside a write, ListStanding reads the transaction's own state.
+		all, err := tx.ListStanding()
+		if err == nil && all[0].Status != loop.StatusStopped {
+			t.Error("a write transaction read the cache")
+		}
+		return err
+	})
+	if got := list(); got[0].Status != loop.StatusStopped {
+		t.Fatalf("after a commit: status %q", got[0].Status)
 	}
 }

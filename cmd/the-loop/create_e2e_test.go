@@ -170,4 +170,3 @@ func TestStandingStart_KilledMidProbeRecovers(t *testing.T) {
 		t.Fatal("stop after recovery left the agent")
 	}
 }
-

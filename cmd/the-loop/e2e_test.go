@@ -26,7 +26,11 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	binary = filepath.Join(dir, "the-loop")
-	build := exec.Command("go", "build", "-race", "-o", binary, ".")
+	args := []string{"build", "-o", binary}
+	if raceEnabled {
+		args = append(args, "-race")
+	}
+	build := exec.Command("go", append(args, ".")...)
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "building the-loop:", err)
@@ -40,7 +44,7 @@ func TestMain(m *testing.M) {
 // env is one end-to-end test's world: a work dir holding the config and the
 // state root, a private tmux server, and the fake agent on PATH as claude.
 type env struct {
-	t      *testing.T
+	t      testing.TB
 	dir    string
 	home   string
 	socket string
@@ -49,7 +53,7 @@ type env struct {
 	cfg    string
 }
 
-func newEnv(t *testing.T, opts ...testkit.AgentOption) *env {
+func newEnv(t testing.TB, opts ...testkit.AgentOption) *env {
 	t.Helper()
 	e := &env{t: t, dir: t.TempDir(), home: t.TempDir(), socket: testkit.Tmux(t), agent: testkit.FakeAgent(t, opts...)}
 	e.path = e.agent.BinDir() + string(os.PathListSeparator) + os.Getenv("PATH")
@@ -189,7 +193,7 @@ func (e *env) alive(target string) bool {
 // starts are the fake agent's start entries.
 func (e *env) starts() []testkit.Entry { return e.agent.Entries("start") }
 
-func waitFor(t *testing.T, what string, cond func() bool) {
+func waitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
 	testkit.Eventually(t, cond, 15*time.Second, "%s", what)
 }

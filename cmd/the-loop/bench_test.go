@@ -1,0 +1,92 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// benchEnv declares n sessions (s00…) on a private tmux server.
+func benchEnv(b *testing.B, n int, probe string) *env {
+	b.Helper()
+	e := newEnv(b)
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "routing: {tmux: {socketName: %s, resumeProbeSeconds: %s, harnessKillGraceSeconds: 5}}\nstandingSessions:\n  enabled: true\n  sessions:\n", e.socket, probe)
+	for i := range n {
+		fmt.Fprintf(&sb, "    - {name: s%02d, cwd: %s}\n", i, e.dir)
+	}
+	e.config(sb.String())
+	return e
+}
+
+func benchRun(b *testing.B, e *env, args ...string) result {
+	b.Helper()
+	r := e.run(args...)
+	if r.code != 0 {
+		b.Fatalf("the-loop %v: %s", args, r)
+	}
+	return r
+}
+
+// BenchmarkStandingList50 is `standing list` at 50 running sessions (one
+// tmux query). Target ≤ 50 ms a call.
+func BenchmarkStandingList50(b *testing.B) {
+	e := benchEnv(b, 50, "1")
+	benchRun(b, e, "standing", "start")
+	b.ResetTimer()
+	for b.Loop() {
+		r := benchRun(b, e, "standing", "list")
+		if strings.Count(r.stdout, "running  yes") != 50 {
+			b.Fatalf("list:\n%s", r.stdout)
+		}
+	}
+	b.StopTimer()
+	benchRun(b, e, "standing", "stop")
+}
+
+// BenchmarkStandingResume50 resumes 50 stopped sessions with
+// resumeProbeSeconds: 1 (probes run concurrently). Target ≤ 3 s.
+func BenchmarkStandingResume50(b *testing.B) {
+	e := benchEnv(b, 50, "1")
+	benchRun(b, e, "standing", "start")
+	for b.Loop() {
+		b.StopTimer()
+		benchRun(b, e, "standing", "stop")
+		b.StartTimer()
+		r := benchRun(b, e, "standing", "start")
+		if n := strings.Count(r.stdout, "resumed"); n != 50*2 { // outcome and detail
+			b.Fatalf("%d resumed:\n%s", n/2, r)
+		}
+	}
+	b.StopTimer()
+	benchRun(b, e, "standing", "stop")
+}
+
+// BenchmarkStandingStop50 stops 50 running sessions (each flushes on
+// SIGTERM; the grace is 5 s). Target ≤ 2 s beyond the grace.
+func BenchmarkStandingStop50(b *testing.B) {
+	e := benchEnv(b, 50, "0")
+	for b.Loop() {
+		b.StopTimer()
+		benchRun(b, e, "standing", "start")
+		b.StartTimer()
+		benchRun(b, e, "standing", "stop")
+	}
+}
+
+// BenchmarkStandingSay is one `standing say` into a ready agent. Target
+// ≤ 200 ms.
+func BenchmarkStandingSay(b *testing.B) {
+	e := benchEnv(b, 1, "0")
+	benchRun(b, e, "standing", "start")
+	waitFor(b, "the agent's prompt", func() bool {
+		screen, _ := e.tmux("capture-pane", "-p", "-t", "=loop-standing-s00:")
+		return strings.Contains(screen, "❯")
+	})
+	b.ResetTimer()
+	for b.Loop() {
+		benchRun(b, e, "standing", "say", "s00", "--text", "ping")
+	}
+	b.StopTimer()
+	benchRun(b, e, "standing", "stop")
+}

@@ -1,0 +1,144 @@
+package http
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	loop "github.com/the-loop-dev/the-loop"
+)
+
+// The standing-session routes (original §8.2): GETs read, POSTs run a verb.
+// A verb's own refusals come back as errors and leave through errorStatus;
+// an ok:false result, or a say that could not deliver, is still 200.
+
+// verbContext is the context a verb runs under: once a state-changing verb
+// has begun it runs to its end even if the caller hangs up (the store records
+// each transition, so a half-run verb would only leave work for the next).
+func verbContext(c echo.Context) context.Context {
+	return context.WithoutCancel(c.Request().Context())
+}
+
+// listStanding answers GET /standing-sessions: every row, [] when none.
+func (s *Server) listStanding(c echo.Context) error {
+	rows, err := s.opt.Lifecycle.List(c.Request().Context(), configOf(c))
+	if err != nil {
+		return err
+	}
+	if rows == nil {
+		rows = []loop.Row{}
+	}
+	return writeJSON(c, http.StatusOK, rows)
+}
+
+// getStanding answers GET /standing-sessions/one?name=: one row (404 when it
+// is neither declared nor recorded; name is required).
+func (s *Server) getStanding(c echo.Context) error {
+	names, ok := c.QueryParams()["name"]
+	if !ok || len(names) == 0 {
+		return unprocessable("query.name: field required")
+	}
+	row, err := s.opt.Lifecycle.Get(c.Request().Context(), configOf(c), names[0])
+	if err != nil {
+		return err
+	}
+	return writeJSON(c, http.StatusOK, row)
+}
+
+// createStanding answers POST /standing-sessions/create (StandingCreateBody:
+// name required; autoStart and start default true; harnessArgs null or
+// absent inherits routing.harnessArgs).
+func (s *Server) createStanding(c echo.Context) error {
+	o, err := readObject(c)
+	if err != nil {
+		return err
+	}
+	req := loop.CreateRequest{
+		Name:         o.str("name", true, ""),
+		Harness:      o.str("harness", false, ""),
+		Cwd:          o.str("cwd", false, ""),
+		Prompt:       o.str("prompt", false, ""),
+		Description:  o.str("description", false, ""),
+		HarnessArgs:  o.list("harnessArgs"),
+		SlackEnabled: o.boolean("slackEnabled", false),
+		SlackChannel: o.str("slackChannel", false, ""),
+		AutoStart:    o.boolean("autoStart", true),
+		Start:        o.boolean("start", true),
+	}
+	if err := o.err(); err != nil {
+		return err
+	}
+	res, err := s.opt.Lifecycle.Create(verbContext(c), configOf(c), req)
+	if err != nil {
+		return err
+	}
+	return writeJSON(c, http.StatusOK, normalise(res))
+}
+
+// deleteStanding answers POST /standing-sessions/delete {name}.
+func (s *Server) deleteStanding(c echo.Context) error {
+	o, err := readObject(c)
+	if err != nil {
+		return err
+	}
+	name := o.str("name", true, "")
+	if err := o.err(); err != nil {
+		return err
+	}
+	res, err := s.opt.Lifecycle.Delete(verbContext(c), configOf(c), name)
+	if err != nil {
+		return err
+	}
+	return writeJSON(c, http.StatusOK, normalise(res))
+}
+
+// controlStanding answers POST /standing-sessions/control {name: "" (all),
+// verb: start|stop|restart, autoOnly: false} (decisions D4 adds autoOnly).
+func (s *Server) controlStanding(c echo.Context) error {
+	o, err := readObject(c)
+	if err != nil {
+		return err
+	}
+	name := o.str("name", false, "")
+	verb := o.str("verb", true, "")
+	autoOnly := o.boolean("autoOnly", false)
+	if err := o.err(); err != nil {
+		return err
+	}
+	res, err := s.opt.Lifecycle.Control(verbContext(c), configOf(c), name, verb, autoOnly)
+	if err != nil {
+		return err
+	}
+	return writeJSON(c, http.StatusOK, normalise(res))
+}
+
+// sayToStanding answers POST /standing-sessions/say {name, text, actor: ""}.
+func (s *Server) sayToStanding(c echo.Context) error {
+	o, err := readObject(c)
+	if err != nil {
+		return err
+	}
+	name := o.str("name", true, "")
+	text := o.str("text", true, "")
+	actor := o.str("actor", false, "")
+	if err := o.err(); err != nil {
+		return err
+	}
+	res, err := s.opt.Lifecycle.Say(verbContext(c), configOf(c), name, text, actor)
+	if err != nil {
+		return err
+	}
+	if res.Messages == nil {
+		res.Messages = []loop.Message{}
+	}
+	return writeJSON(c, http.StatusOK, res)
+}
+
+// normalise makes sessions an array, never null.
+func normalise(res loop.ControlResult) loop.ControlResult {
+	if res.Sessions == nil {
+		res.Sessions = []loop.Row{}
+	}
+	return res
+}

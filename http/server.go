@@ -1,0 +1,273 @@
+package http
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	loop "github.com/the-loop-dev/the-loop"
+	"github.com/the-loop-dev/the-loop/config"
+	"github.com/the-loop-dev/the-loop/lifecycle"
+)
+
+// DefaultMaxBodyBytes bounds a request body when the config sets no
+// service.maxBodyBytes (decisions D24: a say may carry 128 KiB).
+const DefaultMaxBodyBytes = 1 << 20
+
+// Options configures a Server.
+type Options struct {
+	// Lifecycle runs the verbs; its DB is also where events are read and
+	// api.request is appended.
+	Lifecycle *lifecycle.Service
+	// Config returns the config for one request; it is called once per
+	// request (config.Holder.Current re-reads a changed file, decisions D3).
+	Config func() *config.Config
+	// Version is health's version.
+	Version string
+	// Logger receives internal errors and failures to log api.request
+	// (default: discarded).
+	Logger *slog.Logger
+	// PID is health's and status's pid (default: this process's).
+	PID int
+	// URL is the service row's url (default: http://<listener address>,
+	// set by Serve).
+	URL string
+}
+
+// Route is one operation of the REST API as registered in code: B2's parity
+// test compares these triples with the authored OpenAPI file.
+type Route struct {
+	Method      string
+	Path        string
+	OperationID string
+}
+
+// Server is the-loop's REST service: echo routes over a lifecycle.Service,
+// one error mapping for every failure (decisions D7), and an api.request
+// event for every request that is not a read (D4).
+type Server struct {
+	opt    Options
+	log    *slog.Logger
+	echo   *echo.Echo
+	http   *http.Server
+	routes []Route
+
+	mu  sync.Mutex
+	url string
+}
+
+// route is a Route with its handler.
+type route struct {
+	Route
+	handler echo.HandlerFunc
+}
+
+// NewServer builds the service and registers its routes.
+func NewServer(opt Options) *Server {
+	if opt.PID == 0 {
+		opt.PID = os.Getpid()
+	}
+	if opt.Config == nil {
+		opt.Config = config.Default
+	}
+	log := opt.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{opt: opt, log: log, url: opt.URL}
+	e := echo.New()
+	e.HideBanner, e.HidePort = true, true
+	e.HTTPErrorHandler = s.writeError
+	e.Use(s.perRequest)
+	for _, r := range s.table() {
+		e.Add(r.Method, r.Path, r.handler).Name = r.OperationID
+		s.routes = append(s.routes, r.Route)
+	}
+	s.echo = e
+	s.http = &http.Server{
+		Handler:           e,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	return s
+}
+
+// table is the route table (original §8.2 plus decisions D4's additions).
+func (s *Server) table() []route {
+	const v1 = "/api/v1"
+	return []route{
+		{Route{http.MethodGet, v1 + "/health", "getHealth"}, s.health},
+		{Route{http.MethodGet, v1 + "/status", "getStatus"}, s.status},
+		{Route{http.MethodGet, v1 + "/events", "listEvents"}, s.events},
+		{Route{http.MethodGet, v1 + "/standing-sessions", "listStandingSessions"}, s.listStanding},
+		{Route{http.MethodGet, v1 + "/standing-sessions/one", "getStandingSession"}, s.getStanding},
+		{Route{http.MethodPost, v1 + "/standing-sessions/create", "createStandingSession"}, s.createStanding},
+		{Route{http.MethodPost, v1 + "/standing-sessions/delete", "deleteStandingSession"}, s.deleteStanding},
+		{Route{http.MethodPost, v1 + "/standing-sessions/control", "controlStandingSession"}, s.controlStanding},
+		{Route{http.MethodPost, v1 + "/standing-sessions/say", "sayToStandingSession"}, s.sayToStanding},
+	}
+}
+
+// Routes returns the registered operations, in registration order.
+func (s *Server) Routes() []Route { return append([]Route(nil), s.routes...) }
+
+// Handler returns the service as an http.Handler (for tests and embedding).
+func (s *Server) Handler() http.Handler { return s.echo }
+
+// URL returns the url the service row reports ("" before Serve when
+// Options.URL was not set).
+func (s *Server) URL() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.url
+}
+
+// Serve answers on ln until Shutdown; it returns nil after a Shutdown.
+func (s *Server) Serve(ln net.Listener) error {
+	s.mu.Lock()
+	if s.url == "" {
+		s.url = "http://" + ln.Addr().String()
+	}
+	s.mu.Unlock()
+	if err := s.http.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// Shutdown stops accepting requests and waits (until ctx ends) for the ones
+// in flight — a start or stop runs to its end.
+func (s *Server) Shutdown(ctx context.Context) error { return s.http.Shutdown(ctx) }
+
+// configKey is where perRequest keeps the request's config.
+const configKey = "the-loop.config"
+
+// configOf returns the config perRequest chose for this request.
+func configOf(c echo.Context) *config.Config {
+	if cfg, ok := c.Get(configKey).(*config.Config); ok {
+		return cfg
+	}
+	return config.Default()
+}
+
+// isRead reports whether a request only reads (not logged, decisions D4).
+func isRead(method string) bool { return method == http.MethodGet || method == http.MethodHead }
+
+// perRequest wraps every request, unknown routes included: it picks the
+// config once, bounds the body by service.maxBodyBytes, turns a panic or an
+// error into the {"detail": …} response, then logs api.request for anything
+// but a read, with the status actually sent.
+func (s *Server) perRequest(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		cfg := s.opt.Config()
+		c.Set(configKey, cfg)
+		req := c.Request()
+		limit := cfg.Service.MaxBodyBytes
+		if limit <= 0 {
+			limit = DefaultMaxBodyBytes
+		}
+		var err error
+		if req.ContentLength > limit {
+			err = &http.MaxBytesError{Limit: limit}
+		} else {
+			req.Body = http.MaxBytesReader(c.Response(), req.Body, limit)
+			err = s.run(next, c)
+		}
+		if err != nil {
+			c.Error(err)
+		}
+		if !isRead(req.Method) {
+			s.logRequest(c)
+		}
+		return nil
+	}
+}
+
+// run calls the handler, turning a panic into an internal error.
+func (s *Server) run(h echo.HandlerFunc, c echo.Context) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			if p == http.ErrAbortHandler {
+				panic(p)
+			}
+			err = loop.Internal("the-loop service failed on %s %s: %v", c.Request().Method, c.Request().URL.Path, p)
+		}
+	}()
+	return h(c)
+}
+
+// logRequest appends api.request (original §5.13: method, path, status).
+func (s *Server) logRequest(c echo.Context) {
+	lc := s.opt.Lifecycle
+	if lc == nil {
+		return
+	}
+	req := c.Request()
+	source := lc.Source
+	if source == "" {
+		source = "service"
+	}
+	now := time.Now()
+	if lc.Clock != nil {
+		now = lc.Clock()
+	}
+	ev := loop.Event{TS: now.UTC(), Source: source, Event: "api.request", Level: loop.LevelInfo, PID: s.opt.PID,
+		Fields: []loop.Field{loop.F("method", req.Method), loop.F("path", req.URL.Path), loop.F("status", c.Response().Status)}}
+	if err := lc.Emit(ev); err != nil {
+		s.log.Warn("could not log api.request", "method", req.Method, "path", req.URL.Path, "error", err)
+	}
+}
+
+// writeJSON sends v as JSON, with <, > and & left as they are (as the
+// original's bodies).
+func writeJSON(c echo.Context, status int, v any) error {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return loop.Internal("encoding the response: %w", err)
+	}
+	c.Response().Header().Set(echo.HeaderContentType, echo.MIMEApplicationJSON)
+	c.Response().WriteHeader(status)
+	_, err := c.Response().Write(buf.Bytes())
+	return err
+}
+
+// health answers GET /api/v1/health.
+func (s *Server) health(c echo.Context) error {
+	return writeJSON(c, http.StatusOK, loop.Health{Status: "ok", Version: s.opt.Version, PID: s.opt.PID})
+}
+
+// status answers GET /api/v1/status: the service row (it answers, so it
+// runs) and the standing rows (decisions D6).
+func (s *Server) status(c echo.Context) error {
+	cfg := configOf(c)
+	rows, ok := s.opt.Lifecycle.StandingStatus(c.Request().Context(), cfg)
+	if rows == nil {
+		rows = []loop.Row{}
+	}
+	svc := loop.ServiceRow{
+		Service: "service",
+		Enabled: cfg.Service.Enabled,
+		Running: true,
+		PID:     s.opt.PID,
+		URL:     s.URL(),
+		Healthy: true,
+		MCP:     &loop.MCPSummary{Enabled: cfg.Service.MCPEnabled, Path: "/mcp"},
+	}
+	return writeJSON(c, http.StatusOK, loop.Report{Services: []loop.ServiceRow{svc}, StandingSessions: rows, OK: ok})
+}
+
+// describe names a request for messages: "POST /api/v1/…".
+func describe(r *http.Request) string { return fmt.Sprintf("%s %s", r.Method, r.URL.Path) }
