@@ -23,7 +23,7 @@ lint:
 bench:
     go test -run '^$' -bench . -benchmem -count=1 ./...
 
-# Start the-loop's standing sessions on the example config (a stand-in agent is used when `claude` is not installed).
+# Start the-loop (service and standing sessions) on the example config (a stand-in agent is used when `claude` is not installed).
 run config="examples/cli-config.yaml": build
     #!/usr/bin/env bash
     set -euo pipefail
@@ -36,5 +36,6 @@ run config="examples/cli-config.yaml": build
         export PATH="$PWD/bin/demo:$PATH"
         echo "claude is not installed: using the stand-in agent in bin/demo/claude"
     fi
-    ./bin/the-loop -c {{config}} standing start
-    ./bin/the-loop -c {{config}} standing list
+    ./bin/the-loop -c {{config}} start
+    ./bin/the-loop -c {{config}} status
+    echo "talk to it: ./bin/the-loop -c {{config}} standing say supervisor --text 'hello'; stop it all: ./bin/the-loop -c {{config}} stop"

@@ -22,6 +22,11 @@ import (
 // CLI is the command tree. Each command lives in its own *_cmd.go file.
 type CLI struct {
 	Config   string          `short:"c" help:"Path of the CLI config (else THE_LOOP_CLI_CONFIG, ./.the-loop/cli-config.yaml, ~/.the-loop/cli-config.yaml)." placeholder:"PATH"`
+	Start    StartCmd        `cmd:"" help:"Start the service (when enabled) and the standing sessions that auto-start."`
+	Stop     StopCmd         `cmd:"" help:"Stop every recorded standing session, then the service."`
+	Status   StatusCmd       `cmd:"" help:"Report the service and the standing sessions; exit 1 when something that should be up is not."`
+	Restart  RestartCmd      `cmd:"" help:"Stop, then start (conversations resume)."`
+	Serve    ServeCmd        `cmd:"" help:"Run the service in the foreground."`
 	Standing StandingCmd     `cmd:"" help:"Standing sessions: named, long-lived agent sessions that belong to no work item."`
 	Events   EventsCmd       `cmd:"" help:"Read the event log."`
 	Cfg      ConfigCmd       `cmd:"" name:"config" help:"Check or print the CLI config's schema."`
@@ -112,7 +117,7 @@ func (a *App) OpenStore(cfg *config.Config, transient bool) (*store.DB, error) {
 
 // Lifecycle wires the verbs for this process: the store, tmux and the
 // harness adapters.
-func (a *App) Lifecycle(cfg *config.Config, db *store.DB, source string) *lifecycle.Service {
+func (a *App) Lifecycle(cfg *config.Config, db *store.DB, source string, cached bool) *lifecycle.Service {
 	self, _ := os.Executable()
 	tmux := cfg.Routing.Tmux
 	adapters := harness.NewRegistry(harness.ClaudeOptions{
@@ -129,11 +134,14 @@ func (a *App) Lifecycle(cfg *config.Config, db *store.DB, source string) *lifecy
 			if r, ok := runners[socket]; ok {
 				return r
 			}
-			r := runner.New(runner.Options{
+			var r loop.Runner = runner.New(runner.Options{
 				Socket:      socket,
 				SubmitDelay: tmux.SubmitDelay(),
 				Launcher:    []string{self, "internal-exec"},
 			})
+			if cached { // the service answers many reads: liveness from a shared, fresh-enough query
+				r = lifecycle.CachedRunner(r, lifecycle.DefaultLivenessTTL)
+			}
 			runners[socket] = r
 			return r
 		},

@@ -6,15 +6,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
 
 	"github.com/alecthomas/kong"
 
 	loop "github.com/the-loop-dev/the-loop"
-	"github.com/the-loop-dev/the-loop/config"
 	"github.com/the-loop-dev/the-loop/lifecycle"
 )
 
@@ -29,33 +26,6 @@ type StandingCmd struct {
 	Delete  StandingDeleteCmd  `cmd:"" help:"Stop a created standing session and forget it."`
 }
 
-// standingVerb is what a standing command does once the config is loaded
-// and the verbs are wired.
-type standingVerb func(ctx context.Context, cfg *config.Config, svc *lifecycle.Service) error
-
-// runStanding loads the config strictly (a malformed standingSessions block
-// is refused by the verbs that parse it), opens the store around each
-// transaction, and runs verb with Ctrl-C cancelling it.
-func (a *App) runStanding(tolerant bool, verb standingVerb) error {
-	var cfg *config.Config
-	if tolerant {
-		cfg = config.LoadTolerant(a.ConfigPath)
-	} else {
-		var err error
-		if cfg, err = a.LoadConfig(); err != nil {
-			return err
-		}
-	}
-	db, err := a.OpenStore(cfg, true)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	return verb(ctx, cfg, a.Lifecycle(cfg, db, "cli"))
-}
-
 // StandingListCmd is `the-loop standing list`.
 type StandingListCmd struct {
 	Format string `enum:"text,json" default:"text" help:"Output format (text or json)."`
@@ -64,8 +34,8 @@ type StandingListCmd struct {
 
 // Run lists the sessions.
 func (c *StandingListCmd) Run(a *App) error {
-	return a.runStanding(false, func(ctx context.Context, cfg *config.Config, svc *lifecycle.Service) error {
-		rows, err := svc.List(ctx, cfg)
+	return a.withStanding(false, func(ctx context.Context, api standingAPI) error {
+		rows, err := api.List(ctx)
 		if err != nil {
 			return err
 		}
@@ -84,8 +54,8 @@ type StandingStartCmd struct {
 
 // Run starts.
 func (c *StandingStartCmd) Run(a *App) error {
-	return a.runStanding(false, func(ctx context.Context, cfg *config.Config, svc *lifecycle.Service) error {
-		res, err := svc.Start(ctx, cfg, c.Name, false)
+	return a.withStanding(false, func(ctx context.Context, api standingAPI) error {
+		res, err := api.Control(ctx, c.Name, "start", false)
 		return a.control(res, err)
 	})
 }
@@ -97,8 +67,8 @@ type StandingStopCmd struct {
 
 // Run stops; it works from the records even when the config is broken.
 func (c *StandingStopCmd) Run(a *App) error {
-	return a.runStanding(true, func(ctx context.Context, cfg *config.Config, svc *lifecycle.Service) error {
-		res, err := svc.Stop(ctx, cfg, c.Name)
+	return a.withStanding(true, func(ctx context.Context, api standingAPI) error {
+		res, err := api.Control(ctx, c.Name, "stop", false)
 		return a.control(res, err)
 	})
 }
@@ -110,8 +80,8 @@ type StandingRestartCmd struct {
 
 // Run restarts.
 func (c *StandingRestartCmd) Run(a *App) error {
-	return a.runStanding(false, func(ctx context.Context, cfg *config.Config, svc *lifecycle.Service) error {
-		res, err := svc.Restart(ctx, cfg, c.Name)
+	return a.withStanding(false, func(ctx context.Context, api standingAPI) error {
+		res, err := api.Control(ctx, c.Name, "restart", false)
 		return a.control(res, err)
 	})
 }
@@ -133,8 +103,8 @@ func (c *StandingSayCmd) Run(a *App) error {
 	if err != nil {
 		return err
 	}
-	return a.runStanding(false, func(ctx context.Context, cfg *config.Config, svc *lifecycle.Service) error {
-		res, err := svc.Say(ctx, cfg, c.Name, text, c.Actor)
+	return a.withStanding(false, func(ctx context.Context, api standingAPI) error {
+		res, err := api.Say(ctx, c.Name, text, c.Actor)
 		if err != nil {
 			return err
 		}
@@ -203,8 +173,8 @@ func (c *StandingCreateCmd) Run(a *App, kctx *kong.Context) error {
 		args := append([]string{}, c.HarnessArg...)
 		req.HarnessArgs = &args
 	}
-	return a.runStanding(false, func(ctx context.Context, cfg *config.Config, svc *lifecycle.Service) error {
-		res, err := svc.Create(ctx, cfg, req)
+	return a.withStanding(false, func(ctx context.Context, api standingAPI) error {
+		res, err := api.Create(ctx, req)
 		return a.control(res, err)
 	})
 }
@@ -216,8 +186,8 @@ type StandingDeleteCmd struct {
 
 // Run deletes.
 func (c *StandingDeleteCmd) Run(a *App) error {
-	return a.runStanding(true, func(ctx context.Context, cfg *config.Config, svc *lifecycle.Service) error {
-		res, err := svc.Delete(ctx, cfg, c.Name)
+	return a.withStanding(true, func(ctx context.Context, api standingAPI) error {
+		res, err := api.Delete(ctx, c.Name)
 		return a.control(res, err)
 	})
 }

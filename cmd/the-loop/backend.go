@@ -1,0 +1,90 @@
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	loop "github.com/the-loop-dev/the-loop"
+	"github.com/the-loop-dev/the-loop/config"
+	loophttp "github.com/the-loop-dev/the-loop/http"
+	"github.com/the-loop-dev/the-loop/lifecycle"
+)
+
+// standingAPI is what the standing verbs need. The service answers it over
+// REST when it runs; otherwise the verbs run in this process (decisions D3).
+// Both give the same rows.
+type standingAPI interface {
+	List(ctx context.Context) ([]loop.Row, error)
+	Control(ctx context.Context, name, verb string, autoOnly bool) (loop.ControlResult, error)
+	Create(ctx context.Context, req loop.CreateRequest) (loop.ControlResult, error)
+	Delete(ctx context.Context, name string) (loop.ControlResult, error)
+	Say(ctx context.Context, name, text, actor string) (loop.SayResult, error)
+}
+
+// local runs the verbs in this process.
+type local struct {
+	cfg *config.Config
+	svc *lifecycle.Service
+}
+
+func (l local) List(ctx context.Context) ([]loop.Row, error) { return l.svc.List(ctx, l.cfg) }
+func (l local) Control(ctx context.Context, name, verb string, autoOnly bool) (loop.ControlResult, error) {
+	return l.svc.Control(ctx, l.cfg, name, verb, autoOnly)
+}
+func (l local) Create(ctx context.Context, req loop.CreateRequest) (loop.ControlResult, error) {
+	return l.svc.Create(ctx, l.cfg, req)
+}
+func (l local) Delete(ctx context.Context, name string) (loop.ControlResult, error) {
+	return l.svc.Delete(ctx, l.cfg, name)
+}
+func (l local) Say(ctx context.Context, name, text, actor string) (loop.SayResult, error) {
+	return l.svc.Say(ctx, l.cfg, name, text, actor)
+}
+
+// remote asks the service.
+type remote struct{ c *loophttp.Client }
+
+func (r remote) List(ctx context.Context) ([]loop.Row, error) { return r.c.ListStanding(ctx) }
+func (r remote) Control(ctx context.Context, name, verb string, autoOnly bool) (loop.ControlResult, error) {
+	return r.c.Control(ctx, name, verb, autoOnly)
+}
+func (r remote) Create(ctx context.Context, req loop.CreateRequest) (loop.ControlResult, error) {
+	return r.c.CreateStanding(ctx, req)
+}
+func (r remote) Delete(ctx context.Context, name string) (loop.ControlResult, error) {
+	return r.c.DeleteStanding(ctx, name)
+}
+func (r remote) Say(ctx context.Context, name, text, actor string) (loop.SayResult, error) {
+	return r.c.Say(ctx, name, text, actor)
+}
+
+// withStanding loads the config (tolerantly for stop and delete), picks the
+// service when it answers or this process otherwise, and runs fn with
+// Ctrl-C cancelling it.
+func (a *App) withStanding(tolerant bool, fn func(ctx context.Context, api standingAPI) error) error {
+	var cfg *config.Config
+	if tolerant {
+		cfg = config.LoadTolerant(a.ConfigPath)
+	} else {
+		var err error
+		if cfg, err = a.LoadConfig(); err != nil {
+			return err
+		}
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if cfg.Service.Enabled {
+		if _, ok := a.healthy(cfg, 2*time.Second); ok {
+			return fn(ctx, remote{a.client(cfg)})
+		}
+	}
+	db, err := a.OpenStore(cfg, true)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	return fn(ctx, local{cfg, a.Lifecycle(cfg, db, "cli", false)})
+}
