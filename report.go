@@ -36,3 +36,13 @@ type Health struct {
 	Version string `json:"version"`
 	PID     int    `json:"pid"`
 }
+
+// PollSummary is one inbound poll cycle's outcome (`the-loop channels poll`,
+// POST /api/v1/channels/poll).
+type PollSummary struct {
+	Skipped   string `json:"skipped,omitempty"` // why the cycle did nothing (disabled, read mode, no token)
+	Replies   int    `json:"replies"`
+	Processed int    `json:"processed"`
+	Delivered int    `json:"delivered"`
+	Dropped   int    `json:"dropped"`
+}

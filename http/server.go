@@ -39,6 +39,9 @@ type Options struct {
 	Logger *slog.Logger
 	// PID is health's and status's pid (default: this process's).
 	PID int
+	// Poller runs an inbound poll cycle for POST /api/v1/channels/poll (nil:
+	// the route answers that channels are not hosted here).
+	Poller Poller
 	// URL is the service row's url (default: http://<listener address>,
 	// set by Serve).
 	URL string
@@ -106,7 +109,7 @@ func NewServer(opt Options) *Server {
 // table is the route table (original §8.2 plus decisions D4's additions).
 func (s *Server) table() []route {
 	const v1 = "/api/v1"
-	return []route{
+	routes := []route{
 		{Route{http.MethodGet, v1 + "/health", "getHealth"}, s.health},
 		{Route{http.MethodGet, v1 + "/status", "getStatus"}, s.status},
 		{Route{http.MethodGet, v1 + "/events", "listEvents"}, s.events},
@@ -117,6 +120,8 @@ func (s *Server) table() []route {
 		{Route{http.MethodPost, v1 + "/standing-sessions/control", "controlStandingSession"}, s.controlStanding},
 		{Route{http.MethodPost, v1 + "/standing-sessions/say", "sayToStandingSession"}, s.sayToStanding},
 	}
+	routes = append(routes, s.channelRoutes(v1)...)
+	return routes
 }
 
 // Routes returns the registered operations, in registration order.
