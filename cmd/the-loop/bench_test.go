@@ -2,15 +2,27 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 )
 
 // benchEnv declares n sessions (s00…) on a private tmux server.
 func benchEnv(b *testing.B, n int, probe string) *env {
+	return benchEnvService(b, n, probe, 0)
+}
+
+// benchEnvService is benchEnv with the service on port (0: disabled).
+func benchEnvService(b *testing.B, n int, probe string, port int) *env {
 	b.Helper()
 	e := newEnv(b)
 	var sb strings.Builder
+	if port == 0 {
+		sb.WriteString("service: {enabled: false}\n")
+	} else {
+		fmt.Fprintf(&sb, "service: {port: %d}\n", port)
+		b.Cleanup(func() { e.run("stop") })
+	}
 	fmt.Fprintf(&sb, "routing: {tmux: {socketName: %s, resumeProbeSeconds: %s, harnessKillGraceSeconds: 5}}\nstandingSessions:\n  enabled: true\n  sessions:\n", e.socket, probe)
 	for i := range n {
 		fmt.Fprintf(&sb, "    - {name: s%02d, cwd: %s}\n", i, e.dir)
@@ -89,4 +101,70 @@ func BenchmarkStandingSay(b *testing.B) {
 	}
 	b.StopTimer()
 	benchRun(b, e, "standing", "stop")
+}
+
+// BenchmarkStatus50 is `the-loop status` at 50 running sessions, with the
+// service down (in-process) and through the service. Target ≤ 50 ms.
+func BenchmarkStatus50(b *testing.B) {
+	b.Run("service-down", func(b *testing.B) {
+		e := benchEnv(b, 50, "0")
+		benchRun(b, e, "standing", "start")
+		for b.Loop() {
+			benchRun(b, e, "status")
+		}
+		b.StopTimer()
+		benchRun(b, e, "standing", "stop")
+	})
+	b.Run("via-service", func(b *testing.B) {
+		e := benchEnvService(b, 50, "0", freePort(b))
+		benchRun(b, e, "start")
+		for b.Loop() {
+			benchRun(b, e, "status")
+		}
+	})
+}
+
+// BenchmarkServiceRSS reports the service's resident memory idle and with
+// 50 standing sessions started through it. Target ≤ 30 MB.
+func BenchmarkServiceRSS(b *testing.B) {
+	for b.Loop() {
+		b.StopTimer()
+		e := benchEnvService(b, 50, "0", freePort(b))
+		e.config(strings.Replace(readFile(b, e.cfg), "enabled: true", "enabled: false", 1))
+		benchRun(b, e, "start")
+		idle := rssMB(b, e.servicePID())
+		e.config(strings.Replace(readFile(b, e.cfg), "enabled: false", "enabled: true", 1))
+		benchRun(b, e, "standing", "start")
+		benchRun(b, e, "standing", "list")
+		busy := rssMB(b, e.servicePID())
+		benchRun(b, e, "stop")
+		b.ReportMetric(idle, "MB-rss-idle")
+		b.ReportMetric(busy, "MB-rss-50")
+		b.StartTimer()
+	}
+}
+
+func readFile(b *testing.B, path string) string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return string(data)
+}
+
+// rssMB reads VmRSS of pid in MB.
+func rssMB(b *testing.B, pid int) float64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if strings.HasPrefix(line, "VmRSS:") {
+			var kb float64
+			fmt.Sscan(strings.TrimSpace(strings.TrimPrefix(line, "VmRSS:")), &kb)
+			return kb / 1024
+		}
+	}
+	b.Fatal("no VmRSS")
+	return 0
 }

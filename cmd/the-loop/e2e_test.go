@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -209,3 +210,5 @@ standingSessions:
       cwd: %DIR%
       prompt: Watch the work items.
 `
+
+func mustCompile(re string) *regexp.Regexp { return regexp.MustCompile(re) }

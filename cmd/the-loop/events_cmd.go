@@ -5,14 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"time"
 
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/config"
+	loophttp "github.com/the-loop-dev/the-loop/http"
 	"github.com/the-loop-dev/the-loop/store"
 )
 
@@ -28,24 +26,25 @@ type EventsCmd struct {
 	Follow   bool     `short:"f" help:"Keep printing new events until interrupted."`
 }
 
-// Run reads the event log from the store (it works with or without the
-// service: reads do not take the file for long).
+// Run reads the event log: through the service when it answers (it holds
+// the store), else from the store directly.
 func (c *EventsCmd) Run(a *App) error {
 	cfg := config.LoadTolerant(a.ConfigPath)
-	since, err := store.ParseSince(c.Since, time.Now())
-	if err != nil {
+	if _, err := store.ParseSince(c.Since, time.Now()); err != nil {
 		return loop.Invalid("--since '%s': %v (an ISO-8601 time, or an age like 30s, 5m, 2h, 1d)", c.Since, err)
 	}
 	if c.Limit < 0 {
 		return loop.Invalid("--limit %d: expected 0 (all) or a positive count", c.Limit)
 	}
-	db, err := a.OpenStore(cfg, true)
+	ctx, stop := signalContext()
+	defer stop()
+	read, done, err := a.eventReader(ctx, cfg)
 	if err != nil {
 		return err
 	}
-	defer db.Close()
-	q := store.EventQuery{Types: c.Type, Standing: c.Standing, WorkItem: c.WorkItem, MinLevel: c.Level, Since: since, Limit: c.Limit}
-	events, err := readEvents(db, q)
+	defer done()
+	q := loophttp.EventsQuery{Types: c.Type, Standing: c.Standing, WorkItem: c.WorkItem, Level: c.Level, Since: c.Since, Limit: c.Limit}
+	events, err := read(q)
 	if err != nil {
 		return err
 	}
@@ -59,12 +58,10 @@ func (c *EventsCmd) Run(a *App) error {
 	if !c.Follow {
 		return nil
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	var after uint64
 	if n := len(events); n > 0 {
 		after = events[n-1].Seq
-	} else if last, err := readEvents(db, store.EventQuery{Limit: 1}); err == nil && len(last) > 0 {
+	} else if last, err := read(loophttp.EventsQuery{Limit: 1}); err == nil && len(last) > 0 {
 		after = last[0].Seq
 	}
 	for {
@@ -74,7 +71,7 @@ func (c *EventsCmd) Run(a *App) error {
 		case <-time.After(500 * time.Millisecond):
 		}
 		q.After, q.Limit = after, 0
-		more, err := readEvents(db, q)
+		more, err := read(q)
 		if err != nil {
 			return err
 		}
@@ -87,14 +84,30 @@ func (c *EventsCmd) Run(a *App) error {
 	}
 }
 
-func readEvents(db *store.DB, q store.EventQuery) ([]loop.Event, error) {
-	var evs []loop.Event
-	err := db.View(func(tx *store.Tx) error {
-		var err error
-		evs, err = tx.Events(q)
-		return err
-	})
-	return evs, err
+// eventReader answers event queries from the service when it answers, else
+// from the store (opened around each read).
+func (a *App) eventReader(ctx context.Context, cfg *config.Config) (func(loophttp.EventsQuery) ([]loop.Event, error), func(), error) {
+	if _, ok := a.healthy(cfg, 2*time.Second); ok {
+		client := a.client(cfg)
+		return func(q loophttp.EventsQuery) ([]loop.Event, error) { return client.Events(ctx, q) }, func() {}, nil
+	}
+	db, err := a.OpenStore(cfg, true)
+	if err != nil {
+		return nil, nil, err
+	}
+	return func(q loophttp.EventsQuery) ([]loop.Event, error) {
+		since, err := store.ParseSince(q.Since, time.Now())
+		if err != nil {
+			return nil, err
+		}
+		var evs []loop.Event
+		err = db.View(func(tx *store.Tx) error {
+			evs, err = tx.Events(store.EventQuery{Types: q.Types, Standing: q.Standing, WorkItem: q.WorkItem,
+				MinLevel: q.Level, Since: since, Limit: q.Limit, After: q.After})
+			return err
+		})
+		return evs, err
+	}, func() { db.Close() }, nil
 }
 
 func (c *EventsCmd) print(w io.Writer, events []loop.Event, header bool) error {
