@@ -37,8 +37,11 @@ type fixture struct {
 	server  *Server
 	url     string
 	client  *Client
-	http    *http.Client
-	agent   *testkit.Agent // nil when fixtureOptions.agentBin was given
+	// http checks every exchange against openapi.yaml (contractTransport);
+	// plain does not, for benchmarks that measure the service alone.
+	http  *http.Client
+	plain *http.Client
+	agent *testkit.Agent // nil when fixtureOptions.agentBin was given
 }
 
 // fixtureOptions shape a fixture.
@@ -146,7 +149,8 @@ func newFixture(t testing.TB, o fixtureOptions) *fixture {
 		_, _ = f.svc.Stop(context.Background(), config.LoadTolerant(f.cfgPath), "")
 	})
 	f.url = "http://" + ln.Addr().String()
-	f.http = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+	f.http = validatedClient(t, &http.Transport{MaxIdleConnsPerHost: 64})
+	f.plain = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
 	f.client = NewClient(f.url, ClientOptions{HTTP: f.http})
 	return f
 }

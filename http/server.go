@@ -119,6 +119,7 @@ func (s *Server) table() []route {
 		{Route{http.MethodPost, v1 + "/standing-sessions/delete", "deleteStandingSession"}, s.deleteStanding},
 		{Route{http.MethodPost, v1 + "/standing-sessions/control", "controlStandingSession"}, s.controlStanding},
 		{Route{http.MethodPost, v1 + "/standing-sessions/say", "sayToStandingSession"}, s.sayToStanding},
+		{Route{http.MethodGet, v1 + "/openapi.yaml", "getOpenAPI"}, s.openAPI},
 	}
 	routes = append(routes, s.channelRoutes(v1)...)
 	return routes

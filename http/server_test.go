@@ -187,6 +187,7 @@ func TestRoutes_TableMatchesOriginal(t *testing.T) {
 		{"POST", "/api/v1/standing-sessions/delete", "deleteStandingSession"},
 		{"POST", "/api/v1/standing-sessions/control", "controlStandingSession"},
 		{"POST", "/api/v1/standing-sessions/say", "sayToStandingSession"},
+		{"GET", "/api/v1/openapi.yaml", "getOpenAPI"},
 		{"POST", "/api/v1/channels/poll", "pollChannels"},
 	}
 	if got := s.Routes(); !slices.Equal(got, want) {

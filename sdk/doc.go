@@ -1,0 +1,27 @@
+// Package sdk is the Go SDK of the-loop: a client of the REST API that
+// `the-loop serve` (or `the-loop start`) runs, for programs that manage
+// standing sessions — long-lived AI coding-agent sessions the-loop keeps
+// alive in tmux.
+//
+//	client := sdk.New("http://127.0.0.1:4114")
+//	rows, err := client.Standing.List(ctx)
+//	res, err := client.Standing.Control(ctx, "supervisor", sdk.Restart)
+//	said, err := client.Standing.Say(ctx, "supervisor", "status report, please", "ops")
+//	report, err := client.Status(ctx)
+//	evs, err := client.Events(ctx, sdk.EventsQuery{Types: []string{"standing.*"}})
+//
+// The calls mirror the REST operations described by the service's OpenAPI
+// document (GET /api/v1/openapi.yaml) and return the-loop's own types: a
+// row (loop.Row), a control result, a say result, the status report and the
+// event envelope.
+//
+// # Errors
+//
+// A refusal comes back as an *Error carrying the service's message; test it
+// with errors.Is against ErrNotFound (404), ErrInvalid (a caller's mistake,
+// 400, and a request that fails validation, 422), ErrUnprocessable (422
+// only) and ErrInternal (anything else). ErrNotRunning says nothing answers
+// at the address — start the service with `the-loop start`. A control
+// result whose OK is false, and a say that could not deliver (Delivered
+// false), are results, not errors.
+package sdk

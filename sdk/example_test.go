@@ -1,0 +1,121 @@
+package sdk_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+
+	loop "github.com/the-loop-dev/the-loop"
+	"github.com/the-loop-dev/the-loop/config"
+	"github.com/the-loop-dev/the-loop/harness"
+	loophttp "github.com/the-loop-dev/the-loop/http"
+	"github.com/the-loop-dev/the-loop/lifecycle"
+	"github.com/the-loop-dev/the-loop/runner"
+	"github.com/the-loop-dev/the-loop/sdk"
+	"github.com/the-loop-dev/the-loop/store"
+)
+
+// serveForExample runs the-loop's REST service as `the-loop serve` does —
+// over a real bbolt file in a temporary directory, with a config that
+// declares no sessions — on 127.0.0.1, and returns its URL. Nothing is
+// started, so no agent or tmux session is needed.
+func serveForExample() (url string, stop func()) {
+	dir, err := os.MkdirTemp("", "the-loop-sdk-example-")
+	if err != nil {
+		log.Fatal(err)
+	}
+	cfgPath := filepath.Join(dir, "cli-config.yaml")
+	yaml := fmt.Sprintf("state:\n  root: %s\nrouting:\n  tmux:\n    socketName: the-loop-sdk-example-%d\n", filepath.Join(dir, "state"), os.Getpid())
+	if err := os.WriteFile(cfgPath, []byte(yaml), 0o600); err != nil {
+		log.Fatal(err)
+	}
+	cfg, err := config.Load(cfgPath)
+	if err != nil {
+		log.Fatal(err)
+	}
+	db, err := store.Open(filepath.Join(cfg.StateDir(), "the-loop.db"), store.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	svc := &lifecycle.Service{
+		DB: db,
+		Runner: func(socket string) loop.Runner {
+			return runner.New(runner.Options{Socket: socket, ConfigFile: os.DevNull})
+		},
+		Harness:  harness.NewRegistry(harness.ClaudeOptions{Home: dir}).Lookup,
+		LookPath: exec.LookPath,
+		Source:   "service",
+	}
+	server := loophttp.NewServer(loophttp.Options{Lifecycle: svc, Config: func() *config.Config { return cfg }, Version: "example"})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		log.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- server.Serve(ln) }()
+	return "http://" + ln.Addr().String(), func() {
+		_ = server.Shutdown(context.Background())
+		<-done
+		db.Close()
+		os.RemoveAll(dir)
+	}
+}
+
+// A program manages standing sessions through the service: define one at
+// runtime, read the rows, tell refusals apart by kind, read the event log.
+func Example() {
+	url, stop := serveForExample()
+	defer stop()
+	ctx := context.Background()
+
+	client := sdk.New(url)
+	res, err := client.Standing.Create(ctx, sdk.CreateOptions{
+		Name:        "nightly",
+		Description: "triages the nightly build",
+		NoAutoStart: true, // not part of `the-loop start`
+		NoStart:     true, // record it; start it later with Control
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("created:", res.Sessions[0].Name, res.Sessions[0].Status, res.OK)
+
+	rows, err := client.Standing.List(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, r := range rows {
+		fmt.Printf("row: %s (%s, %s): %s\n", r.Name, r.Origin, r.Status, r.Description)
+	}
+
+	_, err = client.Standing.Get(ctx, "nobody")
+	fmt.Println("not found:", errors.Is(err, sdk.ErrNotFound))
+	_, err = client.Standing.Control(ctx, "nightly", "detonate")
+	fmt.Println("invalid:", errors.Is(err, sdk.ErrInvalid), "—", err)
+
+	evs, err := client.Events(ctx, sdk.EventsQuery{Types: []string{"standing.*"}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, e := range evs {
+		fmt.Println("event:", e.Event, e.Field("standing"))
+	}
+
+	rep, err := client.Status(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("status ok:", rep.OK)
+	// Output:
+	// created: nightly stopped true
+	// row: nightly (created, stopped): triages the nightly build
+	// not found: true
+	// invalid: true — unknown verb 'detonate' (one of start, stop, restart)
+	// event: standing.created nightly
+	// status ok: true
+}
