@@ -1,4 +1,8 @@
-// Package channels is the inbound pipeline: replies read from a channel
-// (Slack) are checked (bot drop, allow-list) and delivered into the session
-// their thread is bound to. channels/slack is the only importer of slack-go.
+// Package channels is the-loop's Slack channel: it announces a standing
+// session in a thread (Announcer, for lifecycle) and runs the inbound
+// pipeline over the bound threads (Poller): replies are read, checked (bot
+// drop, allow-list), recorded at most once and delivered into the session
+// their thread is bound to through the same say core the CLI uses
+// (original §9, design D6, decisions D22, D25). channels/slack is the only
+// importer of slack-go.
 package channels

@@ -72,6 +72,12 @@ type Tmux struct {
 	SocketName    string
 	SubmitDelayMs int     // default 50
 	ReadySeconds  float64 // default 30
+	// KeepSessionOnClose keeps a closed work item's tmux session, so its
+	// transcript stays attachable (default true).
+	KeepSessionOnClose bool
+	// KillHarnessOnClose ends the harness in a kept session on close
+	// (default true).
+	KillHarnessOnClose bool
 }
 
 // ResumeProbe is how long a resumed pane must survive to count as resumed.
@@ -154,6 +160,8 @@ func Default() *Config {
 				HarnessKillGraceSeconds: 5,
 				SubmitDelayMs:           50,
 				ReadySeconds:            30,
+				KeepSessionOnClose:      true,
+				KillHarnessOnClose:      true,
 			},
 			HarnessTrust: HarnessTrust{Enabled: true, Scope: "workspace-root", AcceptBypassPermissions: "auto"},
 		},
@@ -242,6 +250,8 @@ func (c *Config) apply(doc map[string]any) {
 	tm.SocketName = str(t, "socketName", tm.SocketName)
 	tm.SubmitDelayMs = max(0, int(number(t, "submitDelayMs", float64(tm.SubmitDelayMs))))
 	tm.ReadySeconds = max(0, number(t, "readySeconds", tm.ReadySeconds))
+	tm.KeepSessionOnClose = boolean(t, "keepSessionOnClose", tm.KeepSessionOnClose)
+	tm.KillHarnessOnClose = boolean(t, "killHarnessOnClose", tm.KillHarnessOnClose)
 	ht := mapping(r["harnessTrust"])
 	c.Routing.HarnessTrust.Enabled = boolean(ht, "enabled", c.Routing.HarnessTrust.Enabled)
 	c.Routing.HarnessTrust.Scope = nonEmpty(ht, "scope", c.Routing.HarnessTrust.Scope)

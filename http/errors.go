@@ -18,8 +18,9 @@ type ErrorBody struct {
 // errorStatus is the one mapping from an error to an HTTP status and the
 // detail an operator reads: the-loop's vocabulary by loop.ErrorCode (not
 // found 404, invalid 400, unprocessable 422, anything else 500), a body over
-// the limit 413, and echo's own errors (unknown route 404, wrong method 405)
-// with a message naming the request.
+// the limit 413, guard's refusals (401, 403, 415: echo errors carrying their
+// message) and echo's own errors (unknown route 404, wrong method 405) with
+// a message naming the request.
 func errorStatus(err error, r *http.Request) (int, string) {
 	var tooBig *http.MaxBytesError
 	var he *echo.HTTPError

@@ -53,6 +53,8 @@ type fixtureOptions struct {
 	// agentBin is the directory whose `claude` is the harness binary
 	// (default: the fake agent's wrapper).
 	agentBin string
+	// token is the bearer token the service requires (Options.Token).
+	token string
 }
 
 // configYAML renders the fixture's config.
@@ -129,7 +131,7 @@ func newFixture(t testing.TB, o fixtureOptions) *fixture {
 		LookPath: func(bin string) (string, error) { return filepath.Join(o.agentBin, bin), nil },
 		Source:   "service",
 	}
-	f.server = NewServer(Options{Lifecycle: f.svc, Config: holder.Current, Version: "test-version"})
+	f.server = NewServer(Options{Lifecycle: f.svc, Config: holder.Current, Version: "test-version", Token: o.token})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -151,7 +153,7 @@ func newFixture(t testing.TB, o fixtureOptions) *fixture {
 	f.url = "http://" + ln.Addr().String()
 	f.http = validatedClient(t, &http.Transport{MaxIdleConnsPerHost: 64})
 	f.plain = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
-	f.client = NewClient(f.url, ClientOptions{HTTP: f.http})
+	f.client = NewClient(f.url, ClientOptions{HTTP: f.http, Token: o.token})
 	return f
 }
 
@@ -188,7 +190,30 @@ func (f *fixture) get(path string) response { return f.send(http.MethodGet, path
 // post sends a POST with a raw body.
 func (f *fixture) post(path, body string) response { return f.send(http.MethodPost, path, body) }
 
+// send sends a request as the typed client does: a body, and any POST even
+// without one, goes as application/json.
 func (f *fixture) send(method, path, body string) response {
+	f.t.Helper()
+	if body == "" && !changesState(method) {
+		return f.request(method, path, body)
+	}
+	return f.request(method, path, body, withHeader("Content-Type", "application/json"))
+}
+
+// withHeader sets a request header ("Host" sets the Host the request names).
+func withHeader(key, value string) func(*http.Request) {
+	return func(r *http.Request) {
+		if key == "Host" {
+			r.Host = value
+			return
+		}
+		r.Header.Set(key, value)
+	}
+}
+
+// request sends a request shaped by mods, through the contract-checking
+// client.
+func (f *fixture) request(method, path, body string, mods ...func(*http.Request)) response {
 	f.t.Helper()
 	var rd io.Reader
 	if body != "" {
@@ -198,8 +223,8 @@ func (f *fixture) send(method, path, body string) response {
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
+	for _, mod := range mods {
+		mod(req)
 	}
 	resp, err := f.http.Do(req)
 	if err != nil {

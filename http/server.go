@@ -45,6 +45,10 @@ type Options struct {
 	// URL is the service row's url (default: http://<listener address>,
 	// set by Serve).
 	URL string
+	// Token, when set, is the bearer token every route but health requires
+	// (decisions D24; CheckServe reads it from service.tokenEnv when the
+	// service starts).
+	Token string
 }
 
 // Route is one operation of the REST API as registered in code: B2's parity
@@ -65,8 +69,9 @@ type Server struct {
 	http   *http.Server
 	routes []Route
 
-	mu  sync.Mutex
-	url string
+	mu   sync.Mutex
+	url  string
+	addr string // the listener's address, once Serve has one
 }
 
 // route is a Route with its handler.
@@ -91,11 +96,14 @@ func NewServer(opt Options) *Server {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.writeError
-	e.Use(s.perRequest)
+	e.Use(s.perRequest, s.guard)
 	for _, r := range s.table() {
 		e.Add(r.Method, r.Path, r.handler).Name = r.OperationID
 		s.routes = append(s.routes, r.Route)
 	}
+	// /mcp is not a REST operation: it is left out of Routes (and of the
+	// OpenAPI contract) but goes through the same middleware.
+	e.Any(MCPPath, s.mcp(s.newMCPHandler()))
 	s.echo = e
 	s.http = &http.Server{
 		Handler:           e,
@@ -121,6 +129,7 @@ func (s *Server) table() []route {
 		{Route{http.MethodPost, v1 + "/standing-sessions/say", "sayToStandingSession"}, s.sayToStanding},
 		{Route{http.MethodGet, v1 + "/openapi.yaml", "getOpenAPI"}, s.openAPI},
 	}
+	routes = append(routes, s.sessionRoutes(v1)...)
 	routes = append(routes, s.channelRoutes(v1)...)
 	return routes
 }
@@ -142,8 +151,9 @@ func (s *Server) URL() string {
 // Serve answers on ln until Shutdown; it returns nil after a Shutdown.
 func (s *Server) Serve(ln net.Listener) error {
 	s.mu.Lock()
+	s.addr = ln.Addr().String()
 	if s.url == "" {
-		s.url = "http://" + ln.Addr().String()
+		s.url = "http://" + s.addr
 	}
 	s.mu.Unlock()
 	if err := s.http.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
@@ -171,29 +181,16 @@ func configOf(c echo.Context) *config.Config {
 func isRead(method string) bool { return method == http.MethodGet || method == http.MethodHead }
 
 // perRequest wraps every request, unknown routes included: it picks the
-// config once, bounds the body by service.maxBodyBytes, turns a panic or an
+// config once, runs the rest (guard, then the handler), turns a panic or an
 // error into the {"detail": …} response, then logs api.request for anything
-// but a read, with the status actually sent.
+// but a read — refused ones included — with the status actually sent.
 func (s *Server) perRequest(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		cfg := s.opt.Config()
-		c.Set(configKey, cfg)
-		req := c.Request()
-		limit := cfg.Service.MaxBodyBytes
-		if limit <= 0 {
-			limit = DefaultMaxBodyBytes
-		}
-		var err error
-		if req.ContentLength > limit {
-			err = &http.MaxBytesError{Limit: limit}
-		} else {
-			req.Body = http.MaxBytesReader(c.Response(), req.Body, limit)
-			err = s.run(next, c)
-		}
-		if err != nil {
+		c.Set(configKey, s.opt.Config())
+		if err := s.run(next, c); err != nil {
 			c.Error(err)
 		}
-		if !isRead(req.Method) {
+		if !isRead(c.Request().Method) {
 			s.logRequest(c)
 		}
 		return nil

@@ -188,6 +188,11 @@ func TestRoutes_TableMatchesOriginal(t *testing.T) {
 		{"POST", "/api/v1/standing-sessions/control", "controlStandingSession"},
 		{"POST", "/api/v1/standing-sessions/say", "sayToStandingSession"},
 		{"GET", "/api/v1/openapi.yaml", "getOpenAPI"},
+		{"GET", "/api/v1/sessions", "listSessions"},
+		{"GET", "/api/v1/sessions/one", "getSession"},
+		{"POST", "/api/v1/sessions/start", "startSession"},
+		{"POST", "/api/v1/sessions/reply", "replySession"},
+		{"POST", "/api/v1/sessions/close", "closeSession"},
 		{"POST", "/api/v1/channels/poll", "pollChannels"},
 	}
 	if got := s.Routes(); !slices.Equal(got, want) {

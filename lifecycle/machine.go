@@ -22,7 +22,7 @@
 //	starting --> running: started, resumed, recover
 //	first-start --> absent: spawn-failed, abandon
 //	starting --> stopped: spawn-failed, abandon
-//	running --> running: already-running, say
+//	running --> running: already-running, say, announced
 //	stopped --> running: already-running (live pane under a stopped record)
 //	running --> stopping: claim-stop
 //	stopped --> stopping: claim-stop
@@ -47,7 +47,8 @@
 //   - running → stopped on not-running (no tmux session to stop); stopped
 //     stays stopped on it.
 //   - stopped → running on already-running (a live pane under a stopped
-//     record); running stays running on already-running and say.
+//     record); running stays running on already-running, say and
+//     announced (the Slack thread the start posted is recorded and bound).
 //   - stopped → absent on delete and create-failed.
 //
 // The claim states (first-start, starting, stopping) hold a pid and a time:
@@ -95,6 +96,7 @@ const (
 	EvStopFailed     = "stop-failed"
 	EvNotRunning     = "not-running"
 	EvSay            = "say"
+	EvAnnounced      = "announced"
 )
 
 // transitions is the machine's whole table.
@@ -121,6 +123,7 @@ var transitions = fsm.Events{
 	{Name: EvStopFailed, Src: []string{StateStopping}, Dst: StateStopped},
 	{Name: EvNotRunning, Src: []string{StateRunning, StateStopped}, Dst: StateStopped},
 	{Name: EvSay, Src: []string{StateRunning}, Dst: StateRunning},
+	{Name: EvAnnounced, Src: []string{StateRunning}, Dst: StateRunning},
 }
 
 // StateOf derives the machine state from a stored record (nil: absent).

@@ -8,7 +8,7 @@ import (
 	loop "github.com/the-loop-dev/the-loop"
 )
 
-// TestMachine_EveryStateEventPair checks all 6×18 (state, event) pairs
+// TestMachine_EveryStateEventPair checks all 6×19 (state, event) pairs
 // against a table written out by hand: "-" marks an invalid pair. It is not
 // read back from the machine's definition.
 func TestMachine_EveryStateEventPair(t *testing.T) {
@@ -16,37 +16,44 @@ func TestMachine_EveryStateEventPair(t *testing.T) {
 		"create", "create-failed", "delete", "claim-start", "refuse", "already-running",
 		"clear-dead", "resume-failed", "started", "resumed", "spawn-failed", "recover",
 		"abandon", "claim-stop", "stopped", "stop-failed", "not-running", "say",
+		"announced",
 	}
 	expected := map[string][]string{
 		"absent": {
 			"stopped", "-", "-", "first-start", "absent", "-",
 			"-", "-", "-", "-", "-", "-",
 			"-", "-", "-", "-", "-", "-",
+			"-",
 		},
 		"stopped": {
 			"-", "absent", "absent", "starting", "-", "running",
 			"-", "-", "-", "-", "-", "-",
 			"-", "stopping", "-", "-", "stopped", "-",
+			"-",
 		},
 		"running": {
 			"-", "-", "-", "starting", "-", "running",
 			"-", "-", "-", "-", "-", "-",
 			"-", "stopping", "-", "-", "stopped", "running",
+			"running",
 		},
 		"first-start": {
 			"-", "-", "-", "-", "-", "-",
 			"first-start", "-", "running", "-", "absent", "running",
 			"absent", "-", "-", "-", "-", "-",
+			"-",
 		},
 		"starting": {
 			"-", "-", "-", "-", "-", "-",
 			"starting", "starting", "running", "running", "stopped", "running",
 			"stopped", "-", "-", "-", "-", "-",
+			"-",
 		},
 		"stopping": {
 			"-", "-", "-", "-", "-", "-",
 			"-", "-", "-", "-", "-", "-",
 			"stopped", "-", "stopped", "stopped", "-", "-",
+			"-",
 		},
 	}
 	ctx := context.Background()
@@ -80,8 +87,8 @@ func TestMachine_EveryStateEventPair(t *testing.T) {
 			}
 		}
 	}
-	if pairs != 108 {
-		t.Fatalf("checked %d pairs, want 108", pairs)
+	if pairs != 114 {
+		t.Fatalf("checked %d pairs, want 114", pairs)
 	}
 }
 

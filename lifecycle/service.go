@@ -34,6 +34,9 @@ type Service struct {
 	NewID func() string
 	// ClaimWait bounds how long a verb waits for another process's claim.
 	ClaimWait time.Duration
+	// Announcer posts a Slack-enabled session's announcement after it
+	// starts (nil: never announced).
+	Announcer Announcer
 
 	mu    sync.Mutex
 	names map[string]*sync.Mutex

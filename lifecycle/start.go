@@ -331,7 +331,8 @@ func (st *starter) spawnFailed(ctx context.Context, prior *loop.StandingRecord, 
 	return st.failed(out, detail), false
 }
 
-// up records a successful start or resume (original §5.6 steps 11–14).
+// up records a successful start or resume and announces it (original §5.6
+// steps 11–14).
 func (st *starter) up(ctx context.Context, event, id, cwd, outcome string) (loop.Row, bool) {
 	s, name, def := st.s, st.def.Name, st.def
 	ev := "standing.started"
@@ -360,5 +361,6 @@ func (st *starter) up(ctx context.Context, event, id, cwd, outcome string) (loop
 	if err != nil {
 		return st.failed(nil, "the agent runs in "+st.target+" but its record could not be written: "+err.Error()), false
 	}
+	out = st.announce(ctx, out)
 	return st.row(out, true, outcome, fmt.Sprintf("%s %s (%s %s)", outcome, st.target, def.Harness, id)), false
 }

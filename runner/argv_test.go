@@ -47,24 +47,86 @@ func quoteAll(a []string) []string {
 	return out
 }
 
+// The hand-written transcripts below pin the target-addressed operations;
+// the work-item entry points (workitem_test.go) are pinned to the very same
+// lists, so the runner split cannot change a byte of what tmux is sent.
+
+// pinnedSpec is the spawn spec spawnTranscript was written for.
+var pinnedSpec = loop.SpawnSpec{
+	Argv: []string{"/bin/claude", "--session-id", "id-1", "--flag;", "boot prompt;"},
+	Cwd:  "/",
+}
+
+// spawnTranscript is SpawnIn(target, pinnedSpec) into an absent session.
+func spawnTranscript(target string) [][]string {
+	return [][]string{
+		{"-L", "sock", "has-session", "-t", "=" + target},
+		{"-L", "sock", "new-session", "-d", "-s", target, "-x", "200", "-y", "50", "-c", "/", "--", "sleep", "60"},
+		{"-L", "sock", "set-option", "-w", "-t", "=" + target + ":", "remain-on-exit", "on"},
+		{"-L", "sock", "set-option", "-w", "-t", "=" + target + ":", "window-size", "manual"},
+		{"-L", "sock", "respawn-pane", "-k", "-t", "=" + target + ":", "-c", "/", "--",
+			"/bin/claude", "--session-id", "id-1", `--flag\;`, `boot prompt\;`},
+	}
+}
+
+// stateTranscript is State(target) of a session that exists.
+func stateTranscript(target string) [][]string {
+	return [][]string{
+		{"-L", "sock", "has-session", "-t", "=" + target},
+		{"-L", "sock", "list-panes", "-s", "-t", "=" + target, "-F", "#{pane_dead}"},
+	}
+}
+
+// deliverTranscript is DeliverTo(target) through tmux buffer buf.
+func deliverTranscript(target, buf string) [][]string {
+	return [][]string{
+		{"-L", "sock", "copy-mode", "-q", "-t", "=" + target + ":"},
+		{"-L", "sock", "load-buffer", "-b", buf, "-"},
+		{"-L", "sock", "paste-buffer", "-p", "-d", "-b", buf, "-t", "=" + target + ":"},
+		{"-L", "sock", "load-buffer", "-b", buf + "-submit", "-"},
+		{"-L", "sock", "paste-buffer", "-d", "-b", buf + "-submit", "-t", "=" + target + ":"},
+	}
+}
+
+// killTranscript is KillTarget(target).
+func killTranscript(target string) [][]string {
+	return [][]string{{"-L", "sock", "kill-session", "-t", "=" + target}}
+}
+
+// terminateTranscript is TerminateHarnessIn(target) as scripted by
+// scriptTerminate: one live pane whose tree ends within the grace.
+func terminateTranscript(target string) [][]string {
+	return [][]string{
+		{"-L", "sock", "has-session", "-t", "=" + target},
+		{"-L", "sock", "set-option", "-w", "-t", "=" + target + ":", "remain-on-exit", "on"},
+		{"-L", "sock", "list-panes", "-s", "-t", "=" + target, "-F", "#{pane_pid} #{pane_dead}"},
+		// the signals, then until tmux sees the panes die:
+		{"-L", "sock", "list-panes", "-s", "-t", "=" + target, "-F", "#{pane_dead}"},
+		{"-L", "sock", "list-panes", "-s", "-t", "=" + target, "-F", "#{pane_dead}"},
+	}
+}
+
+// scriptTerminate scripts rec and returns the process table for a
+// terminate of target: a harness (pid 100) with an MCP server and a helper
+// that only SIGKILL ends, and a dead pane (pid 200).
+func scriptTerminate(rec *recorder, target string) *fakeProcs {
+	harness, mcp, helper := Proc{Pid: 100, Start: 1}, Proc{Pid: 101, Start: 2}, Proc{Pid: 102, Start: 3}
+	rec.on("list-panes -s -t ="+target+" -F #{pane_pid} #{pane_dead}", reply{out: "100 0\n200 1\n"}).
+		on("list-panes -s -t ="+target+" -F #{pane_dead}", reply{out: "0\n1\n"}, reply{out: "1\n1\n"})
+	return &fakeProcs{
+		tree:  map[int][]Proc{100: {harness, mcp, helper}, 101: {mcp}, 102: {helper}},
+		alive: map[Proc]bool{harness: true, mcp: true, helper: true},
+		dieOn: map[Proc]syscall.Signal{harness: syscall.SIGTERM, mcp: syscall.SIGTERM, helper: syscall.SIGKILL},
+	}
+}
+
 func TestSpawnIn_ArgvTranscript(t *testing.T) {
 	rec := newRecorder().on("has-session -t =loop-standing-a", exit1("can't find session: loop-standing-a"))
 	r, _ := newTestRunner(t, rec, nil)
-	err := r.SpawnIn(context.Background(), "loop-standing-a", loop.SpawnSpec{
-		Argv: []string{"/bin/claude", "--session-id", "id-1", "--flag;", "boot prompt;"},
-		Cwd:  "/",
-	})
-	if err != nil {
+	if err := r.SpawnIn(context.Background(), "loop-standing-a", pinnedSpec); err != nil {
 		t.Fatal(err)
 	}
-	assertArgv(t, rec, [][]string{
-		{"-L", "sock", "has-session", "-t", "=loop-standing-a"},
-		{"-L", "sock", "new-session", "-d", "-s", "loop-standing-a", "-x", "200", "-y", "50", "-c", "/", "--", "sleep", "60"},
-		{"-L", "sock", "set-option", "-w", "-t", "=loop-standing-a:", "remain-on-exit", "on"},
-		{"-L", "sock", "set-option", "-w", "-t", "=loop-standing-a:", "window-size", "manual"},
-		{"-L", "sock", "respawn-pane", "-k", "-t", "=loop-standing-a:", "-c", "/", "--",
-			"/bin/claude", "--session-id", "id-1", `--flag\;`, `boot prompt\;`},
-	})
+	assertArgv(t, rec, spawnTranscript("loop-standing-a"))
 }
 
 func TestSpawnIn_ClearsDeadSessionFirst(t *testing.T) {
@@ -211,13 +273,7 @@ func TestDeliverTo_ArgvTranscript(t *testing.T) {
 	if err := r.DeliverTo(context.Background(), "loop-standing-a", strings.NewReader("hi\r\nthere\x1b[201~;")); err != nil {
 		t.Fatal(err)
 	}
-	assertArgv(t, rec, [][]string{
-		{"-L", "sock", "copy-mode", "-q", "-t", "=loop-standing-a:"},
-		{"-L", "sock", "load-buffer", "-b", "the-loop-1-abc", "-"},
-		{"-L", "sock", "paste-buffer", "-p", "-d", "-b", "the-loop-1-abc", "-t", "=loop-standing-a:"},
-		{"-L", "sock", "load-buffer", "-b", "the-loop-1-abc-submit", "-"},
-		{"-L", "sock", "paste-buffer", "-d", "-b", "the-loop-1-abc-submit", "-t", "=loop-standing-a:"},
-	})
+	assertArgv(t, rec, deliverTranscript("loop-standing-a", "the-loop-1-abc"))
 	if got, want := rec.stdins(), []string{"", "hi\nthere[201~;", "", "\r", ""}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("stdin = %q, want %q", got, want)
 	}
@@ -247,30 +303,17 @@ func TestKillTarget_ArgvTranscript(t *testing.T) {
 	if err := r.KillTarget(context.Background(), "loop-standing-a"); err != nil {
 		t.Fatal(err)
 	}
-	assertArgv(t, rec, [][]string{{"-L", "sock", "kill-session", "-t", "=loop-standing-a"}})
+	assertArgv(t, rec, killTranscript("loop-standing-a"))
 }
 
 func TestTerminateHarnessIn_ArgvTranscriptAndSignals(t *testing.T) {
-	harness, mcp, helper := Proc{Pid: 100, Start: 1}, Proc{Pid: 101, Start: 2}, Proc{Pid: 102, Start: 3}
-	procs := &fakeProcs{
-		tree:  map[int][]Proc{100: {harness, mcp, helper}, 101: {mcp}, 102: {helper}},
-		alive: map[Proc]bool{harness: true, mcp: true, helper: true},
-		dieOn: map[Proc]syscall.Signal{harness: syscall.SIGTERM, mcp: syscall.SIGTERM, helper: syscall.SIGKILL},
-	}
-	rec := newRecorder().on("list-panes -s -t =loop-a -F #{pane_pid} #{pane_dead}", reply{out: "100 0\n200 1\n"}).
-		on("list-panes -s -t =loop-a -F #{pane_dead}", reply{out: "0\n1\n"}, reply{out: "1\n1\n"})
+	rec := newRecorder()
+	procs := scriptTerminate(rec, "loop-a")
 	r, sl := newTestRunner(t, rec, procs)
 	if err := r.TerminateHarnessIn(context.Background(), "loop-a", "standing:a", 250*time.Millisecond); err != nil {
 		t.Fatal(err)
 	}
-	assertArgv(t, rec, [][]string{
-		{"-L", "sock", "has-session", "-t", "=loop-a"},
-		{"-L", "sock", "set-option", "-w", "-t", "=loop-a:", "remain-on-exit", "on"},
-		{"-L", "sock", "list-panes", "-s", "-t", "=loop-a", "-F", "#{pane_pid} #{pane_dead}"},
-		// the signals (below), then until tmux sees the panes die:
-		{"-L", "sock", "list-panes", "-s", "-t", "=loop-a", "-F", "#{pane_dead}"},
-		{"-L", "sock", "list-panes", "-s", "-t", "=loop-a", "-F", "#{pane_dead}"},
-	})
+	assertArgv(t, rec, terminateTranscript("loop-a"))
 	wantSig := []string{"TERM 100", "TERM 101", "TERM 102", "KILL 102"}
 	if !reflect.DeepEqual(procs.signal, wantSig) {
 		t.Fatalf("signals = %v, want %v", procs.signal, wantSig)
@@ -372,9 +415,7 @@ func TestState_ArgvAndAnswers(t *testing.T) {
 			if got := r.State(context.Background(), "loop-a"); got != c.want {
 				t.Fatalf("State = %s, want %s", got, c.want)
 			}
-			want := [][]string{{"-L", "sock", "has-session", "-t", "=loop-a"},
-				{"-L", "sock", "list-panes", "-s", "-t", "=loop-a", "-F", "#{pane_dead}"}}
-			assertArgv(t, rec, want[:c.calls])
+			assertArgv(t, rec, stateTranscript("loop-a")[:c.calls])
 		})
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"time"
 
@@ -46,7 +47,10 @@ type Options struct {
 	// Binary is the tmux executable, looked up on PATH at each call
 	// (default "tmux").
 	Binary string
-	// Cmd runs tmux. Default: an ExecCommander for Binary.
+	// DropEnv names environment variables the default Commander runs tmux
+	// without, so secrets never reach a tmux server it starts or its panes.
+	DropEnv []string
+	// Cmd runs tmux. Default: an ExecCommander for Binary and DropEnv.
 	Cmd Commander
 	// SubmitDelay is the pause between the bracketed paste and the carriage
 	// return that submits it (routing.tmux.submitDelayMs; default 50ms).
@@ -90,7 +94,7 @@ func New(opt Options) *Tmux {
 		opt.Binary = "tmux"
 	}
 	if opt.Cmd == nil {
-		opt.Cmd = ExecCommander{Binary: opt.Binary}
+		opt.Cmd = ExecCommander{Binary: opt.Binary, DropEnv: opt.DropEnv}
 	}
 	if opt.SubmitDelay <= 0 {
 		opt.SubmitDelay = DefaultSubmitDelay
@@ -172,6 +176,10 @@ func (e *NoAnswerError) Unwrap() error { return e.Err }
 // shell, capturing stdout and stderr.
 type ExecCommander struct {
 	Binary string // default "tmux"
+	// DropEnv names environment variables tmux is run without (secrets such
+	// as the Slack bot token): a tmux server the runner starts inherits the
+	// client's environment, and its panes — the agents — inherit the server's.
+	DropEnv []string
 }
 
 // Run implements Commander.
@@ -185,6 +193,9 @@ func (c ExecCommander) Run(ctx context.Context, args []string, stdin io.Reader) 
 		return nil, &NoAnswerError{Args: args, Err: err}
 	}
 	cmd := exec.CommandContext(ctx, path, args...)
+	if len(c.DropEnv) > 0 {
+		cmd.Env = dropEnv(os.Environ(), c.DropEnv)
+	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	cmd.Stdin = stdin
@@ -332,3 +343,15 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 
 // uid is the caller's user id, for per-user temp paths.
 func uid() int { return os.Getuid() }
+
+// dropEnv returns env without the named variables.
+func dropEnv(env, names []string) []string {
+	out := make([]string, 0, len(env))
+	for _, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		if !slices.Contains(names, name) {
+			out = append(out, kv)
+		}
+	}
+	return out
+}

@@ -149,6 +149,12 @@ type SessionRecord struct {
 	URL              string   `json:"url,omitempty"`
 	// PullRequests is kept as stored (the original's nested endpoints).
 	PullRequests json.RawMessage `json:"pullRequests,omitempty"`
+	// TmuxSocket is the `-L` socket name the session was spawned on ("" is
+	// the user's default server), so close never depends on the config.
+	TmuxSocket string `json:"tmuxSocket,omitempty"`
+	// Claim marks a start in flight; it is stored beside Status and never
+	// shown as a status.
+	Claim *loop.Claim `json:"claim,omitempty"`
 }
 
 // WorkItem is the ticket a work-item session belongs to.

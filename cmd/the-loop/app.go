@@ -12,6 +12,7 @@ import (
 	"github.com/alecthomas/kong"
 
 	loop "github.com/the-loop-dev/the-loop"
+	"github.com/the-loop-dev/the-loop/channels"
 	"github.com/the-loop-dev/the-loop/config"
 	"github.com/the-loop-dev/the-loop/harness"
 	"github.com/the-loop-dev/the-loop/lifecycle"
@@ -28,7 +29,9 @@ type CLI struct {
 	Restart  RestartCmd      `cmd:"" help:"Stop, then start (conversations resume)."`
 	Serve    ServeCmd        `cmd:"" help:"Run the service in the foreground."`
 	Standing StandingCmd     `cmd:"" help:"Standing sessions: named, long-lived agent sessions that belong to no work item."`
+	Sessions SessionsCmd     `cmd:"" help:"Work-item sessions: a work item's agent session, started, replied to and closed by hand."`
 	Events   EventsCmd       `cmd:"" help:"Read the event log."`
+	Channels ChannelsCmd     `cmd:"" help:"The Slack channel: poll its bound threads once, or show its settings."`
 	Cfg      ConfigCmd       `cmd:"" name:"config" help:"Check or print the CLI config's schema."`
 	Exec     InternalExecCmd `cmd:"" name:"internal-exec" hidden:"" help:"Exec a harness argv from a file (used inside tmux panes)."`
 }
@@ -138,6 +141,7 @@ func (a *App) Lifecycle(cfg *config.Config, db *store.DB, source string, cached 
 				Socket:      socket,
 				SubmitDelay: tmux.SubmitDelay(),
 				Launcher:    []string{self, "internal-exec"},
+				DropEnv:     secretEnv(cfg),
 			})
 			if cached { // the service answers many reads: liveness from a shared, fresh-enough query
 				r = lifecycle.CachedRunner(r, lifecycle.DefaultLivenessTTL)
@@ -148,5 +152,19 @@ func (a *App) Lifecycle(cfg *config.Config, db *store.DB, source string, cached 
 		Harness:  adapters.Lookup,
 		LookPath: exec.LookPath,
 		Source:   source,
+
+		Announcer: channels.Announcer{}, // Slack: a started session's announcement
 	}
+}
+
+// secretEnv names the variables that hold the-loop's secrets (the Slack
+// tokens, the service token): agents never inherit them.
+func secretEnv(cfg *config.Config) []string {
+	var names []string
+	for _, n := range []string{cfg.Slack.BotTokenEnv, cfg.Slack.AppTokenEnv, cfg.Service.TokenEnv} {
+		if n != "" {
+			names = append(names, n)
+		}
+	}
+	return names
 }

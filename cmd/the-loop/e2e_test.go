@@ -52,6 +52,8 @@ type env struct {
 	agent  *testkit.Agent
 	path   string // PATH for the-loop
 	cfg    string
+	// extraEnv is added to the-loop's environment (KEY=value).
+	extraEnv []string
 }
 
 func newEnv(t testing.TB, opts ...testkit.AgentOption) *env {
@@ -110,6 +112,7 @@ func (e *env) command(args ...string) *exec.Cmd {
 	cmd.Dir = e.dir
 	cmd.Env = append(filterEnv(os.Environ(), "TMUX", "TMUX_PANE", "HOME", "PATH", "CLAUDE_CONFIG_DIR", "THE_LOOP_CLI_CONFIG"),
 		"HOME="+e.home, "PATH="+e.path, "GORACE=atexit_sleep_ms=0")
+	cmd.Env = append(cmd.Env, e.extraEnv...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	return cmd
 }

@@ -11,6 +11,7 @@ import (
 
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/config"
+	loophttp "github.com/the-loop-dev/the-loop/http"
 	"github.com/the-loop-dev/the-loop/lifecycle"
 )
 
@@ -45,6 +46,9 @@ func (c *StartCmd) Run(a *App) error {
 	}
 	ctx, stop := signalContext()
 	defer stop()
+	if err := refuseUnsafeService(cfg); err != nil {
+		return err
+	}
 	rep, note := a.startAll(ctx, cfg)
 	renderLifecycle(a.Stdout, a.Stderr, rep, note)
 	return okExit(rep.OK)
@@ -67,6 +71,9 @@ func (c *RestartCmd) Run(a *App) error {
 	}
 	ctx, stop := signalContext()
 	defer stop()
+	if err := refuseUnsafeService(cfg); err != nil {
+		return err
+	}
 	fmt.Fprintln(a.Stdout, "stopping:")
 	down := a.stopAll(ctx, cfg)
 	renderLifecycle(a.Stdout, a.Stderr, down, "")
@@ -100,6 +107,17 @@ func okExit(ok bool) error {
 		return nil
 	}
 	return &exitError{code: 1}
+}
+
+// refuseUnsafeService refuses, before anything is spawned, a service that
+// `the-loop serve` would refuse to run (decisions D24: a host beyond loopback
+// without service.exposed, an empty service.tokenEnv variable).
+func refuseUnsafeService(cfg *config.Config) error {
+	if !cfg.Service.Enabled {
+		return nil
+	}
+	_, err := loophttp.CheckServe(cfg.Service, os.Getenv)
+	return err
 }
 
 // startAll brings the service up (when enabled), then the standing sessions

@@ -9,10 +9,12 @@ import (
 	nethttp "net/http"
 	"os"
 	"os/signal"
+	"sync"
 	"syscall"
 	"time"
 
 	loop "github.com/the-loop-dev/the-loop"
+	"github.com/the-loop-dev/the-loop/channels"
 	"github.com/the-loop-dev/the-loop/config"
 	loophttp "github.com/the-loop-dev/the-loop/http"
 )
@@ -23,9 +25,6 @@ var Version = "0.1.0-dev"
 // ServeCmd is `the-loop serve`: the service in the foreground.
 type ServeCmd struct{}
 
-// loopbackHosts may be bound without service.exposed.
-var loopbackHosts = map[string]bool{"127.0.0.1": true, "localhost": true, "::1": true}
-
 // Run serves until SIGTERM or SIGINT, holding the store and the
 // single-instance lock of its state root.
 func (c *ServeCmd) Run(a *App) error {
@@ -34,11 +33,9 @@ func (c *ServeCmd) Run(a *App) error {
 		return err
 	}
 	cfg := holder.Current()
-	if !loopbackHosts[cfg.Service.Host] && !cfg.Service.Exposed {
-		return loop.Invalid("refusing to bind %s: set service.exposed: true to serve beyond loopback, and front it with an auth-terminating gateway (the API can spawn harness sessions)", cfg.Service.Host)
-	}
-	if cfg.Service.TokenEnv != "" && os.Getenv(cfg.Service.TokenEnv) == "" {
-		return loop.Invalid("service.tokenEnv names %s, but that variable is empty or unset; export the token or remove service.tokenEnv", cfg.Service.TokenEnv)
+	token, err := loophttp.CheckServe(cfg.Service, os.Getenv)
+	if err != nil {
+		return err
 	}
 	lock, err := lockPID(pidPath(cfg))
 	if err != nil {
@@ -52,6 +49,7 @@ func (c *ServeCmd) Run(a *App) error {
 	defer db.Close()
 	log := slog.New(slog.NewTextHandler(a.Stderr, nil))
 	svc := a.Lifecycle(cfg, db, "service", true)
+	poller := &channels.Poller{Service: svc, Log: log}
 	ln, err := net.Listen("tcp", cfg.Service.Addr())
 	if err != nil {
 		return loop.Errorf(loop.EINTERNAL, "cannot listen on %s (service.host, service.port): %w", cfg.Service.Addr(), err)
@@ -62,10 +60,18 @@ func (c *ServeCmd) Run(a *App) error {
 		Version:   Version,
 		Logger:    log,
 		URL:       "http://" + ln.Addr().String(),
+		Poller:    poller,
+		Token:     token,
 	})
 	log.Info("the-loop service listening", "url", "http://"+ln.Addr().String(), "pid", os.Getpid(), "config", a.ConfigPath)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// The Slack poll loop (decisions D22) ends before the store closes.
+	var polling sync.WaitGroup
+	pollCtx, endPolling := context.WithCancel(ctx)
+	polling.Go(func() { poller.Run(pollCtx, holder.Current) })
+	defer polling.Wait()
+	defer endPolling()
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	select {

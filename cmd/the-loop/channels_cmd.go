@@ -1,0 +1,167 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	loop "github.com/the-loop-dev/the-loop"
+	"github.com/the-loop-dev/the-loop/channels"
+	"github.com/the-loop-dev/the-loop/channels/slack"
+	"github.com/the-loop-dev/the-loop/config"
+)
+
+// ChannelsCmd groups the channel verbs (Slack).
+type ChannelsCmd struct {
+	Poll   ChannelsPollCmd   `cmd:"" help:"Read the bound Slack threads once now and deliver authorized replies (through the service when it answers)."`
+	Status ChannelsStatusCmd `cmd:"" help:"Show the resolved Slack settings (whether the bot token is present, never its value)."`
+}
+
+// ChannelsPollCmd is `the-loop channels poll`: one inbound cycle, for cron
+// or daemon-less setups (decisions D22).
+type ChannelsPollCmd struct{}
+
+// Run polls once and prints the summary; a skipped cycle exits 1.
+func (c *ChannelsPollCmd) Run(a *App) error {
+	cfg, err := a.LoadConfig()
+	if err != nil {
+		return err
+	}
+	ctx, stop := signalContext()
+	defer stop()
+	var sum loop.PollSummary
+	if a.serviceAnswers(cfg) {
+		sum, err = a.client(cfg).PollChannels(ctx)
+	} else {
+		db, oerr := a.OpenStore(cfg, true)
+		if oerr != nil {
+			return oerr
+		}
+		defer db.Close()
+		p := &channels.Poller{Service: a.Lifecycle(cfg, db, "channels", false), Log: slog.New(slog.NewTextHandler(a.Stderr, nil))}
+		sum, err = p.Poll(ctx, cfg)
+	}
+	if err != nil {
+		return err
+	}
+	if sum.Skipped != "" {
+		fmt.Fprintf(a.Stdout, "skipped: %s\n", sum.Skipped)
+		return &exitError{1}
+	}
+	fmt.Fprintf(a.Stdout, "%d repl(ies): %d processed (%d delivered), %d dropped\n", sum.Replies, sum.Processed, sum.Delivered, sum.Dropped)
+	return nil
+}
+
+// serviceAnswers reports whether the verbs go through the service
+// (decisions D3): it is enabled and answers its health check.
+func (a *App) serviceAnswers(cfg *config.Config) bool {
+	if !cfg.Service.Enabled {
+		return false
+	}
+	_, ok := a.healthy(cfg, 2*time.Second)
+	return ok
+}
+
+// ChannelsStatusCmd is `the-loop channels status`.
+type ChannelsStatusCmd struct {
+	Format string `enum:"text,json" default:"text" help:"Output format (text or json)."`
+}
+
+// slackStatus is the resolved channels.slack, as `channels status` shows it.
+type slackStatus struct {
+	Enabled         bool     `json:"enabled"`
+	Channel         string   `json:"channel"`
+	APIURL          string   `json:"apiUrl"`
+	BotTokenEnv     string   `json:"botTokenEnv"`
+	TokenPresent    bool     `json:"tokenPresent"`
+	AuthorizedUsers []string `json:"authorizedUsers"`
+	Verbosity       string   `json:"verbosity"`
+	ReadMode        string   `json:"readMode"`
+	IntervalSeconds int      `json:"intervalSeconds"`
+	ReadSupported   bool     `json:"readSupported"`
+	// Reading says whether a poll cycle would read Slack, or why not.
+	Reading string `json:"reading"`
+}
+
+// Run prints the resolved settings.
+func (c *ChannelsStatusCmd) Run(a *App) error {
+	cfg, err := a.LoadConfig()
+	if err != nil {
+		return err
+	}
+	st := resolveSlack(cfg)
+	if c.Format == "json" {
+		return writeJSON(a.Stdout, st)
+	}
+	api := st.APIURL + " (channels.slack.apiUrl)"
+	if st.APIURL == "" {
+		api = "Slack's own Web API (https://slack.com/api/)"
+	}
+	token := "present in " + st.BotTokenEnv
+	if !st.TokenPresent {
+		token = "missing — export " + st.BotTokenEnv
+	}
+	users := strings.Join(st.AuthorizedUsers, ", ")
+	if users == "" {
+		users = "none — every reply is dropped (an empty list admits nobody)"
+	}
+	read := st.ReadMode
+	switch st.ReadMode {
+	case "poll":
+		read = fmt.Sprintf("poll, every %ds (by the service; `the-loop channels poll` runs one cycle)", st.IntervalSeconds)
+	case "socket":
+		read = "socket — unsupported: this the-loop has no Socket Mode; set read.mode: poll"
+	case "off":
+		read = "off — replies are not read"
+	}
+	enabled := "enabled"
+	if !st.Enabled {
+		enabled = "disabled (channels.slack.enabled is false)"
+	}
+	channel := st.Channel
+	if channel == "" {
+		channel = "- (none: only a session with its own slack.channel can be announced)"
+	}
+	rows := [][2]string{
+		{"slack", enabled},
+		{"channel", channel},
+		{"api url", api},
+		{"bot token", token},
+		{"authorized users", users},
+		{"verbosity", st.Verbosity},
+		{"read mode", read},
+	}
+	for _, r := range rows {
+		fmt.Fprintf(a.Stdout, "%-18s%s\n", r[0]+":", r[1])
+	}
+	return nil
+}
+
+// resolveSlack is channels.slack as this process resolves it. The token is
+// looked up only to say whether it is there.
+func resolveSlack(cfg *config.Config) slackStatus {
+	sl := cfg.Slack
+	client := slack.New(sl)
+	users := sl.AuthorizedUsers
+	if users == nil {
+		users = []string{}
+	}
+	reading := channels.Skipped(cfg)
+	if reading == "" {
+		reading = "yes"
+	}
+	return slackStatus{
+		Enabled:         sl.Enabled,
+		Channel:         sl.Channel,
+		APIURL:          client.APIURL(),
+		BotTokenEnv:     sl.BotTokenEnv,
+		TokenPresent:    client.CheckToken() == nil,
+		AuthorizedUsers: users,
+		Verbosity:       sl.Verbosity,
+		ReadMode:        sl.ReadMode,
+		IntervalSeconds: sl.IntervalSeconds,
+		ReadSupported:   sl.ReadMode == "poll",
+		Reading:         reading,
+	}
+}

@@ -1,0 +1,133 @@
+package http
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	loop "github.com/the-loop-dev/the-loop"
+)
+
+// MCPPath is where the MCP endpoint answers (original §8.4): exactly /mcp,
+// no trailing-slash form. It is not a REST operation, so it is in neither
+// Routes nor openapi.yaml.
+const MCPPath = "/mcp"
+
+// The MCP tools (original §8.4) read the standing sessions and talk to
+// them. None starts, stops, restarts, creates or deletes one: an agent that
+// reaches this endpoint must not be able to stop the session supervising it.
+const (
+	toolList = "list_standing_sessions"
+	toolGet  = "get_standing_session"
+	toolSay  = "say_to_standing_session"
+)
+
+// newMCPHandler builds the MCP server (name "the-loop", version "1") and its
+// streamable-HTTP handler. The handler is stateless — every tool is one
+// request and one answer, so there is no session to keep (or to hold a
+// shutdown open) — and answers in JSON. The go-sdk's own localhost check is
+// off: guard applies D24's Host allow-list here as on REST, and the SDK's
+// check would refuse the names service.allowedHosts adds.
+func (s *Server) newMCPHandler() http.Handler {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "the-loop", Version: "1"}, &mcp.ServerOptions{Logger: s.log})
+	mcp.AddTool(srv, &mcp.Tool{
+		Name:        toolList,
+		Description: "List every standing session (declared in the config or created at runtime): its status, whether its agent runs, its tmux target.",
+	}, s.mcpList)
+	mcp.AddTool(srv, &mcp.Tool{
+		Name:        toolGet,
+		Description: "One standing session's row; an unknown name is an error.",
+	}, s.mcpGet)
+	mcp.AddTool(srv, &mcp.Tool{
+		Name: toolSay,
+		Description: "Deliver a message to a running standing session: the text is pasted into its agent's terminal once the agent is ready. " +
+			"An unknown or stopped session, or an agent that is not ready, is an error and nothing is delivered.",
+	}, s.mcpSay)
+	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{
+		Stateless:                  true,
+		JSONResponse:               true,
+		Logger:                     s.log,
+		DisableLocalhostProtection: true,
+	})
+}
+
+// mcp serves /mcp with h unless the request's config turns MCP off
+// (service.mcp.enabled: false), in which case /mcp is a 404.
+func (s *Server) mcp(h http.Handler) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if !configOf(c).Service.MCPEnabled {
+			return loop.NotFound("no MCP endpoint: service.mcp.enabled is false (set it to true to serve %s)", MCPPath)
+		}
+		h.ServeHTTP(c.Response(), c.Request())
+		return nil
+	}
+}
+
+// standingList is list_standing_sessions' result: the rows REST's
+// GET /standing-sessions returns, under "sessions" (a tool's structured
+// result is an object).
+type standingList struct {
+	Sessions []loop.Row `json:"sessions" jsonschema:"every standing session, sorted by name"`
+}
+
+// nameInput names one standing session.
+type nameInput struct {
+	Name string `json:"name" jsonschema:"the standing session's name"`
+}
+
+// sayInput is say_to_standing_session's input (REST's StandingSayBody).
+type sayInput struct {
+	Name  string `json:"name" jsonschema:"the standing session's name"`
+	Text  string `json:"text" jsonschema:"the message; it must hold more than whitespace"`
+	Actor string `json:"actor,omitempty" jsonschema:"who speaks, named in the delivered message (default: none)"`
+}
+
+func (s *Server) mcpList(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, standingList, error) {
+	rows, err := s.opt.Lifecycle.List(ctx, s.opt.Config())
+	if err != nil {
+		return nil, standingList{}, toolError(err)
+	}
+	if rows == nil {
+		rows = []loop.Row{}
+	}
+	return nil, standingList{Sessions: rows}, nil
+}
+
+func (s *Server) mcpGet(ctx context.Context, _ *mcp.CallToolRequest, in nameInput) (*mcp.CallToolResult, loop.Row, error) {
+	row, err := s.opt.Lifecycle.Get(ctx, s.opt.Config(), in.Name)
+	if err != nil {
+		return nil, loop.Row{}, toolError(err)
+	}
+	return nil, row, nil
+}
+
+// mcpSay delivers as REST's say does; a message that was not delivered (the
+// agent not ready, or gone) is a tool error carrying the reason.
+func (s *Server) mcpSay(ctx context.Context, _ *mcp.CallToolRequest, in sayInput) (*mcp.CallToolResult, loop.SayResult, error) {
+	res, err := s.opt.Lifecycle.Say(context.WithoutCancel(ctx), s.opt.Config(), in.Name, in.Text, in.Actor)
+	if err != nil {
+		return nil, loop.SayResult{}, toolError(err)
+	}
+	if !res.Delivered {
+		var why []string
+		for _, m := range res.Messages {
+			why = append(why, strings.TrimPrefix(m.Text, "error: "))
+		}
+		if len(why) == 0 {
+			why = append(why, "the message to '"+in.Name+"' was not delivered")
+		}
+		return nil, loop.SayResult{}, errors.New(strings.Join(why, "\n"))
+	}
+	if res.Messages == nil {
+		res.Messages = []loop.Message{}
+	}
+	return nil, res, nil
+}
+
+// toolError is a verb's error as the tool error the caller reads: the
+// operator's message, without the code.
+func toolError(err error) error { return errors.New(loop.ErrorMessage(err)) }

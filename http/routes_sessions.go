@@ -1,0 +1,137 @@
+package http
+
+import (
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	loop "github.com/the-loop-dev/the-loop"
+)
+
+// sessionRoutes are the work-item session operations (original §8.2's
+// GET /sessions and /sessions/one, decisions D4's start, reply and close).
+// Refs are work-item refs only: a standing ref is refused as invalid (400),
+// so neither namespace reaches the other through the API.
+func (s *Server) sessionRoutes(v1 string) []route {
+	return []route{
+		{Route{http.MethodGet, v1 + "/sessions", "listSessions"}, s.listSessions},
+		{Route{http.MethodGet, v1 + "/sessions/one", "getSession"}, s.getSession},
+		{Route{http.MethodPost, v1 + "/sessions/start", "startSession"}, s.startSession},
+		{Route{http.MethodPost, v1 + "/sessions/reply", "replySession"}, s.replySession},
+		{Route{http.MethodPost, v1 + "/sessions/close", "closeSession"}, s.closeSession},
+	}
+}
+
+// listSessions answers GET /api/v1/sessions[?status=active|paused|closed]:
+// every work-item session's row, [] when none.
+func (s *Server) listSessions(c echo.Context) error {
+	rows, err := s.opt.Lifecycle.ListSessions(c.Request().Context(), configOf(c), c.QueryParam("status"))
+	if err != nil {
+		return err
+	}
+	if rows == nil {
+		rows = []loop.WorkItemRow{}
+	}
+	return writeJSON(c, http.StatusOK, rows)
+}
+
+// getSession answers GET /api/v1/sessions/one?ref=: one work item's
+// session (404 when none is registered; ref is required).
+func (s *Server) getSession(c echo.Context) error {
+	refs, ok := c.QueryParams()["ref"]
+	if !ok || len(refs) == 0 {
+		return unprocessable("query.ref: field required")
+	}
+	row, err := s.opt.Lifecycle.GetSession(c.Request().Context(), configOf(c), refs[0])
+	if err != nil {
+		return err
+	}
+	return writeJSON(c, http.StatusOK, row)
+}
+
+// startSession answers POST /api/v1/sessions/start {ref, harness: "",
+// cwd: "", prompt: ""}. A start that fails is still 200, with outcome
+// failed and exitCode 1.
+func (s *Server) startSession(c echo.Context) error {
+	o, err := readObject(c)
+	if err != nil {
+		return err
+	}
+	req := loop.SessionStartRequest{
+		Ref:     o.str("ref", true, ""),
+		Harness: o.str("harness", false, ""),
+		Cwd:     o.str("cwd", false, ""),
+		Prompt:  o.str("prompt", false, ""),
+	}
+	if err := o.err(); err != nil {
+		return err
+	}
+	res, err := s.opt.Lifecycle.StartSession(verbContext(c), configOf(c), req)
+	if err != nil {
+		return err
+	}
+	if res.Messages == nil {
+		res.Messages = []loop.Message{}
+	}
+	return writeJSON(c, http.StatusOK, res)
+}
+
+// replySession answers POST /api/v1/sessions/reply {ref, text, actor: "",
+// comment: true}. comment is accepted for the original's body and ignored:
+// nothing is posted to the ticket. A reply never spawns: no session, a
+// closed one or one without a live pane is 404; a delivery that fails is
+// 200 with delivered false.
+func (s *Server) replySession(c echo.Context) error {
+	o, err := readObject(c)
+	if err != nil {
+		return err
+	}
+	ref := o.str("ref", true, "")
+	text := o.str("text", true, "")
+	actor := o.str("actor", false, "")
+	_ = o.boolean("comment", true)
+	if err := o.err(); err != nil {
+		return err
+	}
+	res, err := s.opt.Lifecycle.ReplySession(verbContext(c), configOf(c), ref, text, actor)
+	if err != nil {
+		return err
+	}
+	if res.Messages == nil {
+		res.Messages = []loop.Message{}
+	}
+	return writeJSON(c, http.StatusOK, res)
+}
+
+// closeSession answers POST /api/v1/sessions/close {ref, keepTmux: null}:
+// keepTmux overrides routing.tmux.keepSessionOnClose when it is a boolean.
+// A work item with no active session is 200 with closed false.
+func (s *Server) closeSession(c echo.Context) error {
+	o, err := readObject(c)
+	if err != nil {
+		return err
+	}
+	ref := o.str("ref", true, "")
+	keep := o.optionalBool("keepTmux")
+	if err := o.err(); err != nil {
+		return err
+	}
+	res, err := s.opt.Lifecycle.CloseSession(verbContext(c), configOf(c), ref, keep)
+	if err != nil {
+		return err
+	}
+	if res.Messages == nil {
+		res.Messages = []loop.Message{}
+	}
+	return writeJSON(c, http.StatusOK, res)
+}
+
+// optionalBool reads a boolean field that may be absent or null (nil).
+func (o *object) optionalBool(key string) *bool {
+	raw, ok := o.raw[key]
+	if !ok || kindOf(raw) == "null" {
+		return nil
+	}
+	b := o.boolean(key, false)
+	return &b
+}

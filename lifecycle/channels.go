@@ -1,0 +1,88 @@
+package lifecycle
+
+import (
+	loop "github.com/the-loop-dev/the-loop"
+	"github.com/the-loop-dev/the-loop/store"
+)
+
+// BoundThread is a Slack thread bound to a work item or a standing session
+// ("standing:<name>"), with the ts of the last reply processed in it (the
+// thread's own ts when none has been).
+type BoundThread struct {
+	ThreadTS string
+	WorkItem string
+	Channel  string
+	Cursor   string
+}
+
+// Threads returns every bound thread with its cursor, oldest binding first
+// (what one inbound poll cycle reads).
+func (s *Service) Threads() ([]BoundThread, error) {
+	var out []BoundThread
+	err := s.DB.View(func(tx *store.Tx) error {
+		all, err := tx.Threads()
+		if err != nil {
+			return err
+		}
+		for _, b := range all {
+			out = append(out, BoundThread{ThreadTS: b.ThreadTS, WorkItem: b.WorkItem, Channel: b.Channel, Cursor: tx.Cursor(b.ThreadTS)})
+		}
+		return nil
+	})
+	return out, err
+}
+
+// RecordReply takes the reply ts of thread threadTS for processing, at most
+// once (decisions D25). In one transaction it resolves the thread's binding
+// now (not as it was when the reply was read), advances the thread's cursor
+// to ts and appends the events decide returns for the bound ref — all or
+// nothing, and before anything is delivered, so a crash after it loses the
+// reply rather than delivering it twice.
+//
+// taken is false, and nothing is written, when the cursor is already at or
+// past ts (another cycle took the reply). A thread no longer bound (its
+// session was deleted meanwhile) has no cursor to advance: decide gets ref
+// "" and its events are appended.
+//
+// decide runs inside the write transaction: it must only build events.
+func (s *Service) RecordReply(threadTS, ts string, decide func(ref string) []loop.Event) (ref string, taken bool, err error) {
+	err = s.DB.Update(func(tx *store.Tx) error {
+		ref, taken = "", false
+		all, err := tx.Threads()
+		if err != nil {
+			return err
+		}
+		for _, b := range all {
+			if b.ThreadTS == threadTS {
+				ref = b.WorkItem
+			}
+		}
+		if ref != "" {
+			before := tx.Cursor(threadTS)
+			if err := tx.Advance(threadTS, ts); err != nil {
+				return err
+			}
+			if tx.Cursor(threadTS) == before {
+				return nil // at or before the cursor: already taken
+			}
+		}
+		taken = true
+		evs := decide(ref)
+		for i := range evs {
+			if err := tx.AppendEvent(&evs[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return "", false, err
+	}
+	return ref, taken, nil
+}
+
+// NewEvent builds an event stamped with this service's clock, source and
+// pid, for Emit or RecordReply.
+func (s *Service) NewEvent(name, level string, fields ...loop.Field) loop.Event {
+	return s.event(name, level, fields...)
+}

@@ -1,0 +1,306 @@
+package lifecycle
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	loop "github.com/the-loop-dev/the-loop"
+	"github.com/the-loop-dev/the-loop/config"
+	"github.com/the-loop-dev/the-loop/store"
+)
+
+// The work-item verbs (original §4.2, §10.2; decisions D23): a work item's
+// session beside the standing ones, sharing only the tmux runner and the
+// harness adapters. Refs are recognised by loop.ParseWorkItemRef alone, so
+// a standing ref is an invalid ref here, and the standing verbs never see a
+// work item.
+
+// FrameReply returns what the pane receives for a reply: the operator's
+// framing, a blank line, then the text (original §10.2).
+func FrameReply(ref, actor, text string) string {
+	who := ""
+	if actor != "" {
+		who = " (" + actor + ")"
+	}
+	return fmt.Sprintf("Reply from the operator via the-loop control plane%s to your question on %s:\n\n%s", who, ref, text)
+}
+
+// workItemRow renders one record (original §4.2 fields, plus its flat ref,
+// a null control record and whether its pane runs).
+func workItemRow(rec *store.SessionRecord, running bool) loop.WorkItemRow {
+	row := loop.WorkItemRow{
+		Ref: rec.WorkItem.Ref,
+		WorkItem: loop.WorkItemInfo{Ref: rec.WorkItem.Ref, Provider: rec.WorkItem.Provider, Owner: rec.WorkItem.Owner,
+			Repo: rec.WorkItem.Repo, Number: rec.WorkItem.Number},
+		Harness:          rec.Harness,
+		HarnessSessionID: rec.HarnessSessionID,
+		Cwd:              rec.Cwd,
+		Status:           rec.Status,
+		CreatedAt:        rec.CreatedAt,
+		TmuxTarget:       rec.TmuxTarget,
+		RecentDeliveries: append([]string{}, rec.RecentDeliveries...),
+		URL:              rec.URL,
+		Running:          running,
+	}
+	if rec.LastEventAt != "" {
+		at := rec.LastEventAt
+		row.LastEventAt = &at
+	}
+	return row
+}
+
+// shown reports whether a record is a session a list shows: a first start
+// still in flight has no session yet.
+func shown(rec *store.SessionRecord) bool { return WorkItemStateOf(rec) != WorkItemFirstStart }
+
+// ListSessions returns every work-item session (status "" for all, else
+// active, paused or closed), with liveness from one tmux query per socket
+// in use. Standing sessions are in a store of their own: never here.
+func (s *Service) ListSessions(ctx context.Context, cfg *config.Config, status string) ([]loop.WorkItemRow, error) {
+	switch status {
+	case "", loop.SessionActive, loop.SessionPaused, loop.SessionClosed:
+	default:
+		return nil, loop.Invalid("invalid status '%s' (one of active, paused, closed)", status)
+	}
+	recs, err := s.workItemRecords()
+	if err != nil {
+		return nil, err
+	}
+	var keep []*store.SessionRecord
+	bySocket := map[string][]string{}
+	for _, r := range recs {
+		if !shown(r) || (status != "" && r.Status != status) {
+			continue
+		}
+		keep = append(keep, r)
+		if r.TmuxTarget != "" {
+			bySocket[r.TmuxSocket] = append(bySocket[r.TmuxSocket], r.TmuxTarget)
+		}
+	}
+	live := map[string]map[string]bool{}
+	for socket, targets := range bySocket {
+		live[socket] = map[string]bool{}
+		for target, st := range s.Runner(socket).States(ctx, targets) {
+			live[socket][target] = st.LiveOrUnknown()
+		}
+	}
+	rows := make([]loop.WorkItemRow, 0, len(keep))
+	for _, r := range keep {
+		rows = append(rows, workItemRow(r, live[r.TmuxSocket][r.TmuxTarget]))
+	}
+	return rows, nil
+}
+
+// GetSession returns one work item's session (closed ones included).
+func (s *Service) GetSession(ctx context.Context, cfg *config.Config, ref string) (loop.WorkItemRow, error) {
+	item, err := loop.ParseWorkItemRef(ref)
+	if err != nil {
+		return loop.WorkItemRow{}, err
+	}
+	rec, err := s.readWorkItem(item)
+	if err != nil && loop.ErrorCode(err) != loop.EINVALID {
+		return loop.WorkItemRow{}, err
+	}
+	if rec == nil || !shown(rec) {
+		return loop.WorkItemRow{}, loop.NotFound("no session registered for %s", item)
+	}
+	running := false
+	if rec.TmuxTarget != "" {
+		running = s.Runner(rec.TmuxSocket).State(ctx, rec.TmuxTarget).LiveOrUnknown()
+	}
+	return workItemRow(rec, running), nil
+}
+
+// ReplySession pastes an operator's answer into a work item's live session
+// and submits it (original §10.2). It never spawns or respawns one: a work
+// item with no session, a closed one, or one whose pane is not live is
+// refused (ENOTFOUND). It waits for the agent to be ready for input
+// (decisions D14); a delivery that fails is a result with delivered false
+// and exit code 1. actor is audit data, never authentication. Nothing is
+// posted to the ticket (there is no GitHub integration yet).
+func (s *Service) ReplySession(ctx context.Context, cfg *config.Config, ref, text, actor string) (loop.ReplyResult, error) {
+	item, err := loop.ParseWorkItemRef(ref)
+	if err != nil {
+		return loop.ReplyResult{}, err
+	}
+	if strings.TrimSpace(text) == "" {
+		return loop.ReplyResult{}, loop.Invalid("the reply text is empty; nothing to deliver")
+	}
+	name := item.String()
+	rec, err := s.readWorkItem(item)
+	if err != nil && loop.ErrorCode(err) != loop.EINVALID {
+		return loop.ReplyResult{}, err
+	}
+	if rec == nil || rec.Status != loop.SessionActive {
+		return loop.ReplyResult{}, loop.NotFound("no session registered for %[1]s — a reply never spawns one; answer on the ticket, "+
+			"or start its session first with `the-loop sessions start --work-item %[1]s`", name)
+	}
+	noPane := loop.NotFound("the session for %[1]s has no live tmux pane to paste into — a reply never respawns one; answer on the ticket, "+
+		"or start it again with `the-loop sessions start --work-item %[1]s`", name)
+	runner, wr, err := s.workItemRunner(rec.TmuxSocket)
+	if err != nil {
+		return loop.ReplyResult{}, err
+	}
+	if rec.TmuxTarget == "" || runner.State(ctx, rec.TmuxTarget) != loop.PaneLive {
+		return loop.ReplyResult{}, noPane
+	}
+	fail := func(msg string) loop.ReplyResult {
+		return loop.ReplyResult{WorkItem: name, Delivered: false, ExitCode: 1, Messages: []loop.Message{{Stream: "err", Text: msg}}}
+	}
+	adapter, err := s.Harness(rec.Harness, name)
+	if err != nil {
+		return fail("error: could not deliver the reply: " + loop.ErrorMessage(err)), nil
+	}
+	if err := waitReady(ctx, runner, adapter, rec.TmuxTarget, cfg.Routing.Tmux.ReadyTimeout()); err != nil {
+		return fail("error: " + err.Error()), nil
+	}
+	sess := loop.WorkItemTarget{Ref: name, TmuxTarget: rec.TmuxTarget}
+	if err := wr.Deliver(ctx, sess, strings.NewReader(FrameReply(name, actor, text))); err != nil {
+		if loop.ErrorCode(err) == loop.ENOTFOUND {
+			return loop.ReplyResult{}, noPane
+		}
+		return fail("error: could not deliver the reply: " + loop.ErrorMessage(err)), nil
+	}
+	ev := s.event("session.reply_sent", loop.LevelInfo, loop.F("work_item", name), loop.F("actor", actor))
+	_, err = s.workItemTransition(ctx, item, WorkItemEvReply, func(r *store.SessionRecord) error {
+		r.LastEventAt = s.stamp()
+		return nil
+	}, ev)
+	if errors.Is(err, ErrTransition) {
+		// Closed or claimed meanwhile: the paste happened, so say so.
+		err = s.Emit(ev)
+	}
+	res := loop.ReplyResult{WorkItem: name, Delivered: true, ExitCode: 0,
+		Messages: []loop.Message{{Stream: "out", Text: fmt.Sprintf("delivered the reply into %s (session.reply_sent)", rec.TmuxTarget)}}}
+	if err != nil {
+		res.Messages = append(res.Messages, loop.Message{Stream: "err", Text: "warning: delivered, but the event could not be recorded: " + err.Error()})
+	}
+	return res, nil
+}
+
+// CloseSession closes a work item's session: with the tmux session kept
+// (keepTmux, else routing.tmux.keepSessionOnClose) it ends the harness in
+// it when routing.tmux.killHarnessOnClose, so the transcript stays readable
+// and nothing can be typed into it; otherwise it ends the harness's whole
+// process tree and kills the tmux session. The record becomes closed
+// (session.closed); its conversation id is kept, so a later start resumes
+// it. A work item with no active session is a result with closed false and
+// exit code 1.
+func (s *Service) CloseSession(ctx context.Context, cfg *config.Config, ref string, keepTmux *bool) (loop.CloseResult, error) {
+	item, err := loop.ParseWorkItemRef(ref)
+	if err != nil {
+		return loop.CloseResult{}, err
+	}
+	name := item.String()
+	defer s.lock(workItemLock(item))()
+	tmux := cfg.Routing.Tmux
+	keep := tmux.KeepSessionOnClose
+	if keepTmux != nil {
+		keep = *keepTmux
+	}
+	for attempt := 0; attempt < 20; attempt++ {
+		rec, err := s.readWorkItem(item)
+		if err != nil && loop.ErrorCode(err) != loop.EINVALID {
+			return loop.CloseResult{}, err
+		}
+		if rec != nil && rec.Claim != nil {
+			if s.claimLive(rec.Claim) {
+				if err := s.waitWorkItemClaim(ctx, item, rec.Claim); err != nil {
+					return loop.CloseResult{}, err
+				}
+			} else if err := s.settleWorkItemClaim(ctx, item, rec); err != nil && !errors.Is(err, errStale) {
+				return loop.CloseResult{}, err
+			}
+			continue
+		}
+		if rec == nil || rec.Status != loop.SessionActive {
+			return loop.CloseResult{WorkItem: name, Closed: false, ExitCode: 1,
+				Messages: []loop.Message{{Stream: "err", Text: "no active session for " + name}}}, nil
+		}
+		msgs := s.settleTmuxOnClose(ctx, item, rec, keep, tmux)
+		seen := rec.HarnessSessionID
+		fate := "killed"
+		if keep {
+			fate = "kept"
+		}
+		_, err = s.workItemTransition(ctx, item, WorkItemEvClose, func(r *store.SessionRecord) error {
+			if r.Claim != nil || r.HarnessSessionID != seen {
+				return errStale
+			}
+			return nil
+		}, s.event("session.closed", loop.LevelInfo, loop.F("work_item", name),
+			loop.F("tmux_target", rec.TmuxTarget), loop.F("tmux", fate)))
+		if errors.Is(err, errStale) || errors.Is(err, ErrTransition) {
+			continue
+		}
+		if err != nil {
+			return loop.CloseResult{}, err
+		}
+		msgs = append(msgs, loop.Message{Stream: "out", Text: "closed session for " + name})
+		return loop.CloseResult{WorkItem: name, Closed: true, ExitCode: 0, Messages: msgs}, nil
+	}
+	return loop.CloseResult{}, loop.Internal("the session of %s kept changing under the close; try again", name)
+}
+
+// settleTmuxOnClose does a close's tmux half (best-effort: what it could
+// not do is a note, never a failed close) and says what it did.
+func (s *Service) settleTmuxOnClose(ctx context.Context, item loop.WorkItemRef, rec *store.SessionRecord, keep bool, tmux config.Tmux) []loop.Message {
+	target := rec.TmuxTarget
+	if target == "" {
+		return nil
+	}
+	var msgs []loop.Message
+	out := func(format string, args ...any) {
+		msgs = append(msgs, loop.Message{Stream: "out", Text: fmt.Sprintf(format, args...)})
+	}
+	note := func(err error) {
+		msgs = append(msgs, loop.Message{Stream: "err", Text: "note: " + loop.ErrorMessage(err)})
+	}
+	runner, wr, err := s.workItemRunner(rec.TmuxSocket)
+	if err != nil {
+		note(err)
+		return msgs
+	}
+	sess := loop.WorkItemTarget{Ref: item.String(), TmuxTarget: target}
+	grace := time.Duration(tmux.HarnessKillGraceSeconds * float64(time.Second))
+	state := runner.State(ctx, target)
+	if keep {
+		if tmux.KillHarnessOnClose && state.LiveOrUnknown() {
+			// remain-on-exit is re-set first, so the pane and its
+			// scrollback outlive the harness.
+			if err := wr.TerminateHarness(ctx, sess, grace); err != nil {
+				note(err)
+			} else {
+				out("ended the harness in tmux session %s", target)
+			}
+		}
+		attach := "tmux attach -r -t " + target
+		if rec.TmuxSocket != "" {
+			attach = "tmux -L " + rec.TmuxSocket + " attach -r -t " + target
+		}
+		out("kept tmux session %s — attach: %s (pass --kill-tmux to end it)", target, attach)
+		return msgs
+	}
+	if state == loop.PaneAbsent {
+		out("note: tmux session %s was already gone", target)
+		return msgs
+	}
+	// The whole tree first (decisions D12): helpers a harness started would
+	// otherwise outlive the kill-session.
+	if state.LiveOrUnknown() {
+		if err := wr.TerminateHarness(ctx, sess, grace); err != nil {
+			note(err)
+		}
+	}
+	if err := wr.Kill(ctx, sess); err != nil && runner.State(ctx, target) != loop.PaneAbsent {
+		note(err)
+	} else if err != nil {
+		out("note: tmux session %s was already gone", target)
+	} else {
+		out("killed tmux session %s", target)
+	}
+	return msgs
+}

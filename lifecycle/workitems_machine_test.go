@@ -1,0 +1,114 @@
+package lifecycle
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	loop "github.com/the-loop-dev/the-loop"
+	"github.com/the-loop-dev/the-loop/store"
+)
+
+// TestWorkItemMachine_EveryStateEventPair checks all 6×12 (state, event)
+// pairs against a table written out by hand: "-" marks an invalid pair. It
+// is not read back from the machine's definition.
+func TestWorkItemMachine_EveryStateEventPair(t *testing.T) {
+	events := []string{
+		"claim-start", "refuse", "already-running", "clear-dead", "resume-failed", "started",
+		"resumed", "recover", "spawn-failed", "abandon", "reply", "close",
+	}
+	expected := map[string][]string{
+		"absent": {
+			"first-start", "absent", "-", "-", "-", "-",
+			"-", "-", "-", "-", "-", "-",
+		},
+		"first-start": {
+			"-", "-", "-", "first-start", "-", "active",
+			"-", "active", "absent", "absent", "-", "-",
+		},
+		"active": {
+			"respawning", "-", "active", "-", "-", "-",
+			"-", "-", "-", "-", "active", "closed",
+		},
+		"closed": {
+			"reopening", "-", "active", "-", "-", "-",
+			"-", "-", "-", "-", "-", "-",
+		},
+		"reopening": {
+			"-", "-", "-", "reopening", "reopening", "active",
+			"active", "active", "closed", "closed", "-", "-",
+		},
+		"respawning": {
+			"-", "-", "-", "respawning", "respawning", "active",
+			"active", "active", "active", "active", "-", "-",
+		},
+	}
+	ctx := context.Background()
+	pairs := 0
+	for state, row := range expected {
+		if len(row) != len(events) {
+			t.Fatalf("table row %s has %d cells, want %d", state, len(row), len(events))
+		}
+		for i, ev := range events {
+			pairs++
+			got, err := NextWorkItem(ctx, state, ev)
+			want := row[i]
+			if want == "-" {
+				var te *TransitionError
+				if !errors.As(err, &te) || !errors.Is(err, ErrTransition) {
+					t.Errorf("%s --%s--> want refused, got %q (err %v)", state, ev, got, err)
+				} else if te.State != state || te.Event != ev {
+					t.Errorf("%s --%s--> error names %q/%q", state, ev, te.State, te.Event)
+				}
+				if got != state {
+					t.Errorf("%s --%s--> refused but moved to %q", state, ev, got)
+				}
+				continue
+			}
+			if err != nil {
+				t.Errorf("%s --%s--> want %s, got error %v", state, ev, want, err)
+				continue
+			}
+			if got != want {
+				t.Errorf("%s --%s--> want %s, got %s", state, ev, want, got)
+			}
+		}
+	}
+	if pairs != 72 {
+		t.Fatalf("checked %d pairs, want 72", pairs)
+	}
+}
+
+// A reply never spawns: from absent and closed, the only way to active is a
+// start (claim-start, then started/resumed/recover) or a live pane found by
+// a start (already-running).
+func TestWorkItemMachine_ReplyNeverLeavesAbsentOrClosed(t *testing.T) {
+	ctx := context.Background()
+	for _, st := range []string{"absent", "closed", "first-start", "reopening", "respawning"} {
+		if got, err := NextWorkItem(ctx, st, "reply"); err == nil {
+			t.Errorf("reply in %s moved to %s", st, got)
+		}
+	}
+}
+
+func TestWorkItemStateOf_DerivesClaimStates(t *testing.T) {
+	claim := &loop.Claim{Op: "start", PID: 1}
+	cases := []struct {
+		name string
+		rec  *store.SessionRecord
+		want string
+	}{
+		{"no record", nil, "absent"},
+		{"active", &store.SessionRecord{Status: "active"}, "active"},
+		{"closed", &store.SessionRecord{Status: "closed"}, "closed"},
+		{"paused (the original's) reads closed", &store.SessionRecord{Status: "paused"}, "closed"},
+		{"start claim on a placeholder", &store.SessionRecord{Claim: claim}, "first-start"},
+		{"start claim on a closed record", &store.SessionRecord{Status: "closed", Claim: claim}, "reopening"},
+		{"start claim on an active record", &store.SessionRecord{Status: "active", Claim: claim}, "respawning"},
+	}
+	for _, c := range cases {
+		if got := WorkItemStateOf(c.rec); got != c.want {
+			t.Errorf("%s: WorkItemStateOf = %q, want %q", c.name, got, c.want)
+		}
+	}
+}

@@ -1,0 +1,235 @@
+package loop
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// DefaultGitHubHost is the host a github ref means when it names none; a
+// ref writes its host only when it is somewhere else.
+const DefaultGitHubHost = "github.com"
+
+// WorkItemTargetPrefix starts the tmux session name of a work item's
+// session ("loop-<slug>").
+const WorkItemTargetPrefix = "loop-"
+
+// Work-item session statuses (original §4.2). The Go version records active
+// and closed; paused is the original's, accepted by list filters.
+const (
+	SessionActive = "active"
+	SessionPaused = "paused"
+	SessionClosed = "closed"
+)
+
+var (
+	// workItemRE is the ref grammar: <provider>:<path>#<number>.
+	workItemRE = regexp.MustCompile(`^([a-z][a-z0-9-]*):([^#]+)#([0-9]+)$`)
+	// hostRE is a host in a ref: dotted (with an optional port), or a bare
+	// name with an explicit port — what tells host/owner/repo from a typo.
+	hostRE = regexp.MustCompile(`^(?:[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+(?::[0-9]+)?|[A-Za-z0-9-]+:[0-9]+)$`)
+	// slugUnsafeRE is what a slug rewrites to "-".
+	slugUnsafeRE = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+	// githubNameRE is an owner or repository name GitHub accepts.
+	githubNameRE = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
+)
+
+// WorkItemRef names a work item: <provider>:[<host>/]<owner>/<repo>#<number>
+// (original §10.1). A github ref's Host is github.com when the ref does not
+// name one, so two spellings of one work item are equal.
+type WorkItemRef struct {
+	Provider string
+	Host     string
+	Owner    string
+	Repo     string
+	Number   int
+}
+
+// ParseWorkItemRef parses a work-item ref (surrounding whitespace ignored).
+// A malformed ref is EINVALID with the original's message. The provider
+// "standing" is refused: "standing:" belongs to standing sessions
+// (ParseStandingRef), so neither namespace can address the other — not even
+// through a tmux name (loop-standing-…).
+func ParseWorkItemRef(s string) (WorkItemRef, error) {
+	ref := strings.TrimSpace(s)
+	m := workItemRE.FindStringSubmatch(ref)
+	if m == nil {
+		return WorkItemRef{}, Invalid("invalid work-item ref '%s'; expected <provider>:[<host>/]<owner>/<repo>#<number> "+
+			"(e.g. github:octo/repo#15, github:ghe.corp.example/octo/repo#15)", s)
+	}
+	if m[1] == "standing" {
+		return WorkItemRef{}, Invalid("invalid work-item ref '%s'; the provider 'standing' is reserved — "+
+			"standing:<name> names a standing session (the-loop standing …), never a work item", s)
+	}
+	number, err := strconv.Atoi(m[3])
+	if err != nil {
+		return WorkItemRef{}, Invalid("invalid work-item ref '%s'; the number after '#' is out of range", s)
+	}
+	var host, owner, repo string
+	switch parts := strings.Split(m[2], "/"); len(parts) {
+	case 2:
+		owner, repo = parts[0], parts[1]
+	case 3:
+		host, owner, repo = parts[0], parts[1], parts[2]
+		if !hostRE.MatchString(host) {
+			return WorkItemRef{}, badPath(s)
+		}
+	default:
+		return WorkItemRef{}, badPath(s)
+	}
+	if owner == "" || repo == "" {
+		return WorkItemRef{}, badPath(s)
+	}
+	if m[1] == "github" && host == "" {
+		host = DefaultGitHubHost
+	}
+	return WorkItemRef{Provider: m[1], Host: host, Owner: owner, Repo: repo, Number: number}, nil
+}
+
+func badPath(s string) *Error {
+	return Invalid("invalid work-item ref '%s'; expected <owner>/<repo>, optionally preceded by a host, before '#'", s)
+}
+
+// defaultHost reports whether the ref's host goes unwritten.
+func (r WorkItemRef) defaultHost() bool {
+	if r.Provider == "github" {
+		return r.Host == DefaultGitHubHost || r.Host == ""
+	}
+	return r.Host == ""
+}
+
+// Path is [<host>/]<owner>/<repo>, the host only when it is not the default.
+func (r WorkItemRef) Path() string {
+	if r.defaultHost() {
+		return r.Owner + "/" + r.Repo
+	}
+	return r.Host + "/" + r.Owner + "/" + r.Repo
+}
+
+// String is the ref in its canonical form, e.g. "github:octo/repo#15".
+func (r WorkItemRef) String() string {
+	return fmt.Sprintf("%s:%s#%d", r.Provider, r.Path(), r.Number)
+}
+
+// Slug is the ref as a store key: "<provider>-<path with / as ->-<number>",
+// every run of characters outside [A-Za-z0-9._-] made "-".
+func (r WorkItemRef) Slug() string {
+	raw := fmt.Sprintf("%s-%s-%d", r.Provider, strings.ReplaceAll(r.Path(), "/", "-"), r.Number)
+	return slugUnsafeRE.ReplaceAllString(raw, "-")
+}
+
+// TmuxTarget is the tmux session name of the work item's session:
+// "loop-<slug>" as tmux spells it (TmuxSessionName).
+func (r WorkItemRef) TmuxTarget() string { return TmuxSessionName(WorkItemTargetPrefix + r.Slug()) }
+
+// URL is the work item's browser URL, or "" when none can be derived (only
+// github refs whose host, owner and repo are shapes GitHub accepts).
+func (r WorkItemRef) URL() string {
+	host := r.Host
+	if host == "" {
+		host = DefaultGitHubHost
+	}
+	if r.Provider != "github" || !hostRE.MatchString(host) || !githubNameRE.MatchString(r.Owner) || !githubNameRE.MatchString(r.Repo) {
+		return ""
+	}
+	return fmt.Sprintf("https://%s/%s/%s/issues/%d", host, r.Owner, r.Repo, r.Number)
+}
+
+// TmuxSessionName is name as tmux spells a session: every '.' and ':' (its
+// own target syntax) becomes '_'. Idempotent, not injective.
+func TmuxSessionName(name string) string {
+	return strings.NewReplacer(".", "_", ":", "_").Replace(name)
+}
+
+// WorkItemTarget is what the runner's work-item entry points address: the
+// ref (for refusals and logs) and the tmux session recorded for it.
+type WorkItemTarget struct {
+	Ref        string
+	TmuxTarget string
+}
+
+// WorkItemRunner is the runner's work-item entry points (design D2): each
+// keeps its work-item refusals and delegates to the target-addressed
+// operation of Runner.
+type WorkItemRunner interface {
+	// Spawn starts spec in the work item's tmux session (SpawnIn on
+	// item.TmuxTarget()).
+	Spawn(ctx context.Context, item WorkItemRef, spec SpawnSpec) error
+	// Deliver refuses a session with no recorded or no live tmux session
+	// (ENOTFOUND), then pastes text (DeliverTo).
+	Deliver(ctx context.Context, sess WorkItemTarget, text io.Reader) error
+	// Kill kills the session's tmux session (KillTarget).
+	Kill(ctx context.Context, sess WorkItemTarget) error
+	// TerminateHarness ends the pane's process tree (TerminateHarnessIn,
+	// labelled with the ref).
+	TerminateHarness(ctx context.Context, sess WorkItemTarget, grace time.Duration) error
+}
+
+// WorkItemInfo is a record's workItem object (original §4.2).
+type WorkItemInfo struct {
+	Ref      string `json:"ref"`
+	Provider string `json:"provider"`
+	Owner    string `json:"owner"`
+	Repo     string `json:"repo"`
+	Number   int    `json:"number"`
+}
+
+// WorkItemRow is one work-item session as `sessions list` and the REST API
+// show it: the original's record fields, its flat ref, its control record
+// (always null: the Go version keeps none) and whether its pane runs.
+type WorkItemRow struct {
+	Ref              string       `json:"ref"`
+	WorkItem         WorkItemInfo `json:"workItem"`
+	Harness          string       `json:"harness"`
+	HarnessSessionID string       `json:"harnessSessionId"`
+	Cwd              string       `json:"cwd"`
+	Status           string       `json:"status"`
+	CreatedAt        string       `json:"createdAt"`
+	LastEventAt      *string      `json:"lastEventAt"`
+	TmuxTarget       string       `json:"tmuxTarget"`
+	RecentDeliveries []string     `json:"recentDeliveries"`
+	URL              string       `json:"url,omitempty"`
+	Control          any          `json:"control"`
+	Running          bool         `json:"running"`
+}
+
+// SessionStartRequest is what `sessions start` asks for (REST's
+// POST /api/v1/sessions/start body). Empty fields take the record's value,
+// then the config's default; an empty prompt names the work item.
+type SessionStartRequest struct {
+	Ref     string `json:"ref"`
+	Harness string `json:"harness"`
+	Cwd     string `json:"cwd"`
+	Prompt  string `json:"prompt"`
+}
+
+// SessionStartResult is what a start returns: its outcome (started,
+// resumed, already-running or failed), the session's row when there is one,
+// the exit code the CLI uses and the lines it prints.
+type SessionStartResult struct {
+	WorkItem string       `json:"workItem"`
+	Outcome  string       `json:"outcome"`
+	Session  *WorkItemRow `json:"session,omitempty"`
+	ExitCode int          `json:"exitCode"`
+	Messages []Message    `json:"messages"`
+}
+
+// ReplyResult is what a reply returns (original §10.2).
+type ReplyResult struct {
+	WorkItem  string    `json:"workItem"`
+	Delivered bool      `json:"delivered"`
+	ExitCode  int       `json:"exitCode"`
+	Messages  []Message `json:"messages"`
+}
+
+// CloseResult is what a close returns (the original's close_session).
+type CloseResult struct {
+	WorkItem string    `json:"workItem"`
+	Closed   bool      `json:"closed"`
+	ExitCode int       `json:"exitCode"`
+	Messages []Message `json:"messages"`
+}
