@@ -198,26 +198,59 @@ func (s *Service) claimLive(c *loop.Claim) bool {
 
 // waitClaim polls until name carries no live claim of another process.
 func (s *Service) waitClaim(ctx context.Context, name string, c *loop.Claim) error {
+	return s.awaitClaim(ctx, fmt.Sprintf("standing session '%s'", name), c, func() (*loop.Claim, error) {
+		rec, err := s.read(name)
+		if rec == nil || err != nil {
+			return nil, err
+		}
+		return rec.Claim, nil
+	})
+}
+
+// awaitClaim polls current until it reports no claim, or only one whose
+// process is gone, for at most ClaimWait (default 2 minutes); what names
+// the session in the refusal.
+func (s *Service) awaitClaim(ctx context.Context, what string, c *loop.Claim, current func() (*loop.Claim, error)) error {
 	wait := s.ClaimWait
 	if wait <= 0 {
 		wait = 2 * time.Minute
 	}
 	deadline := time.Now().Add(wait)
 	for {
-		rec, err := s.read(name)
+		claim, err := current()
 		if err != nil {
 			return err
 		}
-		if rec == nil || rec.Claim == nil || !s.claimLive(rec.Claim) {
+		if claim == nil || !s.claimLive(claim) {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return loop.Internal("standing session '%s' has had a %s in flight in process %d since %s; try again once it finishes", name, c.Op, c.PID, c.Since)
+			return loop.Internal("%s has had a %s in flight in process %d since %s; try again once it finishes", what, c.Op, c.PID, c.Since)
 		}
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// survives polls a resumed pane for the probe window: dead or gone at any
+// point fails at once (claude --resume on an unknown id exits fast).
+func survives(ctx context.Context, runner loop.Runner, target string, probe time.Duration) bool {
+	deadline := time.Now().Add(probe)
+	for {
+		if !runner.State(ctx, target).LiveOrUnknown() {
+			return false
+		}
+		left := time.Until(deadline)
+		if left <= 0 {
+			return true
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(min(left, 100*time.Millisecond)):
 		}
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
-	"time"
 
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/config"
@@ -265,7 +264,7 @@ func (st *starter) spawn(ctx context.Context, rec *loop.StandingRecord, state lo
 		if err == nil {
 			err = st.runner.SpawnIn(ctx, st.target, loop.SpawnSpec{Argv: append([]string{bin}, argv...), Cwd: cwd})
 		}
-		if err == nil && !st.survived(ctx, time.Duration(tmux.ResumeProbeSeconds*float64(time.Second))) {
+		if err == nil && !survives(ctx, st.runner, st.target, tmux.ResumeProbe()) {
 			err = errors.New("the resumed pane did not survive the probe")
 		}
 		if err == nil {
@@ -295,27 +294,6 @@ func (st *starter) takePending() []loop.Event {
 	p := st.pending
 	st.pending = nil
 	return p
-}
-
-// survived polls the resumed pane for the probe window: dead or gone at any
-// point fails at once (claude --resume on an unknown id exits fast).
-func (st *starter) survived(ctx context.Context, probe time.Duration) bool {
-	deadline := time.Now().Add(probe)
-	for {
-		state := st.runner.State(ctx, st.target)
-		if !state.LiveOrUnknown() {
-			return false
-		}
-		left := time.Until(deadline)
-		if left <= 0 {
-			return true
-		}
-		select {
-		case <-ctx.Done():
-			return false
-		case <-time.After(min(left, 100*time.Millisecond)):
-		}
-	}
 }
 
 // spawnFailed records standing.spawn_failed and releases the claim.

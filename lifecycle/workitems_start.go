@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/config"
@@ -306,26 +305,6 @@ func (st *itemStarter) takePending() []loop.Event {
 	p := st.pending
 	st.pending = nil
 	return p
-}
-
-// survives polls a resumed pane for the probe window: dead or gone at any
-// point fails at once (claude --resume on an unknown id exits fast).
-func survives(ctx context.Context, runner loop.Runner, target string, probe time.Duration) bool {
-	deadline := time.Now().Add(probe)
-	for {
-		if !runner.State(ctx, target).LiveOrUnknown() {
-			return false
-		}
-		left := time.Until(deadline)
-		if left <= 0 {
-			return true
-		}
-		select {
-		case <-ctx.Done():
-			return false
-		case <-time.After(min(left, 100*time.Millisecond)):
-		}
-	}
 }
 
 // spawnFailed records session.spawn_failed and releases the claim (back to

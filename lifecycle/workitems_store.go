@@ -142,28 +142,13 @@ func (s *Service) workItemRunner(socket string) (loop.Runner, loop.WorkItemRunne
 // waitWorkItemClaim polls until ref carries no live claim of another
 // process.
 func (s *Service) waitWorkItemClaim(ctx context.Context, ref loop.WorkItemRef, c *loop.Claim) error {
-	wait := s.ClaimWait
-	if wait <= 0 {
-		wait = 2 * time.Minute
-	}
-	deadline := time.Now().Add(wait)
-	for {
+	return s.awaitClaim(ctx, "the session of "+ref.String(), c, func() (*loop.Claim, error) {
 		rec, err := s.readWorkItem(ref)
-		if err != nil {
-			return err
+		if rec == nil || err != nil {
+			return nil, err
 		}
-		if rec == nil || rec.Claim == nil || !s.claimLive(rec.Claim) {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return loop.Internal("the session of %s has had a %s in flight in process %d since %s; try again once it finishes", ref, c.Op, c.PID, c.Since)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
+		return rec.Claim, nil
+	})
 }
 
 // settleWorkItemClaim resolves a claim whose process is gone: a start whose

@@ -3,7 +3,6 @@ package store
 import (
 	"encoding/json"
 	"sort"
-	"strings"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -149,34 +148,11 @@ func (t *Tx) Advance(threadTS, ts string) error {
 	if threadsBucket(t.tx).Get([]byte(threadTS)) == nil {
 		return nil
 	}
-	if compareTS(ts, t.Cursor(threadTS)) <= 0 {
+	if loop.CompareTS(ts, t.Cursor(threadTS)) <= 0 {
 		return nil
 	}
 	if err := cursorsBucket(t.tx).Put([]byte(threadTS), []byte(ts)); err != nil {
 		return loop.Internal("store: advancing the cursor of Slack thread '%s': %w", threadTS, err)
 	}
 	return nil
-}
-
-// compareTS orders Slack timestamps ("1700000000.000100") numerically.
-func compareTS(a, b string) int {
-	ai, af, _ := strings.Cut(a, ".")
-	bi, bf, _ := strings.Cut(b, ".")
-	ai, bi = strings.TrimLeft(ai, "0"), strings.TrimLeft(bi, "0")
-	if len(ai) != len(bi) {
-		if len(ai) < len(bi) {
-			return -1
-		}
-		return 1
-	}
-	if c := strings.Compare(ai, bi); c != 0 {
-		return c
-	}
-	for len(af) < len(bf) {
-		af += "0"
-	}
-	for len(bf) < len(af) {
-		bf += "0"
-	}
-	return strings.Compare(af, bf)
 }

@@ -137,18 +137,3 @@ func TestCursor_DefaultsToTheThreadAndOnlyMovesForward(t *testing.T) {
 		return nil
 	})
 }
-
-func TestCompareTS(t *testing.T) {
-	cases := []struct {
-		a, b string
-		want int
-	}{
-		{"1.1", "1.1", 0}, {"1.1", "1.10", 0}, {"1.1", "1.2", -1}, {"9.0", "10.0", -1},
-		{"1700000000.000100", "1700000000.0001", 0}, {"1700000001", "1700000000.999999", 1},
-	}
-	for _, c := range cases {
-		if got := compareTS(c.a, c.b); got != c.want {
-			t.Errorf("compareTS(%s, %s) = %d, want %d", c.a, c.b, got, c.want)
-		}
-	}
-}

@@ -168,7 +168,7 @@ func (c *Client) Replies(ctx context.Context, channel, threadTS, oldest string) 
 		}
 		for _, m := range msgs {
 			ts := m.Timestamp
-			if ts == "" || ts == threadTS || seen[ts] || CompareTS(ts, oldest) <= 0 {
+			if ts == "" || ts == threadTS || seen[ts] || loop.CompareTS(ts, oldest) <= 0 {
 				continue
 			}
 			seen[ts] = true
@@ -179,7 +179,7 @@ func (c *Client) Replies(ctx context.Context, channel, threadTS, oldest string) 
 		}
 		cursor = next
 	}
-	sort.SliceStable(out, func(i, j int) bool { return CompareTS(out[i].TS, out[j].TS) < 0 })
+	sort.SliceStable(out, func(i, j int) bool { return loop.CompareTS(out[i].TS, out[j].TS) < 0 })
 	return out, nil
 }
 
@@ -206,28 +206,4 @@ func (c *Client) AuthTest(ctx context.Context) (string, error) {
 	c.selfFor, c.selfID, c.selfOK = key, resp.UserID, true
 	c.mu.Unlock()
 	return resp.UserID, nil
-}
-
-// CompareTS orders two Slack timestamps ("1700000000.000100")
-// numerically: -1, 0 or 1. An empty ts sorts first.
-func CompareTS(a, b string) int {
-	ai, af, _ := strings.Cut(a, ".")
-	bi, bf, _ := strings.Cut(b, ".")
-	ai, bi = strings.TrimLeft(ai, "0"), strings.TrimLeft(bi, "0")
-	if len(ai) != len(bi) {
-		if len(ai) < len(bi) {
-			return -1
-		}
-		return 1
-	}
-	if c := strings.Compare(ai, bi); c != 0 {
-		return c
-	}
-	for len(af) < len(bf) {
-		af += "0"
-	}
-	for len(bf) < len(af) {
-		bf += "0"
-	}
-	return strings.Compare(af, bf)
 }
