@@ -2,9 +2,6 @@ package main
 
 import (
 	"context"
-	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	loop "github.com/the-loop-dev/the-loop"
@@ -61,10 +58,24 @@ func (r remote) Say(ctx context.Context, name, text, actor string) (loop.SayResu
 	return r.c.Say(ctx, name, text, actor)
 }
 
-// withStanding loads the config (tolerantly for stop and delete), picks the
-// service when it answers or this process otherwise, and runs fn with
-// Ctrl-C cancelling it.
+// withStanding runs fn against the service when it answers, else in this
+// process; stop and delete load the config tolerantly.
 func (a *App) withStanding(tolerant bool, fn func(ctx context.Context, api standingAPI) error) error {
+	return a.withBackend(tolerant,
+		func(ctx context.Context, c *loophttp.Client) error { return fn(ctx, remote{c}) },
+		func(ctx context.Context, cfg *config.Config, svc *lifecycle.Service) error {
+			return fn(ctx, local{cfg, svc})
+		})
+}
+
+// withBackend loads the config (tolerantly for the recovery verbs), then
+// runs viaService when the service answers — it holds the store — or
+// inProcess with the store opened around each transaction (decisions D3),
+// with Ctrl-C cancelling either.
+func (a *App) withBackend(tolerant bool,
+	viaService func(ctx context.Context, c *loophttp.Client) error,
+	inProcess func(ctx context.Context, cfg *config.Config, svc *lifecycle.Service) error,
+) error {
 	var cfg *config.Config
 	if tolerant {
 		cfg = config.LoadTolerant(a.ConfigPath)
@@ -74,11 +85,11 @@ func (a *App) withStanding(tolerant bool, fn func(ctx context.Context, api stand
 			return err
 		}
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signalContext()
 	defer stop()
 	if cfg.Service.Enabled {
 		if _, ok := a.healthy(cfg, 2*time.Second); ok {
-			return fn(ctx, remote{a.client(cfg)})
+			return viaService(ctx, a.client(cfg))
 		}
 	}
 	db, err := a.OpenStore(cfg, true)
@@ -86,5 +97,5 @@ func (a *App) withStanding(tolerant bool, fn func(ctx context.Context, api stand
 		return err
 	}
 	defer db.Close()
-	return fn(ctx, local{cfg, a.Lifecycle(cfg, db, "cli", false)})
+	return inProcess(ctx, cfg, a.Lifecycle(cfg, db, "cli", false))
 }

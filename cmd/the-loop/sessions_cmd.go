@@ -5,10 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
-	"syscall"
-	"time"
 
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/config"
@@ -137,22 +134,7 @@ func (c *SessionsReplyCmd) Run(a *App) error {
 }
 
 func (c *SessionsReplyCmd) text(stdin io.Reader) (string, error) {
-	switch {
-	case c.TextFile != "" && c.Text != "":
-		return "", loop.Invalid("pass --text or --text-file, not both")
-	case c.TextFile != "":
-		f, err := os.Open(c.TextFile)
-		if err != nil {
-			return "", loop.Invalid("cannot read '%s': %v", c.TextFile, err)
-		}
-		defer f.Close()
-		return lifecycle.ReadText(f, maxSay)
-	case c.Text == "-":
-		return lifecycle.ReadText(stdin, maxSay)
-	case c.Text == "":
-		return "", loop.Invalid("reply needs a message: --text TEXT, --text-file FILE, or --text - to read standard input")
-	}
-	return c.Text, nil
+	return messageText("reply", c.Text, c.TextFile, stdin)
 }
 
 // SessionsCloseCmd is `the-loop sessions close --work-item REF`.
@@ -241,25 +223,12 @@ func (r remoteSessions) CloseSession(ctx context.Context, ref string, keepTmux *
 	return r.c.CloseSession(ctx, ref, keepTmux)
 }
 
-// withSessions loads the config, picks the service when it answers or this
-// process otherwise (never starting the service, decisions D3), and runs fn
-// with Ctrl-C cancelling it.
+// withSessions runs fn against the service when it answers, else in this
+// process (never starting the service, decisions D3).
 func (a *App) withSessions(fn func(ctx context.Context, api sessionsAPI) error) error {
-	cfg, err := a.LoadConfig()
-	if err != nil {
-		return err
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if cfg.Service.Enabled {
-		if _, ok := a.healthy(cfg, 2*time.Second); ok {
-			return fn(ctx, remoteSessions{a.client(cfg)})
-		}
-	}
-	db, err := a.OpenStore(cfg, true)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	return fn(ctx, localSessions{cfg, a.Lifecycle(cfg, db, "cli", false)})
+	return a.withBackend(false,
+		func(ctx context.Context, c *loophttp.Client) error { return fn(ctx, remoteSessions{c}) },
+		func(ctx context.Context, cfg *config.Config, svc *lifecycle.Service) error {
+			return fn(ctx, localSessions{cfg, svc})
+		})
 }

@@ -113,22 +113,29 @@ func (c *StandingSayCmd) Run(a *App) error {
 }
 
 func (c *StandingSayCmd) text(stdin io.Reader) (string, error) {
+	return messageText("say", c.Text, c.TextFile, stdin)
+}
+
+// messageText reads a say's or a reply's message: --text, --text-file, or
+// --text - for standard input (decisions D14b: long texts never travel as
+// one argument).
+func messageText(verb, text, file string, stdin io.Reader) (string, error) {
 	switch {
-	case c.TextFile != "" && c.Text != "":
+	case file != "" && text != "":
 		return "", loop.Invalid("pass --text or --text-file, not both")
-	case c.TextFile != "":
-		f, err := os.Open(c.TextFile)
+	case file != "":
+		f, err := os.Open(file)
 		if err != nil {
-			return "", loop.Invalid("cannot read '%s': %v", c.TextFile, err)
+			return "", loop.Invalid("cannot read '%s': %v", file, err)
 		}
 		defer f.Close()
 		return lifecycle.ReadText(f, maxSay)
-	case c.Text == "-":
+	case text == "-":
 		return lifecycle.ReadText(stdin, maxSay)
-	case c.Text == "":
-		return "", loop.Invalid("say needs a message: --text TEXT, --text-file FILE, or --text - to read standard input")
+	case text == "":
+		return "", loop.Invalid("%s needs a message: --text TEXT, --text-file FILE, or --text - to read standard input", verb)
 	}
-	return c.Text, nil
+	return text, nil
 }
 
 // StandingCreateCmd is `the-loop standing create NAME …`.
