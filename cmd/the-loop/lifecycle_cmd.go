@@ -192,7 +192,7 @@ func (a *App) stopAll(ctx context.Context, cfg *config.Config) loop.Report {
 		res, err = a.client(cfg).Control(ctx, "", "stop", false)
 	} else {
 		if pid := servicePID(cfg); pid != 0 {
-			if _, kerr := endService(cfg, 10*time.Second); kerr != nil {
+			if _, kerr := endService(cfg, 3*time.Second); kerr != nil {
 				row.Detail = kerr.Error()
 			} else {
 				row.Detail = fmt.Sprintf("pid %d did not answer; ended it", pid)

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	loop "github.com/the-loop-dev/the-loop"
+	"github.com/the-loop-dev/the-loop/internal/testkit"
 )
 
 // freePort returns a loopback port nothing listens on right now.
@@ -50,7 +51,7 @@ func (e *env) servicePID() int {
 	}
 	var pid int
 	fmt.Sscan(string(data), &pid)
-	if pid > 0 && syscall.Kill(pid, 0) != nil {
+	if pid <= 0 || testkit.ProcessGone(pid) { // a zombie nobody reaps counts as gone
 		return 0
 	}
 	return pid
@@ -291,3 +292,22 @@ func TestStatus_UnderCronEnvironment(t *testing.T) {
 }
 
 func regexpMatch(re, s string) bool { return mustCompile(re).MatchString(s) }
+
+func TestLifecycle_StopEndsAServiceThatDoesNotAnswer(t *testing.T) {
+	e, _ := serviceEnv(t, threeSessions)
+	e.must(0, "start")
+	waitFor(t, "two agents", func() bool { return len(e.starts()) == 2 })
+	pid := e.servicePID()
+	// The service holds the store but answers nothing.
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	r := e.must(0, "stop")
+	if !strings.Contains(r.stdout, fmt.Sprintf("pid %d did not answer; ended it", pid)) ||
+		!regexpMatch(`(?m)^one +stopped`, r.stdout) || !regexpMatch(`(?m)^two +stopped`, r.stdout) {
+		t.Fatalf("stop: %s", r)
+	}
+	if e.servicePID() != 0 || e.alive("loop-standing-one") || e.alive("loop-standing-two") {
+		t.Fatal("stop left the service or an agent running")
+	}
+}
