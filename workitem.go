@@ -199,12 +199,15 @@ type WorkItemRow struct {
 
 // SessionStartRequest is what `sessions start` asks for (REST's
 // POST /api/v1/sessions/start body). Empty fields take the record's value,
-// then the config's default; an empty prompt names the work item.
+// then the config's default; an empty prompt names the work item. Slack
+// announces the session in channels.slack.channel and binds the thread to
+// the ref, unless the work item already has a thread.
 type SessionStartRequest struct {
 	Ref     string `json:"ref"`
 	Harness string `json:"harness"`
 	Cwd     string `json:"cwd"`
 	Prompt  string `json:"prompt"`
+	Slack   bool   `json:"slack,omitempty"`
 }
 
 // SessionStartResult is what a start returns: its outcome (started,

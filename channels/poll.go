@@ -40,8 +40,8 @@ type Inbound struct {
 
 // WorkItems is the work-item side of the pipeline: mirroring a reply onto
 // its work item (the answer of record) and delivering it into the work
-// item's session. It is not built yet; with none, a reply to a work item is
-// recorded (channel.reply_received), mirrored nowhere, and dropped as
+// item's session (Mirror implements it). With none, a reply to a work item
+// is recorded (channel.reply_received), mirrored nowhere, and dropped as
 // undeliverable. Standing refs never reach it (design D6).
 type WorkItems interface {
 	// Mirror posts r on its work item and reports whether it did; it
@@ -57,7 +57,7 @@ type WorkItems interface {
 // /api/v1/channels/poll share one).
 type Poller struct {
 	Service *lifecycle.Service
-	// WorkItems handles replies bound to work items (nil: none yet).
+	// WorkItems handles replies bound to work items (nil: they are dropped).
 	WorkItems WorkItems
 	// Log receives the cycle's warnings (a thread that could not be read,
 	// auth.test failing); nil discards them. Nothing logged holds the token.

@@ -60,6 +60,28 @@ type Routing struct {
 	RegistryDir  string
 	Tmux         Tmux
 	HarnessTrust HarnessTrust
+	// ControlKeywords is routing.control.keywords: the declared control
+	// keywords, in the schema's order of commands (ControlCommands), each
+	// "the-loop <command>" by default; one set to "" is left out. Only the
+	// work-item mirror uses them, to defang a reply it posts on a ticket.
+	ControlKeywords []string
+}
+
+// ControlCommands are routing.control.keywords' commands, in the schema's
+// order.
+func ControlCommands() []string {
+	return []string{"start", "stop", "pause", "resume", "execute", "contribute", "do", "cleanup"}
+}
+
+// controlKeywords reads routing.control.keywords (nil: the defaults).
+func controlKeywords(kw map[string]any) []string {
+	var out []string
+	for _, cmd := range ControlCommands() {
+		if k := strings.TrimSpace(str(kw, cmd, "the-loop "+cmd)); k != "" {
+			out = append(out, k)
+		}
+	}
+	return out
 }
 
 // Tmux is routing.tmux.
@@ -163,7 +185,8 @@ func Default() *Config {
 				KeepSessionOnClose:      true,
 				KillHarnessOnClose:      true,
 			},
-			HarnessTrust: HarnessTrust{Enabled: true, Scope: "workspace-root", AcceptBypassPermissions: "auto"},
+			HarnessTrust:    HarnessTrust{Enabled: true, Scope: "workspace-root", AcceptBypassPermissions: "auto"},
+			ControlKeywords: controlKeywords(nil),
 		},
 		Service: Service{
 			Enabled:      true,
@@ -256,6 +279,7 @@ func (c *Config) apply(doc map[string]any) {
 	c.Routing.HarnessTrust.Enabled = boolean(ht, "enabled", c.Routing.HarnessTrust.Enabled)
 	c.Routing.HarnessTrust.Scope = nonEmpty(ht, "scope", c.Routing.HarnessTrust.Scope)
 	c.Routing.HarnessTrust.AcceptBypassPermissions = nonEmpty(ht, "acceptBypassPermissions", c.Routing.HarnessTrust.AcceptBypassPermissions)
+	c.Routing.ControlKeywords = controlKeywords(mapping(mapping(r["control"])["keywords"]))
 
 	s := mapping(doc["service"])
 	c.Service.Enabled = boolean(s, "enabled", c.Service.Enabled)

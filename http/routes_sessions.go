@@ -50,8 +50,8 @@ func (s *Server) getSession(c echo.Context) error {
 }
 
 // startSession answers POST /api/v1/sessions/start {ref, harness: "",
-// cwd: "", prompt: ""}. A start that fails is still 200, with outcome
-// failed and exitCode 1.
+// cwd: "", prompt: "", slack: false}. A start that fails is still 200, with
+// outcome failed and exitCode 1.
 func (s *Server) startSession(c echo.Context) error {
 	o, err := readObject(c)
 	if err != nil {
@@ -62,6 +62,7 @@ func (s *Server) startSession(c echo.Context) error {
 		Harness: o.str("harness", false, ""),
 		Cwd:     o.str("cwd", false, ""),
 		Prompt:  o.str("prompt", false, ""),
+		Slack:   o.boolean("slack", false),
 	}
 	if err := o.err(); err != nil {
 		return err

@@ -137,6 +137,7 @@ func TestSessions_EveryRouteAndTheNamespaceBoundary(t *testing.T) {
 		{"POST", "/api/v1/sessions/reply", `{"ref":"github:octo/repo#6","text":"hi"}`, 404, "no session registered for github:octo/repo#6 — a reply never spawns one;"},
 		{"POST", "/api/v1/sessions/start", `{"ref":"standing:supervisor"}`, 400, "invalid work-item ref 'standing:supervisor'"},
 		{"POST", "/api/v1/sessions/start", `{"harness":"claude"}`, 422, "body.ref: field required"},
+		{"POST", "/api/v1/sessions/start", `{"ref":"github:octo/repo#5","slack":"yes"}`, 422, "body.slack: expected a boolean, got a string"},
 		{"POST", "/api/v1/sessions/close", `{"ref":"standing:supervisor"}`, 400, "invalid work-item ref 'standing:supervisor'"},
 		{"POST", "/api/v1/sessions/close", `{"ref":"github:octo/repo#5","keepTmux":"yes"}`, 422, "body.keepTmux: expected a boolean, got a string"},
 	} {

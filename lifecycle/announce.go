@@ -17,12 +17,14 @@ type Announcer interface {
 	Announce(ctx context.Context, cfg *config.Config, a Announcement) (thread string, err error)
 }
 
-// Announcement is what a standing session's announcement is about.
+// Announcement is what a session's announcement is about: a standing
+// session (Name) or a work item's (WorkItem).
 type Announcement struct {
-	Name    string // the session's name
-	Harness string
-	Target  string // its tmux session
-	Channel string // the channel id to post in: the entry's slack.channel, else channels.slack.channel
+	Name     string // the standing session's name
+	WorkItem string // the work item's ref, for a work item's session
+	Harness  string
+	Target   string // its tmux session
+	Channel  string // the channel id to post in: the entry's slack.channel, else channels.slack.channel
 }
 
 // announce runs after a successful start or resume (original §9.2). A

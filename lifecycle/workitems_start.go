@@ -35,7 +35,8 @@ func DefaultWorkItemPrompt(ref loop.WorkItemRef) string {
 // refused. Empty harness and cwd take the record's, then the config's
 // defaults. A start that fails is a result with outcome failed and exit
 // code 1 (session.spawn_failed); an invalid ref or unknown harness is an
-// EINVALID error.
+// EINVALID error. With req.Slack, a session that is up is announced in
+// Slack (announceWorkItem).
 func (s *Service) StartSession(ctx context.Context, cfg *config.Config, req loop.SessionStartRequest) (loop.SessionStartResult, error) {
 	item, err := loop.ParseWorkItemRef(req.Ref)
 	if err != nil {
@@ -46,6 +47,9 @@ func (s *Service) StartSession(ctx context.Context, cfg *config.Config, req loop
 		socket: cfg.Routing.Tmux.SocketName}
 	for attempt := 0; attempt < 20; attempt++ {
 		res, again, err := st.attempt(ctx)
+		if err == nil && !again && req.Slack {
+			res = s.announceWorkItem(ctx, cfg, item, res)
+		}
 		if err != nil || !again {
 			return res, err
 		}

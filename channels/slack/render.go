@@ -62,3 +62,21 @@ func StandingAnnouncement(name, harness, target string) Outbound {
 		Detail: []Detail{{"harness", harness}, {"tmux", target}},
 	}
 }
+
+// WorkItemAnnouncement is the post that opens a work item's thread
+// (`sessions start --slack`; original §9.1): type session.started on the
+// ref, with the harness, the tmux target and the work item's URL (when it
+// has one) as details.
+func WorkItemAnnouncement(ref, harness, target, url string) Outbound {
+	detail := []Detail{{"harness", harness}, {"tmux", target}}
+	if url != "" {
+		detail = append(detail, Detail{"url", url})
+	}
+	return Outbound{
+		Type:     "session.started",
+		WorkItem: ref,
+		Text: fmt.Sprintf("the-loop session for `%s` is up (%s). Reply in this thread to answer it — "+
+			"replies from an authorized member reach its terminal and are recorded on the ticket as the answer of record.", ref, harness),
+		Detail: detail,
+	}
+}

@@ -39,7 +39,8 @@ func (c *ChannelsPollCmd) Run(a *App) error {
 			return oerr
 		}
 		defer db.Close()
-		p := &channels.Poller{Service: a.Lifecycle(cfg, db, "channels", false), Log: slog.New(slog.NewTextHandler(a.Stderr, nil))}
+		svc := a.Lifecycle(cfg, db, "channels", false)
+		p := &channels.Poller{Service: svc, WorkItems: &channels.Mirror{Service: svc}, Log: slog.New(slog.NewTextHandler(a.Stderr, nil))}
 		sum, err = p.Poll(ctx, cfg)
 	}
 	if err != nil {

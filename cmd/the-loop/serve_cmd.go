@@ -49,7 +49,7 @@ func (c *ServeCmd) Run(a *App) error {
 	defer db.Close()
 	log := slog.New(slog.NewTextHandler(a.Stderr, nil))
 	svc := a.Lifecycle(cfg, db, "service", true)
-	poller := &channels.Poller{Service: svc, Log: log}
+	poller := &channels.Poller{Service: svc, WorkItems: &channels.Mirror{Service: svc}, Log: log}
 	ln, err := net.Listen("tcp", cfg.Service.Addr())
 	if err != nil {
 		return loop.Errorf(loop.EINTERNAL, "cannot listen on %s (service.host, service.port): %w", cfg.Service.Addr(), err)

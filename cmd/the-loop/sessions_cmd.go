@@ -78,6 +78,7 @@ type SessionsStartCmd struct {
 	Cwd        string `help:"Directory it runs in (default: the recorded one, else routing.spawnWorkdir)."`
 	Prompt     string `help:"The boot prompt (default: one naming the work item)."`
 	PromptFile string `name:"prompt-file" help:"Read the boot prompt from a file."`
+	Slack      bool   `help:"Announce it in Slack (channels.slack.channel) and bind the thread: replies there are recorded on the ticket and reach the session."`
 }
 
 // Run starts.
@@ -85,7 +86,7 @@ func (c *SessionsStartCmd) Run(a *App) error {
 	if c.Prompt != "" && c.PromptFile != "" {
 		return loop.Invalid("pass --prompt or --prompt-file, not both — there is no precedence between them")
 	}
-	req := loop.SessionStartRequest{Ref: c.WorkItem, Harness: c.Harness, Prompt: c.Prompt}
+	req := loop.SessionStartRequest{Ref: c.WorkItem, Harness: c.Harness, Prompt: c.Prompt, Slack: c.Slack}
 	if c.PromptFile != "" {
 		data, err := os.ReadFile(expandHome(c.PromptFile))
 		if err != nil {

@@ -1,0 +1,204 @@
+package channels
+
+import (
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	loop "github.com/the-loop-dev/the-loop"
+	"github.com/the-loop-dev/the-loop/channels/slack/fakeslack"
+	"github.com/the-loop-dev/the-loop/internal/testkit"
+	"github.com/the-loop-dev/the-loop/lifecycle"
+	"github.com/the-loop-dev/the-loop/store"
+)
+
+// The fake tmux's work-item entry points: they keep the runner's refusals
+// and delegate to the target-addressed calls.
+
+func (f *fakeRunner) Spawn(ctx context.Context, item loop.WorkItemRef, spec loop.SpawnSpec) error {
+	return f.SpawnIn(ctx, item.TmuxTarget(), spec)
+}
+
+func (f *fakeRunner) Deliver(ctx context.Context, sess loop.WorkItemTarget, text io.Reader) error {
+	if !f.State(ctx, sess.TmuxTarget).LiveOrUnknown() {
+		return loop.NotFound("tmux session %s not found", sess.TmuxTarget)
+	}
+	return f.DeliverTo(ctx, sess.TmuxTarget, text)
+}
+
+func (f *fakeRunner) Kill(ctx context.Context, sess loop.WorkItemTarget) error {
+	return f.KillTarget(ctx, sess.TmuxTarget)
+}
+
+func (f *fakeRunner) TerminateHarness(ctx context.Context, sess loop.WorkItemTarget, grace time.Duration) error {
+	return f.TerminateHarnessIn(ctx, sess.TmuxTarget, sess.Ref, grace)
+}
+
+const octo = "github:octo/repo#5"
+
+// mirrorWorld is world with the mirror wired in and a fake gh on PATH.
+func mirrorWorld(t *testing.T) (*world, *testkit.GH) {
+	t.Helper()
+	w := newWorld(t)
+	w.poller.WorkItems = &Mirror{Service: w.svc}
+	bin := filepath.Join(t.TempDir(), "bin")
+	gh := testkit.FakeGH(t, bin)
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	return w, gh
+}
+
+// startItem starts octo's session with --slack and returns its thread.
+func (w *world) startItem() string {
+	w.t.Helper()
+	res, err := w.svc.StartSession(context.Background(), w.cfg, loop.SessionStartRequest{Ref: octo, Cwd: w.t.TempDir(), Slack: true})
+	if err != nil || res.Outcome == loop.OutcomeFailed {
+		w.t.Fatalf("start: %+v %v", res, err)
+	}
+	var thread string
+	for _, th := range mustThreads(w.t, w.svc) {
+		if th.WorkItem == octo {
+			thread = th.ThreadTS
+		}
+	}
+	if thread == "" {
+		w.t.Fatalf("no thread bound to %s: %+v", octo, res.Messages)
+	}
+	return thread
+}
+
+func mustThreads(t *testing.T, svc *lifecycle.Service) []lifecycle.BoundThread {
+	t.Helper()
+	th, err := svc.Threads()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return th
+}
+
+func TestMirror_AWorkItemReplyIsCommentedThenDelivered(t *testing.T) {
+	w, gh := mirrorWorld(t)
+	thread := w.startItem()
+	posts := w.ws.Posts()
+	if len(posts) != 1 || posts[0].Channel != "CCENTRAL" || posts[0].TS != thread ||
+		!strings.HasPrefix(posts[0].Text, "the-loop: session.started on "+octo+"\n\nthe-loop session for `"+octo+"` is up (claude).") {
+		t.Fatalf("posts %+v", posts)
+	}
+	if evs := w.events("session.announced"); len(evs) != 1 || evs[0].Field("work_item") != octo ||
+		evs[0].Field("channel") != "CCENTRAL" || evs[0].Field("thread") != thread {
+		t.Fatalf("session.announced %+v", evs)
+	}
+
+	w.ws.Reply("CCENTRAL", thread, "UOPS", "Use the v2 API.")
+	want(t, w.poll(), loop.PollSummary{Replies: 1, Processed: 1, Delivered: 1})
+	calls := gh.Calls()
+	wantArgv := []string{"api", "--method", "POST", "repos/octo/repo/issues/5/comments", "-f",
+		"body=" + CommentBody("UOPS", "Use the v2 API.", w.cfg.Routing.ControlKeywords)}
+	if len(calls) != 1 || !slices.Equal(calls[0], wantArgv) {
+		t.Fatalf("gh calls %q", calls)
+	}
+	if got := w.runner.messages(); !slices.Equal(got, []string{lifecycle.FrameReply(octo, "slack:UOPS", "Use the v2 API.")}) {
+		t.Fatalf("pasted %q", got)
+	}
+	evs := w.events("channel.*", "session.reply_sent")
+	if got := names(evs); !slices.Equal(got, []string{"channel.reply_received", "channel.mirrored", "session.reply_sent"}) {
+		t.Fatalf("events %v", got)
+	}
+	if f := fields(evs[1]); f["channel"] != "slack" || f["work_item"] != octo || f["actor"] != "UOPS" || f["level"] != "info" {
+		t.Fatalf("channel.mirrored %v", f)
+	}
+	if f := fields(evs[2]); f["actor"] != "slack:UOPS" {
+		t.Fatalf("session.reply_sent %v", f)
+	}
+	if n := w.ws.Calls("chat.postMessage"); n != 1 {
+		t.Fatalf("%d posts: a reply posts nothing in Slack", n)
+	}
+}
+
+func TestMirror_AFailureStillDeliversOnce(t *testing.T) {
+	w, gh := mirrorWorld(t)
+	thread := w.startItem()
+	gh.ExitWith(t, 1)
+	w.ws.Reply("CCENTRAL", thread, "UOPS", "ship it")
+	want(t, w.poll(), loop.PollSummary{Replies: 1, Processed: 1, Delivered: 1})
+	want(t, w.poll(), loop.PollSummary{})
+	if n := len(gh.Calls()); n != 1 {
+		t.Fatalf("%d gh calls", n)
+	}
+	evs := w.events("channel.mirror_failed")
+	if len(evs) != 1 || evs[0].Level != "warning" || evs[0].Field("work_item") != octo ||
+		!strings.Contains(evs[0].Field("error").(string), "HTTP 502: fakegh was told to fail") {
+		t.Fatalf("mirror_failed %+v", evs)
+	}
+	if got := w.runner.messages(); len(got) != 1 || got[0] != lifecycle.FrameReply(octo, "slack:UOPS", "ship it") {
+		t.Fatalf("pasted %q", got)
+	}
+}
+
+func TestMirror_AMissingGhOrANonGitHubRefFailsAndNeverPanics(t *testing.T) {
+	w, gh := mirrorWorld(t)
+	thread := w.startItem()
+	w.cfg.GitHubBinary = "no-such-gh-for-the-loop"
+	w.ws.Reply("CCENTRAL", thread, "UOPS", "first")
+	want(t, w.poll(), loop.PollSummary{Replies: 1, Processed: 1, Delivered: 1})
+	evs := w.events("channel.mirror_failed")
+	if len(evs) != 1 || !strings.Contains(evs[0].Field("error").(string), "GitHub CLI 'no-such-gh-for-the-loop' not found (integrations.github.cli.binary)") {
+		t.Fatalf("mirror_failed %+v", evs)
+	}
+
+	// A thread bound to a work item on another provider: nothing to
+	// comment on, and no session to deliver to.
+	w.ws.Add(fakeslack.Message{Channel: "CCENTRAL", User: fakeslack.BotUserID, BotID: fakeslack.BotID, Text: "root"})
+	root := w.ws.Posts()[1].TS
+	if err := w.svc.DB.Update(func(tx *store.Tx) error { return tx.BindThread(root, "gitlab:o/r#1", "CCENTRAL") }); err != nil {
+		t.Fatal(err)
+	}
+	w.ws.Reply("CCENTRAL", root, "UOPS", "hello?")
+	want(t, w.poll(), loop.PollSummary{Replies: 1, Processed: 1})
+	evs = w.events("channel.mirror_failed", "channel.dropped")
+	if len(evs) != 3 || !strings.Contains(evs[1].Field("error").(string), "is not a GitHub issue (provider 'gitlab')") ||
+		evs[2].Field("reason") != "undeliverable" {
+		t.Fatalf("events %+v", evs)
+	}
+	if n := len(gh.Calls()); n != 0 {
+		t.Fatalf("%d gh calls", n)
+	}
+}
+
+func TestMirror_AStandingReplyNeverCallsGh(t *testing.T) {
+	w, gh := mirrorWorld(t)
+	thread := w.start("supervisor").SlackThread
+	w.ws.Reply("COWN", thread, "UOPS", "the-loop stop")
+	want(t, w.poll(), loop.PollSummary{Replies: 1, Processed: 1, Delivered: 1})
+	if n := len(gh.Calls()); n != 0 {
+		t.Fatalf("%d gh calls for a standing reply", n)
+	}
+	if got := names(w.events("channel.*")); !slices.Equal(got, []string{"channel.reply_received", "channel.mirror_skipped"}) {
+		t.Fatalf("events %v", got)
+	}
+}
+
+func TestMirror_ReplyToAClosedSessionIsMirroredThenDropped(t *testing.T) {
+	w, gh := mirrorWorld(t)
+	thread := w.startItem()
+	if res, err := w.svc.CloseSession(context.Background(), w.cfg, octo, nil); err != nil || !res.Closed {
+		t.Fatalf("close %+v %v", res, err)
+	}
+	w.ws.Reply("CCENTRAL", thread, "UOPS", "too late?")
+	want(t, w.poll(), loop.PollSummary{Replies: 1, Processed: 1})
+	if n := len(gh.Calls()); n != 1 {
+		t.Fatalf("%d gh calls: the ticket still records the answer", n)
+	}
+	evs := w.events("channel.dropped")
+	if len(evs) != 1 || evs[0].Field("reason") != "undeliverable" || !strings.Contains(evs[0].Field("error").(string), "a reply never spawns one") {
+		t.Fatalf("dropped %+v", evs)
+	}
+	// Starting it again keeps the thread: still one post.
+	if again := w.startItem(); again != thread || len(w.ws.Posts()) != 1 {
+		t.Fatalf("thread %s, was %s; posts %d", again, thread, len(w.ws.Posts()))
+	}
+}
