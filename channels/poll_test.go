@@ -380,8 +380,8 @@ func TestStart_SlackDisabledPostsNothing(t *testing.T) {
 	want(t, w.poll(), loop.PollSummary{Skipped: "Slack is disabled (channels.slack.enabled is false)"})
 }
 
-// Acceptance 6.
-func TestDelete_ThenRecreateGetsANewThreadAndTheOldOneIsNotRead(t *testing.T) {
+// Acceptance 6: the old thread's replies are dropped as unmapped, once.
+func TestDelete_ThenRecreateGetsANewThreadAndTheOldOneIsDroppedUnmapped(t *testing.T) {
 	w := newWorld(t)
 	ctx := context.Background()
 	req := loop.CreateRequest{Name: "helper", Cwd: t.TempDir(), SlackEnabled: true, Start: true}
@@ -401,10 +401,15 @@ func TestDelete_ThenRecreateGetsANewThreadAndTheOldOneIsNotRead(t *testing.T) {
 	}
 	w.ws.Reply("CCENTRAL", old, "UOPS", "to the old session")
 	w.ws.Reply("CCENTRAL", posts[1].TS, "UOPS", "to the new one")
-	want(t, w.poll(), loop.PollSummary{Replies: 1, Processed: 1, Delivered: 1})
+	want(t, w.poll(), loop.PollSummary{Replies: 2, Processed: 1, Delivered: 1, Dropped: 1})
 	if got := w.runner.messages(); len(got) != 1 || !strings.HasSuffix(got[0], "to the new one") {
 		t.Fatalf("pasted %q", got)
 	}
+	evs := w.events("channel.dropped")
+	if len(evs) != 1 || evs[0].Field("reason") != "unmapped" || evs[0].Field("thread") != old {
+		t.Fatalf("drops %+v", evs)
+	}
+	want(t, w.poll(), loop.PollSummary{})
 }
 
 func TestPoll_UndeliverableRepliesAreDroppedWithTheReason(t *testing.T) {

@@ -52,12 +52,13 @@ func (s *Service) RecordReply(threadTS, ts string, decide func(ref string) []loo
 		if err != nil {
 			return err
 		}
+		bound := false
 		for _, b := range all {
 			if b.ThreadTS == threadTS {
-				ref = b.WorkItem
+				ref, bound = b.WorkItem, true
 			}
 		}
-		if ref != "" {
+		if bound { // a tombstone ("" ref) keeps its cursor too: dropped once
 			before := tx.Cursor(threadTS)
 			if err := tx.Advance(threadTS, ts); err != nil {
 				return err

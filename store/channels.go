@@ -14,7 +14,8 @@ import (
 const MaxThreads = 200
 
 // ThreadBinding is a Slack thread bound to a work item or a standing
-// session (ref "standing:<name>").
+// session (ref "standing:<name>"); WorkItem is "" for a thread whose
+// session was deleted (a tombstone, see UnbindRef).
 type ThreadBinding struct {
 	ThreadTS string
 	WorkItem string
@@ -77,7 +78,7 @@ func (t *Tx) ThreadFor(ref string) (threadTS, channel string, ok bool) {
 	var best uint64
 	_ = threadsBucket(t.tx).ForEach(func(k, v []byte) error {
 		var tv threadValue
-		if json.Unmarshal(v, &tv) != nil || tv.WorkItem != ref {
+		if json.Unmarshal(v, &tv) != nil || tv.WorkItem == "" || tv.WorkItem != ref {
 			return nil
 		}
 		if !ok || tv.BoundSeq > best {
@@ -103,20 +104,29 @@ func (t *Tx) Threads() ([]ThreadBinding, error) {
 	return out, err
 }
 
-// UnbindRef removes every thread bound to ref, with its cursor (decisions
-// D17: a re-created name gets a new thread), and says how many there were.
+// UnbindRef unbinds every thread bound to ref (decisions D17: a re-created
+// name gets a new thread) and says how many there were. Each binding stays
+// as a tombstone — its thread and cursor, with no work item — so later
+// replies there are still read once and dropped as unmapped rather than
+// silently ignored; tombstones age out with MaxThreads like any binding.
 func (t *Tx) UnbindRef(ref string) (int, error) {
-	var gone []string
-	_ = threadsBucket(t.tx).ForEach(func(k, v []byte) error {
+	b := threadsBucket(t.tx)
+	var gone [][2][]byte
+	_ = b.ForEach(func(k, v []byte) error {
 		var tv threadValue
 		if json.Unmarshal(v, &tv) == nil && tv.WorkItem == ref {
-			gone = append(gone, string(k))
+			tv.WorkItem = ""
+			nv, err := json.Marshal(tv)
+			if err != nil {
+				return err
+			}
+			gone = append(gone, [2][]byte{append([]byte(nil), k...), nv})
 		}
 		return nil
 	})
-	for _, ts := range gone {
-		if err := unbindImpl(t.tx, ts); err != nil {
-			return 0, err
+	for _, kv := range gone {
+		if err := b.Put(kv[0], kv[1]); err != nil {
+			return 0, loop.Internal("store: unbinding Slack thread '%s': %w", kv[0], err)
 		}
 	}
 	return len(gone), nil

@@ -77,7 +77,7 @@ func TestThreadFor_IsTheNewestBindingOfTheRef(t *testing.T) {
 	})
 }
 
-func TestUnbindRef_RemovesEveryThreadAndCursorOfTheRef(t *testing.T) {
+func TestUnbindRef_LeavesTombstonesForEveryThreadOfTheRef(t *testing.T) {
 	db := openTest(t, Options{})
 	mustUpdate(t, db, func(tx *Tx) error {
 		_ = tx.BindThread("1.1", "standing:a", "C1")
@@ -96,13 +96,20 @@ func TestUnbindRef_RemovesEveryThreadAndCursorOfTheRef(t *testing.T) {
 	})
 	_ = db.View(func(tx *Tx) error {
 		all, _ := tx.Threads()
-		if len(all) != 1 || all[0].ThreadTS != "3.3" || all[0].WorkItem != "standing:b" {
+		got := map[string]string{}
+		for _, b := range all {
+			got[b.ThreadTS] = b.WorkItem
+		}
+		if len(all) != 3 || got["1.1"] != "" || got["2.2"] != "" || got["3.3"] != "standing:b" {
 			t.Errorf("left %+v", all)
 		}
 		if _, _, ok := tx.ThreadFor("standing:a"); ok {
 			t.Error("standing:a still bound")
 		}
-		if tx.Cursor("1.1") != "1.1" || tx.Cursor("3.3") != "3.5" {
+		if _, _, ok := tx.ThreadFor(""); ok {
+			t.Error("a tombstone answers ThreadFor")
+		}
+		if tx.Cursor("1.1") != "1.5" || tx.Cursor("3.3") != "3.5" {
 			t.Errorf("cursors: 1.1→%s 3.3→%s", tx.Cursor("1.1"), tx.Cursor("3.3"))
 		}
 		return nil

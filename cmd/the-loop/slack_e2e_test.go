@@ -275,12 +275,20 @@ func TestSlack_DeleteThenRecreateGetsANewThread(t *testing.T) {
 	s.waitReady("helper")
 	s.ws.Reply("CCENTRAL", old[0].TS, "UOPS", "to the deleted one")
 	s.ws.Reply("CCENTRAL", posts[1].TS, "UOPS", "to the new one")
-	if got := s.poll(); got != "1 repl(ies): 1 processed (1 delivered), 0 dropped" {
+	if got := s.poll(); got != "2 repl(ies): 1 processed (1 delivered), 1 dropped" {
 		t.Fatalf("poll: %q", got)
 	}
 	waitFor(t, "the reply", func() bool { return len(s.agent.Messages()) == 1 })
 	if got := s.agent.Messages(); got[0] != fromSlack("helper", "UOPS", "to the new one") {
 		t.Fatalf("pane got %q", got)
+	}
+	// The old thread's reply is dropped as unmapped, once.
+	drops := s.events("--type", "channel.dropped")
+	if len(drops) != 1 || drops[0].Field("reason") != "unmapped" || drops[0].Field("thread") != old[0].TS {
+		t.Fatalf("drops %+v", drops)
+	}
+	if got := s.poll(); got != "0 repl(ies): 0 processed (0 delivered), 0 dropped" {
+		t.Fatalf("second poll: %q", got)
 	}
 	s.assertNoToken()
 }
