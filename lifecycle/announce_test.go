@@ -193,13 +193,18 @@ func TestDelete_UnbindsTheThreadSoARecreatedNameGetsANewOne(t *testing.T) {
 	if res, err := s.Delete(ctx, cfg, "helper"); err != nil || !res.OK {
 		t.Fatalf("delete %+v %v", res, err)
 	}
-	if th := threads(t, s); len(th) != 0 {
-		t.Fatalf("delete left bindings %+v", th)
+	if th := threads(t, s); len(th) != 1 || th[0].WorkItem != "" {
+		t.Fatalf("delete left a binding, not a tombstone: %+v", th)
 	}
 	if res, err := s.Create(ctx, cfg, req); err != nil || !res.OK {
 		t.Fatalf("re-create %+v %v", res, err)
 	}
-	second := threads(t, s)
+	var second []BoundThread
+	for _, th := range threads(t, s) {
+		if th.WorkItem == "standing:helper" {
+			second = append(second, th)
+		}
+	}
 	if ann.count() != 2 || len(second) != 1 || second[0].ThreadTS == first[0].ThreadTS {
 		t.Fatalf("announcements %d, bindings %+v (first %+v)", ann.count(), second, first)
 	}

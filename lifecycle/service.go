@@ -235,6 +235,23 @@ func (s *Service) awaitClaim(ctx context.Context, what string, c *loop.Claim, cu
 	}
 }
 
+// probe asks tmux for target's state before a decision that depends on it.
+// A tmux that does not answer (a timeout under load) is asked twice more
+// before the answer stands: silence is never taken for absence, but one
+// slow reply should not fail a start.
+func probe(ctx context.Context, runner loop.Runner, target string) loop.PaneState {
+	state := runner.State(ctx, target)
+	for try := 0; try < 2 && state == loop.PaneUnknown; try++ {
+		select {
+		case <-ctx.Done():
+			return state
+		case <-time.After(250 * time.Millisecond):
+		}
+		state = runner.State(ctx, target)
+	}
+	return state
+}
+
 // survives polls a resumed pane for the probe window: dead or gone at any
 // point fails at once (claude --resume on an unknown id exits fast).
 func survives(ctx context.Context, runner loop.Runner, target string, probe time.Duration) bool {
@@ -260,7 +277,7 @@ func survives(ctx context.Context, runner loop.Runner, target string, probe time
 // spawning), anything else is abandoned back to its status.
 func (s *Service) settleStaleClaim(ctx context.Context, rec *loop.StandingRecord) (recovered bool, err error) {
 	target := loop.TmuxTargetFor(rec.Name)
-	state := s.Runner(rec.TmuxSocket).State(ctx, target)
+	state := probe(ctx, s.Runner(rec.TmuxSocket), target)
 	if state == loop.PaneUnknown {
 		return false, loop.Internal("tmux did not answer whether %s exists; not settling the interrupted %s", target, rec.Claim.Op)
 	}

@@ -138,7 +138,7 @@ func (st *starter) attempt(ctx context.Context) (row loop.Row, again bool) {
 		socket = rec.TmuxSocket
 	}
 	runner := s.Runner(socket)
-	state := runner.State(ctx, st.target)
+	state := probe(ctx, runner, st.target)
 	if state == loop.PaneUnknown {
 		return st.failed(rec, fmt.Sprintf("tmux did not answer whether %s exists; not spawning over it", st.target)), false
 	}
@@ -147,7 +147,7 @@ func (st *starter) attempt(ctx context.Context) (row loop.Row, again bool) {
 	}
 	if socket != st.socket { // the old socket's pane is gone: start on the configured one
 		runner = s.Runner(st.socket)
-		if state = runner.State(ctx, st.target); state == loop.PaneUnknown || state == loop.PaneLive {
+		if state = probe(ctx, runner, st.target); state == loop.PaneUnknown || state == loop.PaneLive {
 			return st.failed(rec, fmt.Sprintf("tmux session %s on the configured socket is %s; not spawning over it", st.target, state)), false
 		}
 	}

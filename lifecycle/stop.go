@@ -86,7 +86,7 @@ func (s *Service) stopOne(ctx context.Context, cfg *config.Config, block *config
 			continue
 		}
 		runner := s.Runner(rec.TmuxSocket)
-		switch runner.State(ctx, target) {
+		switch probe(ctx, runner, target) {
 		case loop.PaneUnknown:
 			return row(rec, loop.OutcomeFailed, fmt.Sprintf("tmux did not answer whether %s exists; the record is kept as it was", target))
 		case loop.PaneAbsent:

@@ -130,7 +130,7 @@ func (st *itemStarter) attempt(ctx context.Context) (res loop.SessionStartResult
 	if err != nil {
 		return loop.SessionStartResult{}, false, err
 	}
-	state := runner.State(ctx, st.target)
+	state := probe(ctx, runner, st.target)
 	if state == loop.PaneUnknown {
 		return st.failed(rec, fmt.Sprintf("tmux did not answer whether %s exists; not spawning over it", st.target)), false, nil
 	}
@@ -142,7 +142,7 @@ func (st *itemStarter) attempt(ctx context.Context) (res loop.SessionStartResult
 		if runner, wr, err = s.workItemRunner(st.socket); err != nil {
 			return loop.SessionStartResult{}, false, err
 		}
-		if state = runner.State(ctx, st.target); state == loop.PaneUnknown || state == loop.PaneLive {
+		if state = probe(ctx, runner, st.target); state == loop.PaneUnknown || state == loop.PaneLive {
 			return st.failed(rec, fmt.Sprintf("tmux session %s on the configured socket is %s; not spawning over it", st.target, state)), false, nil
 		}
 	}

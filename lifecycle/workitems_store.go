@@ -156,7 +156,7 @@ func (s *Service) waitWorkItemClaim(ctx context.Context, ref loop.WorkItemRef, c
 // spawning), anything else is abandoned back to where it came from.
 func (s *Service) settleWorkItemClaim(ctx context.Context, ref loop.WorkItemRef, rec *store.SessionRecord) error {
 	target := ref.TmuxTarget()
-	state := s.Runner(rec.TmuxSocket).State(ctx, target)
+	state := probe(ctx, s.Runner(rec.TmuxSocket), target)
 	if state == loop.PaneUnknown {
 		return loop.Internal("tmux did not answer whether %s exists; not settling the interrupted %s", target, rec.Claim.Op)
 	}
