@@ -42,6 +42,9 @@ type StandingRecord struct {
 	// TmuxSocket is the `-L` socket name the session was spawned on ("" is
 	// the user's default server), so stop never depends on the config.
 	TmuxSocket string `json:"tmuxSocket"`
+	// Rev counts the record's transitions: a verb that read revision N and
+	// finds another when it writes lost a race and re-evaluates.
+	Rev uint64 `json:"rev"`
 	// Claim marks a transition in flight (a start spawning, a stop
 	// signalling). It is stored beside Status and never shown as a status.
 	Claim *Claim `json:"claim,omitempty"`

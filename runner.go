@@ -12,7 +12,7 @@ type PaneState string
 // Pane states (original §2.2).
 const (
 	PaneLive    PaneState = "live"    // a pane whose process runs
-	PaneDead    PaneState = "dead"    // the session exists, every pane dead (remain-on-exit)
+	PaneDead    PaneState = "dead"    // the session exists, its agent pane is dead (remain-on-exit)
 	PaneAbsent  PaneState = "absent"  // tmux answered: no such session (or no server)
 	PaneUnknown PaneState = "unknown" // tmux did not answer
 )
@@ -25,6 +25,10 @@ func (s PaneState) LiveOrUnknown() bool { return s == PaneLive || s == PaneUnkno
 type SpawnSpec struct {
 	Argv []string
 	Cwd  string
+	// Tag marks the tmux session as the-loop's (the conversation id it was
+	// spawned for): the-loop adopts or signals a live session only when its
+	// tag is the one its record expects.
+	Tag string
 }
 
 // PaneSnapshot is what a readiness check looks at.
@@ -51,6 +55,9 @@ type Runner interface {
 	TerminateHarnessIn(ctx context.Context, target, label string, grace time.Duration) error
 	// Snapshot reads the pane for a readiness check.
 	Snapshot(ctx context.Context, target string) (PaneSnapshot, error)
+	// Tag returns the tag SpawnIn set on target ("" when it has none, or
+	// the session is not there); ok is false when tmux did not answer.
+	Tag(ctx context.Context, target string) (tag string, ok bool)
 }
 
 // Harness is an agent CLI adapter: it builds argv and checks readiness; it

@@ -15,13 +15,16 @@ import (
 type fakeRunner struct {
 	mu        sync.Mutex
 	panes     map[string]loop.PaneState
+	tags      map[string]string // SpawnSpec.Tag per target
 	delivered []string
 	// deliver, when set, runs instead of recording (a paste that fails or
 	// never returns).
 	deliver func(ctx context.Context, text string) error
 }
 
-func newFakeRunner() *fakeRunner { return &fakeRunner{panes: map[string]loop.PaneState{}} }
+func newFakeRunner() *fakeRunner {
+	return &fakeRunner{panes: map[string]loop.PaneState{}, tags: map[string]string{}}
+}
 
 func (f *fakeRunner) State(_ context.Context, target string) loop.PaneState {
 	f.mu.Lock()
@@ -40,13 +43,14 @@ func (f *fakeRunner) States(ctx context.Context, targets []string) map[string]lo
 	return out
 }
 
-func (f *fakeRunner) SpawnIn(_ context.Context, target string, _ loop.SpawnSpec) error {
+func (f *fakeRunner) SpawnIn(_ context.Context, target string, spec loop.SpawnSpec) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.panes[target] == loop.PaneLive {
 		return errors.New("live")
 	}
 	f.panes[target] = loop.PaneLive
+	f.tags[target] = spec.Tag
 	return nil
 }
 
@@ -101,3 +105,9 @@ func (fakeHarness) ResumeArgv(id string, args []string, prompt string) ([]string
 }
 func (fakeHarness) Prepare(string, []string) error { return nil }
 func (fakeHarness) Ready(loop.PaneSnapshot) bool   { return true }
+
+func (f *fakeRunner) Tag(_ context.Context, target string) (string, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.tags[target], true
+}

@@ -212,3 +212,7 @@ func (c *cachedRunner) TerminateHarnessIn(ctx context.Context, target, label str
 func (c *cachedRunner) Snapshot(ctx context.Context, target string) (loop.PaneSnapshot, error) {
 	return c.inner.Snapshot(ctx, target)
 }
+
+func (c *cachedRunner) Tag(ctx context.Context, target string) (string, bool) {
+	return c.inner.Tag(ctx, target)
+}

@@ -25,11 +25,12 @@ Where your operator speaks to you: %[2]s. There is no ticket, so a question aske
 // BootPrompt builds the prompt a standing session boots with: the directive,
 // then — when the operator gave one — a blank line, `---`, a blank line and
 // the brief (inline prompt, else the promptFile's contents). An unreadable
-// promptFile is an error naming the path.
-func BootPrompt(def loop.StandingDefinition, slackOn bool) (string, error) {
+// promptFile is an error naming the path. socket is routing.tmux.socketName,
+// so the attach command it names reaches the right tmux server.
+func BootPrompt(def loop.StandingDefinition, slackOn bool, socket string) (string, error) {
 	surfaces := []string{
 		fmt.Sprintf("the control plane (`the-loop standing say %s --text …`, or `POST /api/v1/standing-sessions/say`)", def.Name),
-		fmt.Sprintf("an attached terminal (`tmux attach -t %s`)", loop.TmuxTargetFor(def.Name)),
+		fmt.Sprintf("an attached terminal (`%s attach -t %s`)", tmuxCommand(socket), loop.TmuxTargetFor(def.Name)),
 	}
 	if def.SlackEnabled && slackOn {
 		surfaces = append(surfaces, "the Slack thread this session was announced in")

@@ -19,6 +19,7 @@ import (
 type fakeRunner struct {
 	mu        sync.Mutex
 	panes     map[string]loop.PaneState
+	tags      map[string]string // SpawnSpec.Tag per target
 	spawns    []loop.SpawnSpec
 	delivered []string
 	killed    []string
@@ -27,7 +28,9 @@ type fakeRunner struct {
 	silent  bool // tmux does not answer
 }
 
-func newFakeRunner() *fakeRunner { return &fakeRunner{panes: map[string]loop.PaneState{}} }
+func newFakeRunner() *fakeRunner {
+	return &fakeRunner{panes: map[string]loop.PaneState{}, tags: map[string]string{}}
+}
 
 func (f *fakeRunner) State(_ context.Context, target string) loop.PaneState {
 	f.mu.Lock()
@@ -56,6 +59,7 @@ func (f *fakeRunner) SpawnIn(_ context.Context, target string, spec loop.SpawnSp
 		return errors.New("live")
 	}
 	f.spawns = append(f.spawns, spec)
+	f.tags[target] = spec.Tag
 	st := loop.PaneLive
 	if f.onSpawn != nil {
 		st = f.onSpawn(spec)
@@ -161,4 +165,10 @@ func eventNames(evs []loop.Event) []string {
 		out = append(out, e.Event)
 	}
 	return out
+}
+
+func (f *fakeRunner) Tag(_ context.Context, target string) (string, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.tags[target], true
 }

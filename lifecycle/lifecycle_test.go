@@ -194,6 +194,7 @@ func TestStart_StaleClaimWithLivePaneIsRecovered(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.panes["loop-standing-supervisor"] = loop.PaneLive
+	r.tags["loop-standing-supervisor"] = "abc" // the spawn that died had tagged it
 	res, _ := s.Start(ctx, cfg, "supervisor", false)
 	row := res.Sessions[0]
 	if row.Outcome != "already-running" || row.HarnessSessionID != "abc" || r.spawnCount() != 0 {
@@ -270,4 +271,54 @@ func deadPID(t *testing.T) int {
 		t.Fatal(err)
 	}
 	return p.Pid
+}
+
+func TestStart_StaleClaimOverAnUntaggedPaneIsNotAdopted(t *testing.T) {
+	r := newFakeRunner()
+	s := newTestService(t, r)
+	cfg := testConfig(t, "supervisor")
+	ctx := context.Background()
+	if _, err := s.transition(ctx, "supervisor", EvClaimStart, func(rec *loop.StandingRecord) error {
+		rec.Claim = &loop.Claim{Op: "start", PID: deadPID(t), Since: s.stamp(), HarnessSessionID: "abc"}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	// The start died before the harness ran: the pane holds a placeholder.
+	r.panes["loop-standing-supervisor"] = loop.PaneLive
+	res, _ := s.Start(ctx, cfg, "supervisor", false)
+	if row := res.Sessions[0]; row.Outcome != "failed" || !strings.Contains(row.Detail, "no record of it") || r.spawnCount() != 0 {
+		t.Fatalf("row %+v spawns %d", row, r.spawnCount())
+	}
+	if rec, _ := s.read("supervisor"); rec != nil {
+		t.Fatalf("record %+v", rec)
+	}
+}
+
+func TestStartAndStop_NeverTouchASessionTheRecordDoesNotOwn(t *testing.T) {
+	r := newFakeRunner()
+	s := newTestService(t, r)
+	cfg := testConfig(t, "supervisor")
+	ctx := context.Background()
+	if _, err := s.Start(ctx, cfg, "supervisor", false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Stop(ctx, cfg, "supervisor"); err != nil {
+		t.Fatal(err)
+	}
+	// Someone else's agent now holds the name on the same server.
+	killed := len(r.killed)
+	r.panes["loop-standing-supervisor"] = loop.PaneLive
+	r.tags["loop-standing-supervisor"] = "someone-else"
+	res, _ := s.Start(ctx, cfg, "supervisor", false)
+	if row := res.Sessions[0]; row.Outcome != "failed" || !strings.Contains(row.Detail, "not the agent the-loop started") {
+		t.Fatalf("start over a foreign session: %+v", row)
+	}
+	stop, _ := s.Stop(ctx, cfg, "")
+	if row := stop.Sessions[0]; row.Outcome != "not-running" || len(r.killed) != killed {
+		t.Fatalf("stop signalled a foreign session: %+v killed %v", row, r.killed)
+	}
+	if _, err := s.Say(ctx, cfg, "supervisor", "hello", "ops"); loop.ErrorCode(err) != loop.ENOTFOUND || len(r.delivered) != 0 {
+		t.Fatalf("say into a foreign session: %v delivered %q", err, r.delivered)
+	}
 }

@@ -12,6 +12,8 @@
 //
 //	[*] --> absent
 //	absent --> absent: refuse (live tmux session, no record: an event only)
+//	stopped --> stopped: refuse (live tmux session the-loop did not start)
+//	running --> running: refuse (live tmux session the-loop did not start)
 //	absent --> stopped: create
 //	absent --> first-start: claim-start
 //	stopped --> starting: claim-start
@@ -33,7 +35,8 @@
 //
 // In words:
 //   - absent (no record) → first-start on claim-start; a live tmux session
-//     that has no record is refused (refuse: an event, no record, no state).
+//     that has no record is refused (refuse: an event, no record, no state);
+//     so is one under a record whose tag it does not carry (not ours).
 //   - stopped or running → starting on claim-start (a running record whose
 //     pane is dead or gone is started again).
 //   - first-start and starting → running on started (fresh) or resumed, or
@@ -105,6 +108,8 @@ var transitions = fsm.Events{
 	{Name: EvCreateFailed, Src: []string{StateStopped}, Dst: StateAbsent},
 	{Name: EvDelete, Src: []string{StateStopped}, Dst: StateAbsent},
 	{Name: EvRefuse, Src: []string{StateAbsent}, Dst: StateAbsent},
+	{Name: EvRefuse, Src: []string{StateStopped}, Dst: StateStopped},
+	{Name: EvRefuse, Src: []string{StateRunning}, Dst: StateRunning},
 	{Name: EvClaimStart, Src: []string{StateAbsent}, Dst: StateFirstStart},
 	{Name: EvClaimStart, Src: []string{StateStopped, StateRunning}, Dst: StateStarting},
 	{Name: EvAlreadyRunning, Src: []string{StateRunning, StateStopped}, Dst: StateRunning},
@@ -162,12 +167,26 @@ func (e *TransitionError) Unwrap() error { return ErrTransition }
 
 // Next rebuilds the machine in state and fires event, returning the
 // destination state. An event the state does not allow is a *TransitionError.
-func Next(ctx context.Context, state, event string) (string, error) {
-	m := fsm.NewFSM(state, transitions, nil)
-	err := m.Event(ctx, event)
-	var none fsm.NoTransitionError
-	if err != nil && !errors.As(err, &none) {
+//
+// The machine has no callbacks, so ctx is not handed to it: a caller
+// cancelled after its side effect (Ctrl-C right after a spawn) must still
+// be able to record what happened.
+func Next(_ context.Context, state, event string) (string, error) {
+	return fire(fsm.NewFSM(state, transitions, nil), state, event)
+}
+
+// fire fires event on a machine rebuilt in state (both machines).
+func fire(m *fsm.FSM, state, event string) (string, error) {
+	err := m.Event(context.Background(), event)
+	var invalid fsm.InvalidEventError
+	var unknown fsm.UnknownEventError
+	switch {
+	case err == nil:
+	case errors.As(err, &invalid), errors.As(err, &unknown):
 		return state, &TransitionError{State: state, Event: event}
+	case errors.As(err, new(fsm.NoTransitionError)):
+	default:
+		return state, fmt.Errorf("machine: %s in %s: %w", event, state, err)
 	}
 	return m.Current(), nil
 }

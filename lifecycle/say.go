@@ -41,6 +41,12 @@ func (s *Service) Say(ctx context.Context, cfg *config.Config, name, text, actor
 	if rec.Status != loop.StatusRunning || runner.State(ctx, target) != loop.PaneLive {
 		return loop.SayResult{}, loop.NotFound("standing session '%[1]s' has no live tmux pane to paste into — a message never respawns one; run `the-loop standing start %[1]s` first", name)
 	}
+	if mine, err := ours(ctx, runner, target, rec.HarnessSessionID); err != nil {
+		return loop.SayResult{}, err
+	} else if !mine {
+		return loop.SayResult{}, loop.NotFound("standing session '%[1]s' has no live agent of the-loop's to paste into — %[2]s; run `the-loop standing start %[1]s` first", name,
+			notOurs(target, rec.TmuxSocket, "it is not the agent the-loop started for this record"))
+	}
 	fail := func(msg string) loop.SayResult {
 		return loop.SayResult{Name: name, Delivered: false, ExitCode: 1, Messages: []loop.Message{{Stream: "err", Text: msg}}}
 	}

@@ -161,6 +161,10 @@ func (s *Service) transitionWith(ctx context.Context, name, event string, mutate
 			if next.CreatedAt == "" {
 				next.CreatedAt = s.stamp()
 			}
+			next.Rev = 1
+			if cur != nil {
+				next.Rev = cur.Rev + 1
+			}
 			if err := tx.PutStanding(next); err != nil {
 				return err
 			}
@@ -192,8 +196,9 @@ func (s *Service) claimLive(c *loop.Claim) bool {
 	if err == nil && s.now().Sub(since) > 15*time.Minute {
 		return false // older than any transition takes: a recycled pid
 	}
-	err = syscall.Kill(c.PID, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
+	// EPERM: the pid now belongs to another user's process, which cannot be
+	// a the-loop verb of ours: the claim is stale.
+	return syscall.Kill(c.PID, 0) == nil
 }
 
 // waitClaim polls until name carries no live claim of another process.
@@ -282,7 +287,15 @@ func (s *Service) settleStaleClaim(ctx context.Context, rec *loop.StandingRecord
 		return false, loop.Internal("tmux did not answer whether %s exists; not settling the interrupted %s", target, rec.Claim.Op)
 	}
 	claim := *rec.Claim
+	mine := false
 	if state == loop.PaneLive && claim.Op == "start" {
+		// Only the harness this claim spawned carries its tag; a placeholder
+		// that never became the harness, or someone else's session, does not.
+		if mine, err = ours(ctx, s.Runner(rec.TmuxSocket), target, claim.HarnessSessionID); err != nil {
+			return false, err
+		}
+	}
+	if mine {
 		_, err := s.transition(ctx, rec.Name, EvRecover, func(r *loop.StandingRecord) error {
 			if r.Claim == nil || r.Claim.PID != claim.PID {
 				return errStale
@@ -306,6 +319,33 @@ func (s *Service) settleStaleClaim(ctx context.Context, rec *loop.StandingRecord
 	}, s.event("standing.claim_abandoned", loop.LevelWarning,
 		loop.F("standing", rec.Name), loop.F("op", claim.Op), loop.F("pid", claim.PID)))
 	return false, err
+}
+
+// ours reports whether the tmux session target is the one the-loop spawned
+// for conversation id (its tag, see loop.SpawnSpec.Tag). tmux not answering
+// is an error: never adopt or signal on a guess.
+func ours(ctx context.Context, runner loop.Runner, target, id string) (bool, error) {
+	tag, ok := runner.Tag(ctx, target)
+	if !ok {
+		return false, loop.Internal("tmux did not answer whose session %s is; not touching it", target)
+	}
+	return id != "" && tag == id, nil
+}
+
+// tmuxCommand is how an operator reaches the-loop's tmux server: "tmux",
+// or "tmux -L <socket>" when routing.tmux.socketName is set.
+func tmuxCommand(socket string) string {
+	if socket == "" {
+		return "tmux"
+	}
+	return "tmux -L " + socket
+}
+
+// notOurs is the refusal for a live tmux session the-loop cannot account
+// for: it names how to inspect it, and never offers to kill it for you.
+func notOurs(target, socket, why string) string {
+	t := tmuxCommand(socket)
+	return fmt.Sprintf("a tmux session named %[1]s exists but %[3]s — inspect it with `%[2]s attach -r -t %[1]s`, then either `%[2]s kill-session -t =%[1]s` or leave it be", target, t, why)
 }
 
 // actorOrUser is the say actor: the given one, else the local OS user.

@@ -143,7 +143,7 @@ func (st *starter) attempt(ctx context.Context) (row loop.Row, again bool) {
 		return st.failed(rec, fmt.Sprintf("tmux did not answer whether %s exists; not spawning over it", st.target)), false
 	}
 	if state == loop.PaneLive {
-		return st.live(ctx, rec)
+		return st.live(ctx, rec, runner, socket)
 	}
 	if socket != st.socket { // the old socket's pane is gone: start on the configured one
 		runner = s.Runner(st.socket)
@@ -155,37 +155,59 @@ func (st *starter) attempt(ctx context.Context) (row loop.Row, again bool) {
 	return st.spawn(ctx, rec, state)
 }
 
-// live handles a live pane: refused without a record, else already-running.
-func (st *starter) live(ctx context.Context, rec *loop.StandingRecord) (loop.Row, bool) {
+// live handles a live pane: already-running when it is the agent the
+// record says the-loop started (its tag), refused otherwise — with no record,
+// or under a record it does not belong to — and never touched.
+func (st *starter) live(ctx context.Context, rec *loop.StandingRecord, runner loop.Runner, socket string) (loop.Row, bool) {
 	s, name := st.s, st.def.Name
-	if rec == nil || rec.Status == loop.StatusAbsent {
-		// The machine refuses "refuse" if a record appeared meanwhile.
-		_, err := s.transition(ctx, name, EvRefuse, nil, s.event("standing.spawn_failed", loop.LevelError,
-			loop.F("standing", name), loop.F("tmux_target", st.target),
-			loop.F("error", "tmux session exists but the-loop has no record for it")))
-		if errors.Is(err, errStale) || errors.Is(err, ErrTransition) {
-			return loop.Row{}, true
-		}
-		detail := fmt.Sprintf("a tmux session named %[1]s exists but the-loop has no record of it — inspect it with `tmux attach -r -t %[1]s`, then either `tmux kill-session -t %[1]s` or leave it be", st.target)
+	why := "the-loop has no record of it"
+	if rec != nil && rec.Status != loop.StatusAbsent {
+		mine, err := ours(ctx, runner, st.target, rec.HarnessSessionID)
 		if err != nil {
-			detail = err.Error()
+			return st.failed(rec, loop.ErrorMessage(err)), false
 		}
-		return st.failed(nil, detail), false
+		if mine {
+			seen := rec.Rev
+			out, err := s.transition(ctx, name, EvAlreadyRunning, func(r *loop.StandingRecord) error {
+				if r.Rev != seen || r.Claim != nil {
+					return errStale
+				}
+				return nil
+			})
+			if errors.Is(err, errStale) || errors.Is(err, ErrTransition) {
+				return loop.Row{}, true
+			}
+			if err != nil {
+				return st.failed(rec, err.Error()), false
+			}
+			return st.row(out, true, loop.OutcomeAlreadyRunning, ""), false
+		}
+		why = "it is not the agent the-loop started for this record"
 	}
-	seen := rec.StartedAt
-	out, err := s.transition(ctx, name, EvAlreadyRunning, func(r *loop.StandingRecord) error {
-		if r.StartedAt != seen || r.Claim != nil {
+	// The machine refuses "refuse" if the record changed meanwhile.
+	seen := uint64(0)
+	if rec != nil {
+		seen = rec.Rev
+	}
+	_, err := s.transition(ctx, name, EvRefuse, func(r *loop.StandingRecord) error {
+		if r.Rev != seen {
 			return errStale
 		}
 		return nil
-	})
+	}, s.event("standing.spawn_failed", loop.LevelError,
+		loop.F("standing", name), loop.F("tmux_target", st.target),
+		loop.F("error", "tmux session exists but "+why)))
 	if errors.Is(err, errStale) || errors.Is(err, ErrTransition) {
 		return loop.Row{}, true
 	}
+	detail := notOurs(st.target, socket, why)
 	if err != nil {
-		return st.failed(rec, err.Error()), false
+		detail = err.Error()
 	}
-	return st.row(out, true, loop.OutcomeAlreadyRunning, ""), false
+	if rec != nil && rec.Status == loop.StatusAbsent {
+		rec = nil
+	}
+	return st.failed(rec, detail), false
 }
 
 // spawn claims the session, clears a dead pane, checks the definition and
@@ -200,16 +222,16 @@ func (st *starter) spawn(ctx context.Context, rec *loop.StandingRecord, state lo
 	} else {
 		claim.HarnessSessionID = s.newID()
 	}
-	seenStatus, seenStarted := "", ""
+	seen := uint64(0)
 	if rec != nil {
-		seenStatus, seenStarted = rec.Status, rec.StartedAt
+		seen = rec.Rev
 	}
 	origin := loop.OriginConfig
 	if !def.Declared {
 		origin = loop.OriginCreated
 	}
 	claimed, err := s.transition(ctx, name, EvClaimStart, func(r *loop.StandingRecord) error {
-		if r.Status != seenStatus || r.StartedAt != seenStarted || r.Claim != nil {
+		if r.Rev != seen || r.Claim != nil {
 			return errStale
 		}
 		r.Claim = claim
@@ -217,6 +239,9 @@ func (st *starter) spawn(ctx context.Context, rec *loop.StandingRecord, state lo
 		if r.Origin == "" {
 			r.Origin = origin
 		}
+		// The definition rides with the claim, so a start interrupted after
+		// its spawn is recovered into a record that can be talked to.
+		st.define(r)
 		return nil
 	})
 	if errors.Is(err, errStale) || errors.Is(err, ErrTransition) {
@@ -235,7 +260,7 @@ func (st *starter) spawn(ctx context.Context, rec *loop.StandingRecord, state lo
 			return st.failed(prior, err.Error()), false
 		}
 	}
-	prompt, err := BootPrompt(def, st.cfg.Slack.Enabled)
+	prompt, err := BootPrompt(def, st.cfg.Slack.Enabled, st.socket)
 	if err != nil {
 		return st.spawnFailed(ctx, prior, loop.ErrorMessage(err))
 	}
@@ -262,7 +287,7 @@ func (st *starter) spawn(ctx context.Context, rec *loop.StandingRecord, state lo
 	if resume {
 		argv, err := adapter.ResumeArgv(id, def.HarnessArgs, prompt)
 		if err == nil {
-			err = st.runner.SpawnIn(ctx, st.target, loop.SpawnSpec{Argv: append([]string{bin}, argv...), Cwd: cwd})
+			err = st.runner.SpawnIn(ctx, st.target, loop.SpawnSpec{Argv: append([]string{bin}, argv...), Cwd: cwd, Tag: id})
 		}
 		if err == nil && !survives(ctx, st.runner, st.target, tmux.ResumeProbe()) {
 			err = errors.New("the resumed pane did not survive the probe")
@@ -282,7 +307,7 @@ func (st *starter) spawn(ctx context.Context, rec *loop.StandingRecord, state lo
 	}
 	argv, err := adapter.FreshArgv(id, def.HarnessArgs, prompt)
 	if err == nil {
-		err = st.runner.SpawnIn(ctx, st.target, loop.SpawnSpec{Argv: append([]string{bin}, argv...), Cwd: cwd})
+		err = st.runner.SpawnIn(ctx, st.target, loop.SpawnSpec{Argv: append([]string{bin}, argv...), Cwd: cwd, Tag: id})
 	}
 	if err != nil {
 		return st.spawnFailed(ctx, prior, loop.ErrorMessage(err), loop.F("harness", def.Harness), loop.F("tmux_target", st.target))
@@ -309,6 +334,25 @@ func (st *starter) spawnFailed(ctx context.Context, prior *loop.StandingRecord, 
 	return st.failed(out, detail), false
 }
 
+// define writes the session's definition into its record (original §5.6
+// step 11): what a created session is, and what a recovered start needs.
+func (st *starter) define(r *loop.StandingRecord) {
+	def := st.def
+	if r.Status == loop.StatusAbsent || r.Status == "" { // no record before this start
+		r.SlackChannel = def.SlackChannel
+	}
+	r.Harness = def.Harness
+	if cwd, err := filepath.Abs(expandHome(def.Cwd)); err == nil {
+		r.Cwd = cwd
+	}
+	r.Description = def.Description
+	r.HarnessArgs = append([]string(nil), def.HarnessArgs...)
+	r.Prompt = def.Prompt
+	r.AutoStart = def.AutoStart
+	r.SlackEnabled = def.SlackEnabled
+	r.TmuxSocket = st.socket
+}
+
 // up records a successful start or resume and announces it (original §5.6
 // steps 11–14).
 func (st *starter) up(ctx context.Context, event, id, cwd, outcome string) (loop.Row, bool) {
@@ -318,20 +362,10 @@ func (st *starter) up(ctx context.Context, event, id, cwd, outcome string) (loop
 		ev = "standing.resumed"
 	}
 	out, err := s.transition(ctx, name, event, func(r *loop.StandingRecord) error {
-		hadRecord := r.Status != loop.StatusAbsent
-		r.Harness = def.Harness
+		st.define(r)
 		r.HarnessSessionID = id
 		r.Cwd = cwd
 		r.StartedAt = s.stamp()
-		if !hadRecord {
-			r.SlackChannel = def.SlackChannel
-		}
-		r.Description = def.Description
-		r.HarnessArgs = append([]string(nil), def.HarnessArgs...)
-		r.Prompt = def.Prompt
-		r.AutoStart = def.AutoStart
-		r.SlackEnabled = def.SlackEnabled
-		r.TmuxSocket = st.socket
 		return nil
 	}, append(st.takePending(), s.event(ev, loop.LevelInfo,
 		loop.F("standing", name), loop.F("harness", def.Harness), loop.F("harness_session_id", id),

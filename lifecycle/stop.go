@@ -86,29 +86,46 @@ func (s *Service) stopOne(ctx context.Context, cfg *config.Config, block *config
 			continue
 		}
 		runner := s.Runner(rec.TmuxSocket)
-		switch probe(ctx, runner, target) {
-		case loop.PaneUnknown:
-			return row(rec, loop.OutcomeFailed, fmt.Sprintf("tmux did not answer whether %s exists; the record is kept as it was", target))
-		case loop.PaneAbsent:
-			seen := rec.StartedAt
+		seen := rec.Rev
+		notRunning := func(detail string) (loop.Row, bool) {
 			out, err := s.transition(ctx, name, EvNotRunning, func(r *loop.StandingRecord) error {
-				if r.StartedAt != seen || r.Claim != nil {
+				if r.Rev != seen || r.Claim != nil {
 					return errStale
 				}
 				return nil
 			})
 			if errors.Is(err, errStale) || errors.Is(err, ErrTransition) {
-				continue
+				return loop.Row{}, false
 			}
 			if err != nil {
-				return row(rec, loop.OutcomeFailed, err.Error())
+				return row(rec, loop.OutcomeFailed, err.Error()), true
 			}
-			return row(out, loop.OutcomeNotRunning, "")
+			return row(out, loop.OutcomeNotRunning, detail), true
 		}
-		seen := rec.StartedAt
+		switch probe(ctx, runner, target) {
+		case loop.PaneUnknown:
+			return row(rec, loop.OutcomeFailed, fmt.Sprintf("tmux did not answer whether %s exists; the record is kept as it was", target))
+		case loop.PaneAbsent:
+			if r, done := notRunning(""); done {
+				return r
+			}
+			continue
+		}
+		// the-loop releases what the-loop started: a session under this
+		// name that does not carry the record's tag is never signalled.
+		mine, err := ours(ctx, runner, target, rec.HarnessSessionID)
+		if err != nil {
+			return row(rec, loop.OutcomeFailed, loop.ErrorMessage(err))
+		}
+		if !mine {
+			if r, done := notRunning(notOurs(target, rec.TmuxSocket, "it is not the agent the-loop started for this record; not signalling it")); done {
+				return r
+			}
+			continue
+		}
 		claim := &loop.Claim{Op: "stop", PID: os.Getpid(), Since: s.stamp()}
 		_, err = s.transition(ctx, name, EvClaimStop, func(r *loop.StandingRecord) error {
-			if r.StartedAt != seen || r.Claim != nil {
+			if r.Rev != seen || r.Claim != nil {
 				return errStale
 			}
 			r.Claim = claim
@@ -123,10 +140,15 @@ func (s *Service) stopOne(ctx context.Context, cfg *config.Config, block *config
 		grace := time.Duration(cfg.Routing.Tmux.HarnessKillGraceSeconds * float64(time.Second))
 		// The order is load-bearing: the agent flushes its conversation on
 		// SIGTERM; a kill-session straight away would lose it.
-		_ = runner.TerminateHarnessIn(ctx, target, loop.StandingRef(name), grace)
+		termErr := runner.TerminateHarnessIn(ctx, target, loop.StandingRef(name), grace)
 		killErr := runner.KillTarget(ctx, target)
 		if killErr != nil && runner.State(ctx, target) == loop.PaneAbsent {
 			killErr = nil
+		}
+		if killErr == nil && termErr != nil && loop.ErrorCode(termErr) != loop.ENOTFOUND {
+			// The session is gone but part of the agent's process tree may
+			// have outlived SIGKILL (decisions D12): say so.
+			killErr = loop.Internal("%s: %s", target, loop.ErrorMessage(termErr))
 		}
 		if killErr != nil {
 			out, err := s.transition(ctx, name, EvStopFailed, nil, s.event("standing.stop_failed", loop.LevelWarning,

@@ -147,6 +147,12 @@ func (s *Service) ReplySession(ctx context.Context, cfg *config.Config, ref, tex
 	if rec.TmuxTarget == "" || runner.State(ctx, rec.TmuxTarget) != loop.PaneLive {
 		return loop.ReplyResult{}, noPane
 	}
+	if mine, err := ours(ctx, runner, rec.TmuxTarget, rec.HarnessSessionID); err != nil {
+		return loop.ReplyResult{}, err
+	} else if !mine {
+		return loop.ReplyResult{}, loop.NotFound("the session for %s has no live agent of the-loop's to paste into — %s", name,
+			notOurs(rec.TmuxTarget, rec.TmuxSocket, "it is not the agent the-loop started for this work item"))
+	}
 	fail := func(msg string) loop.ReplyResult {
 		return loop.ReplyResult{WorkItem: name, Delivered: false, ExitCode: 1, Messages: []loop.Message{{Stream: "err", Text: msg}}}
 	}
@@ -267,6 +273,17 @@ func (s *Service) settleTmuxOnClose(ctx context.Context, item loop.WorkItemRef, 
 	sess := loop.WorkItemTarget{Ref: item.String(), TmuxTarget: target}
 	grace := time.Duration(tmux.HarnessKillGraceSeconds * float64(time.Second))
 	state := runner.State(ctx, target)
+	if state != loop.PaneAbsent {
+		// the-loop releases what the-loop started: never signal a session
+		// under this name that does not carry the record's tag.
+		if mine, err := ours(ctx, runner, target, rec.HarnessSessionID); err != nil || !mine {
+			if err == nil {
+				err = loop.NotFound("%s", notOurs(target, rec.TmuxSocket, "it is not the agent the-loop started for this work item; not signalling it"))
+			}
+			note(err)
+			return msgs
+		}
+	}
 	if keep {
 		if tmux.KillHarnessOnClose && state.LiveOrUnknown() {
 			// remain-on-exit is re-set first, so the pane and its

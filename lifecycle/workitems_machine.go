@@ -2,7 +2,6 @@ package lifecycle
 
 import (
 	"context"
-	"errors"
 
 	"github.com/looplab/fsm"
 
@@ -127,12 +126,6 @@ func WorkItemStateOf(rec *store.SessionRecord) string {
 // NextWorkItem rebuilds the work-item machine in state and fires event,
 // returning the destination state. An event the state does not allow is a
 // *TransitionError.
-func NextWorkItem(ctx context.Context, state, event string) (string, error) {
-	m := fsm.NewFSM(state, workItemTransitions, nil)
-	err := m.Event(ctx, event)
-	var none fsm.NoTransitionError
-	if err != nil && !errors.As(err, &none) {
-		return state, &TransitionError{State: state, Event: event}
-	}
-	return m.Current(), nil
+func NextWorkItem(_ context.Context, state, event string) (string, error) {
+	return fire(fsm.NewFSM(state, workItemTransitions, nil), state, event)
 }

@@ -135,7 +135,7 @@ func (st *itemStarter) attempt(ctx context.Context) (res loop.SessionStartResult
 		return st.failed(rec, fmt.Sprintf("tmux did not answer whether %s exists; not spawning over it", st.target)), false, nil
 	}
 	if state == loop.PaneLive {
-		res, again := st.live(ctx, rec)
+		res, again := st.live(ctx, rec, runner, socket)
 		return res, again, nil
 	}
 	if socket != st.socket { // the old socket's pane is gone: start on the configured one
@@ -162,8 +162,22 @@ func unknownHarness(err error, harness, ref string) error {
 }
 
 // live handles a live pane: refused without a record, else already-running.
-func (st *itemStarter) live(ctx context.Context, rec *store.SessionRecord) (loop.SessionStartResult, bool) {
+func (st *itemStarter) live(ctx context.Context, rec *store.SessionRecord, runner loop.Runner, socket string) (loop.SessionStartResult, bool) {
 	s := st.s
+	if rec != nil {
+		mine, err := ours(ctx, runner, st.target, rec.HarnessSessionID)
+		if err != nil {
+			return st.failed(rec, loop.ErrorMessage(err)), false
+		}
+		if !mine {
+			why := "it is not the agent the-loop started for this work item"
+			if err := s.Emit(s.event("session.spawn_failed", loop.LevelError, loop.F("work_item", st.name),
+				loop.F("tmux_target", st.target), loop.F("error", "tmux session exists but "+why))); err != nil {
+				return st.failed(rec, err.Error()), false
+			}
+			return st.failed(rec, notOurs(st.target, socket, why)), false
+		}
+	}
 	if rec == nil {
 		// The machine refuses "refuse" if a record appeared meanwhile.
 		_, err := s.workItemTransition(ctx, st.item, WorkItemEvRefuse, nil, s.event("session.spawn_failed", loop.LevelError,
@@ -172,7 +186,7 @@ func (st *itemStarter) live(ctx context.Context, rec *store.SessionRecord) (loop
 		if errors.Is(err, errStale) || errors.Is(err, ErrTransition) {
 			return loop.SessionStartResult{}, true
 		}
-		detail := fmt.Sprintf("a tmux session named %[1]s exists but the-loop has no record of it — inspect it with `tmux attach -r -t %[1]s`, then either `tmux kill-session -t %[1]s` or leave it be", st.target)
+		detail := notOurs(st.target, socket, "the-loop has no record of it")
 		if err != nil {
 			detail = err.Error()
 		}
@@ -272,7 +286,7 @@ func (st *itemStarter) spawn(ctx context.Context, rec *store.SessionRecord, stat
 		// submitted into it.
 		argv, err := adapter.ResumeArgv(id, args, st.req.Prompt)
 		if err == nil {
-			err = st.wr.Spawn(ctx, st.item, loop.SpawnSpec{Argv: append([]string{bin}, argv...), Cwd: cwd})
+			err = st.wr.Spawn(ctx, st.item, loop.SpawnSpec{Argv: append([]string{bin}, argv...), Cwd: cwd, Tag: id})
 		}
 		if err == nil && !survives(ctx, st.runner, st.target, tmux.ResumeProbe()) {
 			err = errors.New("the resumed pane did not survive the probe")
@@ -297,7 +311,7 @@ func (st *itemStarter) spawn(ctx context.Context, rec *store.SessionRecord, stat
 	}
 	argv, err := adapter.FreshArgv(id, args, prompt)
 	if err == nil {
-		err = st.wr.Spawn(ctx, st.item, loop.SpawnSpec{Argv: append([]string{bin}, argv...), Cwd: cwd})
+		err = st.wr.Spawn(ctx, st.item, loop.SpawnSpec{Argv: append([]string{bin}, argv...), Cwd: cwd, Tag: id})
 	}
 	if err != nil {
 		return st.spawnFailed(ctx, loop.ErrorMessage(err), loop.F("harness", harness), loop.F("tmux_target", st.target))

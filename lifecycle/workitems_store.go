@@ -167,7 +167,15 @@ func (s *Service) settleWorkItemClaim(ctx context.Context, ref loop.WorkItemRef,
 		}
 		return nil
 	}
-	if state == loop.PaneLive {
+	mine := false
+	if state == loop.PaneLive && claim.Op == "start" {
+		// Only the harness this claim spawned carries its tag.
+		var err error
+		if mine, err = ours(ctx, s.Runner(rec.TmuxSocket), target, claim.HarnessSessionID); err != nil {
+			return err
+		}
+	}
+	if mine {
 		_, err := s.workItemTransition(ctx, ref, WorkItemEvRecover, func(r *store.SessionRecord) error {
 			if err := same(r); err != nil {
 				return err

@@ -55,6 +55,7 @@ func quoteAll(a []string) []string {
 var pinnedSpec = loop.SpawnSpec{
 	Argv: []string{"/bin/claude", "--session-id", "id-1", "--flag;", "boot prompt;"},
 	Cwd:  "/",
+	Tag:  "id-1;",
 }
 
 // spawnTranscript is SpawnIn(target, pinnedSpec) into an absent session.
@@ -62,10 +63,11 @@ func spawnTranscript(target string) [][]string {
 	return [][]string{
 		{"-L", "sock", "has-session", "-t", "=" + target},
 		{"-L", "sock", "new-session", "-d", "-s", target, "-x", "200", "-y", "50", "-c", "/", "--", "sleep", "60"},
-		{"-L", "sock", "set-option", "-w", "-t", "=" + target + ":", "remain-on-exit", "on"},
-		{"-L", "sock", "set-option", "-w", "-t", "=" + target + ":", "window-size", "manual"},
-		{"-L", "sock", "respawn-pane", "-k", "-t", "=" + target + ":", "-c", "/", "--",
+		{"-L", "sock", "set-option", "-w", "-t", "=" + target + ":^", "remain-on-exit", "on"},
+		{"-L", "sock", "set-option", "-w", "-t", "=" + target + ":^", "window-size", "manual"},
+		{"-L", "sock", "respawn-pane", "-k", "-t", "=" + target + ":^.{top-left}", "-c", "/", "--",
 			"/bin/claude", "--session-id", "id-1", `--flag\;`, `boot prompt\;`},
+		{"-L", "sock", "set-option", "-t", "=" + target + ":", "@the-loop-tag", `id-1\;`},
 	}
 }
 
@@ -73,18 +75,18 @@ func spawnTranscript(target string) [][]string {
 func stateTranscript(target string) [][]string {
 	return [][]string{
 		{"-L", "sock", "has-session", "-t", "=" + target},
-		{"-L", "sock", "list-panes", "-s", "-t", "=" + target, "-F", "#{pane_dead}"},
+		{"-L", "sock", "display-message", "-p", "-t", "=" + target + ":^.{top-left}", "#{session_name}\t#{pane_dead}"},
 	}
 }
 
 // deliverTranscript is DeliverTo(target) through tmux buffer buf.
 func deliverTranscript(target, buf string) [][]string {
 	return [][]string{
-		{"-L", "sock", "copy-mode", "-q", "-t", "=" + target + ":"},
+		{"-L", "sock", "copy-mode", "-q", "-t", "=" + target + ":^.{top-left}"},
 		{"-L", "sock", "load-buffer", "-b", buf, "-"},
-		{"-L", "sock", "paste-buffer", "-p", "-d", "-b", buf, "-t", "=" + target + ":"},
+		{"-L", "sock", "paste-buffer", "-p", "-d", "-b", buf, "-t", "=" + target + ":^.{top-left}"},
 		{"-L", "sock", "load-buffer", "-b", buf + "-submit", "-"},
-		{"-L", "sock", "paste-buffer", "-d", "-b", buf + "-submit", "-t", "=" + target + ":"},
+		{"-L", "sock", "paste-buffer", "-d", "-b", buf + "-submit", "-t", "=" + target + ":^.{top-left}"},
 	}
 }
 
@@ -98,11 +100,11 @@ func killTranscript(target string) [][]string {
 func terminateTranscript(target string) [][]string {
 	return [][]string{
 		{"-L", "sock", "has-session", "-t", "=" + target},
-		{"-L", "sock", "set-option", "-w", "-t", "=" + target + ":", "remain-on-exit", "on"},
+		{"-L", "sock", "set-option", "-w", "-t", "=" + target + ":^", "remain-on-exit", "on"},
 		{"-L", "sock", "list-panes", "-s", "-t", "=" + target, "-F", "#{pane_pid} #{pane_dead}"},
-		// the signals, then until tmux sees the panes die:
-		{"-L", "sock", "list-panes", "-s", "-t", "=" + target, "-F", "#{pane_dead}"},
-		{"-L", "sock", "list-panes", "-s", "-t", "=" + target, "-F", "#{pane_dead}"},
+		// the signals, then until tmux sees the agent's pane die:
+		{"-L", "sock", "display-message", "-p", "-t", "=" + target + ":^.{top-left}", "#{session_name}\t#{pane_dead}"},
+		{"-L", "sock", "display-message", "-p", "-t", "=" + target + ":^.{top-left}", "#{session_name}\t#{pane_dead}"},
 	}
 }
 
@@ -112,12 +114,17 @@ func terminateTranscript(target string) [][]string {
 func scriptTerminate(rec *recorder, target string) *fakeProcs {
 	harness, mcp, helper := Proc{Pid: 100, Start: 1}, Proc{Pid: 101, Start: 2}, Proc{Pid: 102, Start: 3}
 	rec.on("list-panes -s -t ="+target+" -F #{pane_pid} #{pane_dead}", reply{out: "100 0\n200 1\n"}).
-		on("list-panes -s -t ="+target+" -F #{pane_dead}", reply{out: "0\n1\n"}, reply{out: "1\n1\n"})
+		on(displayDead(target), reply{out: target + "\t0\n"}, reply{out: target + "\t1\n"})
 	return &fakeProcs{
 		tree:  map[int][]Proc{100: {harness, mcp, helper}, 101: {mcp}, 102: {helper}},
 		alive: map[Proc]bool{harness: true, mcp: true, helper: true},
 		dieOn: map[Proc]syscall.Signal{harness: syscall.SIGTERM, mcp: syscall.SIGTERM, helper: syscall.SIGKILL},
 	}
+}
+
+// displayDead is the recorder key of the probe of target's agent pane.
+func displayDead(target string) string {
+	return "display-message -p -t =" + target + ":^.{top-left} #{session_name}\t#{pane_dead}"
 }
 
 func TestSpawnIn_ArgvTranscript(t *testing.T) {
@@ -130,24 +137,24 @@ func TestSpawnIn_ArgvTranscript(t *testing.T) {
 }
 
 func TestSpawnIn_ClearsDeadSessionFirst(t *testing.T) {
-	rec := newRecorder().on("list-panes -s -t =loop-a -F #{pane_dead}", reply{out: "1\n1\n"})
+	rec := newRecorder().on(displayDead("loop-a"), reply{out: "loop-a\t1\n"})
 	r, _ := newTestRunner(t, rec, nil)
 	if err := r.SpawnIn(context.Background(), "loop-a", loop.SpawnSpec{Argv: []string{"h", "x"}}); err != nil {
 		t.Fatal(err)
 	}
 	assertArgv(t, rec, [][]string{
 		{"-L", "sock", "has-session", "-t", "=loop-a"},
-		{"-L", "sock", "list-panes", "-s", "-t", "=loop-a", "-F", "#{pane_dead}"},
+		{"-L", "sock", "display-message", "-p", "-t", "=loop-a:^.{top-left}", "#{session_name}\t#{pane_dead}"},
 		{"-L", "sock", "kill-session", "-t", "=loop-a"},
 		{"-L", "sock", "new-session", "-d", "-s", "loop-a", "-x", "200", "-y", "50", "--", "sleep", "60"},
-		{"-L", "sock", "set-option", "-w", "-t", "=loop-a:", "remain-on-exit", "on"},
-		{"-L", "sock", "set-option", "-w", "-t", "=loop-a:", "window-size", "manual"},
-		{"-L", "sock", "respawn-pane", "-k", "-t", "=loop-a:", "--", "h", "x"},
+		{"-L", "sock", "set-option", "-w", "-t", "=loop-a:^", "remain-on-exit", "on"},
+		{"-L", "sock", "set-option", "-w", "-t", "=loop-a:^", "window-size", "manual"},
+		{"-L", "sock", "respawn-pane", "-k", "-t", "=loop-a:^.{top-left}", "--", "h", "x"},
 	})
 }
 
 func TestSpawnIn_RefusesLiveSessionWithoutSpawning(t *testing.T) {
-	rec := newRecorder().on("list-panes -s -t =loop-a -F #{pane_dead}", reply{out: "0\n"})
+	rec := newRecorder().on(displayDead("loop-a"), reply{out: "loop-a\t0\n"})
 	r, _ := newTestRunner(t, rec, nil)
 	err := r.SpawnIn(context.Background(), "loop-a", loop.SpawnSpec{Argv: []string{"h", "x"}})
 	if !errors.Is(err, ErrSessionLive) || loop.ErrorCode(err) != loop.EINVALID {
@@ -159,7 +166,7 @@ func TestSpawnIn_RefusesLiveSessionWithoutSpawning(t *testing.T) {
 	}
 	assertArgv(t, rec, [][]string{
 		{"-L", "sock", "has-session", "-t", "=loop-a"},
-		{"-L", "sock", "list-panes", "-s", "-t", "=loop-a", "-F", "#{pane_dead}"},
+		{"-L", "sock", "display-message", "-p", "-t", "=loop-a:^.{top-left}", "#{session_name}\t#{pane_dead}"},
 	})
 }
 
@@ -167,7 +174,7 @@ func TestSpawnIn_RetriesOnceAfterDuplicateSession(t *testing.T) {
 	newSession := "new-session -d -s loop-a -x 200 -y 50 -- sleep 60"
 	rec := newRecorder().
 		on("has-session -t =loop-a", exit1("can't find session: loop-a"), reply{}).
-		on("list-panes -s -t =loop-a -F #{pane_dead}", reply{out: "1\n"}).
+		on(displayDead("loop-a"), reply{out: "loop-a\t1\n"}).
 		on(newSession, exit1("duplicate session: loop-a"), reply{})
 	r, _ := newTestRunner(t, rec, nil)
 	if err := r.SpawnIn(context.Background(), "loop-a", loop.SpawnSpec{Argv: []string{"h", "x"}}); err != nil {
@@ -178,19 +185,19 @@ func TestSpawnIn_RetriesOnceAfterDuplicateSession(t *testing.T) {
 		{"-L", "sock", "has-session", "-t", "=loop-a"},
 		ns,
 		{"-L", "sock", "has-session", "-t", "=loop-a"},
-		{"-L", "sock", "list-panes", "-s", "-t", "=loop-a", "-F", "#{pane_dead}"},
+		{"-L", "sock", "display-message", "-p", "-t", "=loop-a:^.{top-left}", "#{session_name}\t#{pane_dead}"},
 		{"-L", "sock", "kill-session", "-t", "=loop-a"},
 		ns,
-		{"-L", "sock", "set-option", "-w", "-t", "=loop-a:", "remain-on-exit", "on"},
-		{"-L", "sock", "set-option", "-w", "-t", "=loop-a:", "window-size", "manual"},
-		{"-L", "sock", "respawn-pane", "-k", "-t", "=loop-a:", "--", "h", "x"},
+		{"-L", "sock", "set-option", "-w", "-t", "=loop-a:^", "remain-on-exit", "on"},
+		{"-L", "sock", "set-option", "-w", "-t", "=loop-a:^", "window-size", "manual"},
+		{"-L", "sock", "respawn-pane", "-k", "-t", "=loop-a:^.{top-left}", "--", "h", "x"},
 	})
 }
 
 func TestSpawnIn_FailedRespawnRemovesHalfMadeSessionAndCarriesStderr(t *testing.T) {
 	rec := newRecorder().
 		on("has-session -t =loop-a", exit1("no server running on /tmp/tmux-0/sock")).
-		on("respawn-pane -k -t =loop-a: -- h x", exit1("create pane failed: boom"))
+		on("respawn-pane -k -t =loop-a:^.{top-left} -- h x", exit1("create pane failed: boom"))
 	r, _ := newTestRunner(t, rec, nil)
 	err := r.SpawnIn(context.Background(), "loop-a", loop.SpawnSpec{Argv: []string{"h", "x"}})
 	var ee *ExitError
@@ -211,7 +218,7 @@ func TestSpawnIn_SingleElementArgvIsExecedNotShellSplit(t *testing.T) {
 	}
 	got := rec.argvs()
 	last := got[len(got)-1]
-	want := []string{"-L", "sock", "respawn-pane", "-k", "-t", "=loop-a:", "--", `exec '/opt/my agent/it'\''s'`}
+	want := []string{"-L", "sock", "respawn-pane", "-k", "-t", "=loop-a:^.{top-left}", "--", `exec '/opt/my agent/it'\''s'`}
 	if !reflect.DeepEqual(last, want) {
 		t.Fatalf("respawn = %q, want %q", last, want)
 	}
@@ -253,7 +260,7 @@ func TestSpawnIn_TooLongArgvGoesThroughLauncherFile(t *testing.T) {
 	last := got[len(got)-1]
 	file := last[len(last)-1]
 	t.Cleanup(func() { os.Remove(file) })
-	want := []string{"-L", "sock", "respawn-pane", "-k", "-t", "=loop-a:", "-c", "/", "--", "/bin/the-loop", "internal-exec", file}
+	want := []string{"-L", "sock", "respawn-pane", "-k", "-t", "=loop-a:^.{top-left}", "-c", "/", "--", "/bin/the-loop", "internal-exec", file}
 	if !reflect.DeepEqual(last, want) {
 		t.Fatalf("respawn = %q, want %q", last, want)
 	}
@@ -283,16 +290,16 @@ func TestDeliverTo_ArgvTranscript(t *testing.T) {
 }
 
 func TestDeliverTo_FailedPasteDeletesItsBuffer(t *testing.T) {
-	rec := newRecorder().on("paste-buffer -p -d -b the-loop-1-abc -t =loop-a:", exit1("can't find pane: =loop-a:"))
+	rec := newRecorder().on("paste-buffer -p -d -b the-loop-1-abc -t =loop-a:^.{top-left}", exit1("can't find session: loop-a"))
 	r, _ := newTestRunner(t, rec, nil)
 	err := r.DeliverTo(context.Background(), "loop-a", strings.NewReader("x"))
 	if loop.ErrorCode(err) != loop.ENOTFOUND || !errors.Is(err, ErrNoSession) {
 		t.Fatalf("err = %v, want ENOTFOUND", err)
 	}
 	assertArgv(t, rec, [][]string{
-		{"-L", "sock", "copy-mode", "-q", "-t", "=loop-a:"},
+		{"-L", "sock", "copy-mode", "-q", "-t", "=loop-a:^.{top-left}"},
 		{"-L", "sock", "load-buffer", "-b", "the-loop-1-abc", "-"},
-		{"-L", "sock", "paste-buffer", "-p", "-d", "-b", "the-loop-1-abc", "-t", "=loop-a:"},
+		{"-L", "sock", "paste-buffer", "-p", "-d", "-b", "the-loop-1-abc", "-t", "=loop-a:^.{top-left}"},
 		{"-L", "sock", "delete-buffer", "-b", "the-loop-1-abc"},
 	})
 }
@@ -329,7 +336,7 @@ func TestTerminateHarnessIn_ZeroGraceEscalatesAtOnce(t *testing.T) {
 	procs := &fakeProcs{tree: map[int][]Proc{100: {p}}, alive: map[Proc]bool{p: true},
 		dieOn: map[Proc]syscall.Signal{p: syscall.SIGKILL}}
 	rec := newRecorder().on("list-panes -s -t =loop-a -F #{pane_pid} #{pane_dead}", reply{out: "100 0\n"}).
-		on("list-panes -s -t =loop-a -F #{pane_dead}", reply{out: "1\n"})
+		on(displayDead("loop-a"), reply{out: "loop-a\t1\n"})
 	r, sl := newTestRunner(t, rec, procs)
 	if err := r.TerminateHarnessIn(context.Background(), "loop-a", "x", 0); err != nil {
 		t.Fatal(err)
@@ -359,17 +366,34 @@ func TestTerminateHarnessIn_GoneSessionIsSuccess(t *testing.T) {
 	assertArgv(t, rec, [][]string{{"-L", "sock", "has-session", "-t", "=loop-a"}})
 }
 
+// statesCmd is the recorder key of States' one call.
+const statesCmd = "list-panes -a -F #{session_name}\t#{window_index}\t#{pane_at_top}\t#{pane_at_left}\t#{pane_dead}"
+
 func TestStates_OneCallForManyTargets(t *testing.T) {
-	rec := newRecorder().on("list-panes -a -F #{session_name}\t#{pane_dead}",
-		reply{out: "loop-a\t0\nloop-ab\t1\nloop-b\t1\nloop-b\t0\nloop-d\t1\nother\t0\n"})
+	// session, window index, at top, at left, dead: each session's state
+	// is that of the top-left pane of its lowest-indexed window.
+	rec := newRecorder().on(statesCmd, reply{out: "" +
+		"loop-a\t0\t1\t1\t0\n" +
+		"loop-ab\t0\t1\t1\t1\n" +
+		"loop-b\t1\t1\t1\t1\n" + // an operator's window listed first, dead
+		"loop-b\t0\t1\t1\t0\n" +
+		"loop-d\t0\t1\t1\t1\n" + // the agent dead, …
+		"loop-d\t0\t0\t1\t0\n" + // … a pane split below it live,
+		"loop-d\t2\t1\t1\t0\n" + // … and an operator's window live
+		"loop-e\t3\t1\t1\t0\n" + // base-index 3: window 3 is the agent's
+		"loop-e\t4\t1\t1\t1\n" +
+		"loop-f\t0\t0\t0\t1\n" + // no top-left pane: live
+		"other\t0\t1\t1\t0\n"})
 	r, _ := newTestRunner(t, rec, nil)
-	got := r.States(context.Background(), []string{"loop-a", "loop-b", "loop-c", "loop-d", "my-work"})
+	got := r.States(context.Background(), []string{"loop-a", "loop-b", "loop-c", "loop-d", "loop-e", "loop-f", "my-work"})
 	want := map[string]loop.PaneState{"loop-a": loop.PaneLive, "loop-b": loop.PaneLive,
-		"loop-c": loop.PaneAbsent, "loop-d": loop.PaneDead, "my-work": loop.PaneUnknown}
+		"loop-c": loop.PaneAbsent, "loop-d": loop.PaneDead, "loop-e": loop.PaneLive, "loop-f": loop.PaneLive,
+		"my-work": loop.PaneUnknown}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("States = %v, want %v", got, want)
 	}
-	assertArgv(t, rec, [][]string{{"-L", "sock", "list-panes", "-a", "-F", "#{session_name}\t#{pane_dead}"}})
+	assertArgv(t, rec, [][]string{{"-L", "sock", "list-panes", "-a", "-F",
+		"#{session_name}\t#{window_index}\t#{pane_at_top}\t#{pane_at_left}\t#{pane_dead}"}})
 }
 
 func TestStates_NoServerIsAbsentSilenceIsUnknown(t *testing.T) {
@@ -377,15 +401,18 @@ func TestStates_NoServerIsAbsentSilenceIsUnknown(t *testing.T) {
 		r    reply
 		want loop.PaneState
 	}{
-		"no server":        {exit1("no server running on /tmp/tmux-0/sock"), loop.PaneAbsent},
-		"no socket":        {exit1("error connecting to /tmp/tmux-0/sock (No such file or directory)"), loop.PaneAbsent},
-		"timeout":          {reply{err: &NoAnswerError{Err: context.DeadlineExceeded}}, loop.PaneUnknown},
-		"server exiting":   {exit1("server exited unexpectedly"), loop.PaneAbsent},
-		"unexpected error": {exit1("unknown option -- a"), loop.PaneUnknown},
+		"no server":         {exit1("no server running on /tmp/tmux-0/sock"), loop.PaneAbsent},
+		"no socket":         {exit1("error connecting to /tmp/tmux-0/sock (No such file or directory)"), loop.PaneAbsent},
+		"refused":           {exit1("error connecting to /tmp/tmux-0/sock (Connection refused)"), loop.PaneAbsent},
+		"timeout":           {reply{err: &NoAnswerError{Err: context.DeadlineExceeded}}, loop.PaneUnknown},
+		"server exiting":    {exit1("server exited unexpectedly"), loop.PaneAbsent},
+		"unexpected error":  {exit1("unknown option -- a"), loop.PaneUnknown},
+		"permission denied": {exit1("error connecting to /tmp/tmux-0/sock (Permission denied)"), loop.PaneUnknown},
+		"version mismatch":  {exit1("protocol version mismatch (client 8, server 7)"), loop.PaneUnknown},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
-			rec := newRecorder().on("list-panes -a -F #{session_name}\t#{pane_dead}", c.r)
+			rec := newRecorder().on(statesCmd, c.r)
 			r, _ := newTestRunner(t, rec, nil)
 			got := r.States(context.Background(), []string{"loop-a", "loop-b"})
 			if got["loop-a"] != c.want || got["loop-b"] != c.want {
@@ -403,14 +430,21 @@ func TestState_ArgvAndAnswers(t *testing.T) {
 	}{
 		"absent":            {exit1("can't find session: loop-a"), reply{}, loop.PaneAbsent, 1},
 		"no server":         {exit1("no server running on /tmp/tmux-0/sock"), reply{}, loop.PaneAbsent, 1},
+		"no socket":         {exit1("error connecting to /tmp/tmux-0/sock (No such file or directory)"), reply{}, loop.PaneAbsent, 1},
+		"refused":           {exit1("error connecting to /tmp/tmux-0/sock (Connection refused)"), reply{}, loop.PaneAbsent, 1},
+		"server exiting":    {exit1("server exited unexpectedly"), reply{}, loop.PaneAbsent, 1},
+		"permission denied": {exit1("error connecting to /tmp/tmux-0/sock (Permission denied)"), reply{}, loop.PaneUnknown, 1},
+		"version mismatch":  {exit1("protocol version mismatch (client 8, server 7)"), reply{}, loop.PaneUnknown, 1},
+		"other answer":      {exit1("unknown option -- x"), reply{}, loop.PaneUnknown, 1},
 		"unknown":           {reply{err: &NoAnswerError{Err: context.DeadlineExceeded}}, reply{}, loop.PaneUnknown, 1},
-		"dead":              {reply{}, reply{out: "1\n1\n"}, loop.PaneDead, 2},
-		"live":              {reply{}, reply{out: "1\n0\n"}, loop.PaneLive, 2},
-		"list-panes failed": {reply{}, exit1("boom"), loop.PaneLive, 2},
+		"dead":              {reply{}, reply{out: "loop-a\t1\n"}, loop.PaneDead, 2},
+		"live":              {reply{}, reply{out: "loop-a\t0\n"}, loop.PaneLive, 2},
+		"gone meanwhile":    {reply{}, reply{out: "\t\n"}, loop.PaneLive, 2},
+		"pane probe failed": {reply{}, exit1("boom"), loop.PaneLive, 2},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
-			rec := newRecorder().on("has-session -t =loop-a", c.has).on("list-panes -s -t =loop-a -F #{pane_dead}", c.panes)
+			rec := newRecorder().on("has-session -t =loop-a", c.has).on(displayDead("loop-a"), c.panes)
 			r, _ := newTestRunner(t, rec, nil)
 			if got := r.State(context.Background(), "loop-a"); got != c.want {
 				t.Fatalf("State = %s, want %s", got, c.want)
@@ -421,8 +455,8 @@ func TestState_ArgvAndAnswers(t *testing.T) {
 }
 
 func TestSnapshot_ArgvTranscript(t *testing.T) {
-	rec := newRecorder().on("display-message -p -t =loop-a: #{session_name}\t#{pane_tty}\t#{pane_dead}", reply{out: "loop-a\t/dev/pts/9\t1\n"}).
-		on("capture-pane -p -t =loop-a:", reply{out: "❯ \n"})
+	rec := newRecorder().on("display-message -p -t =loop-a:^.{top-left} #{session_name}\t#{pane_tty}\t#{pane_dead}", reply{out: "loop-a\t/dev/pts/9\t1\n"}).
+		on("capture-pane -p -t =loop-a:^.{top-left}", reply{out: "❯ \n"})
 	r, _ := newTestRunner(t, rec, nil)
 	snap, err := r.Snapshot(context.Background(), "loop-a")
 	if err != nil {
@@ -432,13 +466,13 @@ func TestSnapshot_ArgvTranscript(t *testing.T) {
 		t.Fatalf("snapshot = %+v", snap)
 	}
 	assertArgv(t, rec, [][]string{
-		{"-L", "sock", "display-message", "-p", "-t", "=loop-a:", "#{session_name}\t#{pane_tty}\t#{pane_dead}"},
-		{"-L", "sock", "capture-pane", "-p", "-t", "=loop-a:"},
+		{"-L", "sock", "display-message", "-p", "-t", "=loop-a:^.{top-left}", "#{session_name}\t#{pane_tty}\t#{pane_dead}"},
+		{"-L", "sock", "capture-pane", "-p", "-t", "=loop-a:^.{top-left}"},
 	})
 }
 
 func TestExitStatus_ReadsStatusOrSignal(t *testing.T) {
-	format := "display-message -p -t =loop-a: #{session_name}\t#{pane_dead}\t#{pane_dead_status}\t#{pane_dead_signal}"
+	format := "display-message -p -t =loop-a:^.{top-left} #{session_name}\t#{pane_dead}\t#{pane_dead_status}\t#{pane_dead_signal}"
 	for _, c := range []struct {
 		out  string
 		want int
@@ -538,13 +572,13 @@ func TestSpawnIn_RetriesWhenItReachedAnExitingServer(t *testing.T) {
 }
 
 func TestExitStatus_NudgesTmuxToReapWhenTheStatusIsMissing(t *testing.T) {
-	format := "display-message -p -t =loop-a: #{session_name}\t#{pane_dead}\t#{pane_dead_status}\t#{pane_dead_signal}"
+	format := "display-message -p -t =loop-a:^.{top-left} #{session_name}\t#{pane_dead}\t#{pane_dead_status}\t#{pane_dead_signal}"
 	rec := newRecorder().on(format, reply{out: "loop-a\t1\t\t\n"}, reply{out: "loop-a\t1\t0\t\n"})
 	r, _ := newTestRunner(t, rec, nil)
 	if code, err := r.ExitStatus(context.Background(), "loop-a"); code != 0 || err != nil {
 		t.Fatalf("ExitStatus = %d, %v", code, err)
 	}
-	f := append([]string{"-L", "sock"}, "display-message", "-p", "-t", "=loop-a:",
+	f := append([]string{"-L", "sock"}, "display-message", "-p", "-t", "=loop-a:^.{top-left}",
 		"#{session_name}\t#{pane_dead}\t#{pane_dead_status}\t#{pane_dead_signal}")
 	assertArgv(t, rec, [][]string{f, {"-L", "sock", "run-shell", "true"}, f})
 }

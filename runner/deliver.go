@@ -18,8 +18,11 @@ import (
 // §2.4): the text is sanitised, loaded into a tmux buffer of its own from
 // stdin (no temp file, no argv limit), pasted bracketed, and after
 // SubmitDelay submitted by a separate unbracketed paste of a carriage
-// return. send-keys is never used (issue-240). One delivery per target runs
-// at a time, across processes. DeliverTo checks no liveness nor readiness:
+// return. Both go to the agent's pane (agentPane), not to whatever window
+// an attached operator has made current. send-keys is never used
+// (issue-240). One delivery per target runs at a time, across processes.
+// A delivery that fails or whose ctx is cancelled midway drops its tmux
+// buffers. DeliverTo checks no liveness nor readiness:
 // call WaitReady first.
 func (t *Tmux) DeliverTo(ctx context.Context, target string, text io.Reader) error {
 	if err := guard(target); err != nil {
@@ -39,7 +42,7 @@ func (t *Tmux) DeliverTo(ctx context.Context, target string, text io.Reader) err
 	}
 	defer unlock()
 
-	pane := paneTarget(target)
+	pane := agentPane(target)
 	if err := t.do(ctx, "copy-mode", "-q", "-t", pane); err != nil {
 		if sessionGone(err) || !answered(err) {
 			return tmuxFailed(target, "leave copy mode in", err)
@@ -49,24 +52,40 @@ func (t *Tmux) DeliverTo(ctx context.Context, target string, text io.Reader) err
 		t.log.Warn("could not leave copy mode", "target", target, "error", err)
 	}
 	buf := t.bufferName()
+	submit := buf + "-submit"
+	// left names the buffers this delivery may have left in tmux: one whose
+	// load or paste failed or was cut off. They are dropped on the way out,
+	// even when ctx is done (cleanupCtx).
+	var left []string
+	defer func() {
+		if len(left) == 0 {
+			return
+		}
+		cctx, cancel := cleanupCtx(ctx)
+		defer cancel()
+		for _, b := range left {
+			t.dropBuffer(cctx, b)
+		}
+	}()
+	left = []string{buf}
 	if err := t.load(ctx, buf, clean); err != nil {
 		return tmuxFailed(target, "load the text for", err)
 	}
 	if err := t.do(ctx, "paste-buffer", "-p", "-d", "-b", buf, "-t", pane); err != nil {
-		t.dropBuffer(ctx, buf)
 		return tmuxFailed(target, "paste into", err)
 	}
+	left = nil // paste-buffer -d deleted it
 	if err := t.opt.Sleep(ctx, t.opt.SubmitDelay); err != nil {
 		return fail(loop.EINTERNAL, err, "the text was pasted into tmux session %s but not submitted: %v", target, err)
 	}
-	submit := buf + "-submit"
+	left = []string{submit}
 	if err := t.load(ctx, submit, "\r"); err != nil {
 		return tmuxFailed(target, "load the submit for", err)
 	}
 	if err := t.do(ctx, "paste-buffer", "-d", "-b", submit, "-t", pane); err != nil {
-		t.dropBuffer(ctx, submit)
 		return tmuxFailed(target, "submit in", err)
 	}
+	left = nil
 	return nil
 }
 
@@ -76,7 +95,8 @@ func (t *Tmux) load(ctx context.Context, name, data string) error {
 	return err
 }
 
-// dropBuffer deletes a buffer a failed paste left behind (best-effort).
+// dropBuffer deletes a buffer a failed or interrupted delivery may have
+// left behind (best-effort: it may not exist).
 func (t *Tmux) dropBuffer(ctx context.Context, name string) {
 	if err := t.do(ctx, "delete-buffer", "-b", name); err != nil {
 		t.log.Debug("could not delete tmux buffer", "buffer", name, "error", err)

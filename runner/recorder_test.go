@@ -15,8 +15,9 @@ import (
 
 // call is one recorded tmux invocation.
 type call struct {
-	Args  []string
-	Stdin string
+	Args      []string
+	Stdin     string
+	Cancelled bool // its ctx was done: it got no answer, as with ExecCommander
 }
 
 // reply is a canned answer: stdout, or err.
@@ -28,11 +29,14 @@ type reply struct {
 // recorder is a Commander that records every argv and answers from a
 // script keyed by the command line after the global flags; each key's
 // replies are used in order, the last one repeating. Unscripted commands
-// succeed with no output.
+// succeed with no output. A call whose ctx is done is recorded and gets no
+// answer (*NoAnswerError), as ExecCommander's would. after, when set, runs
+// after each answered call with its command line (e.g. to cancel a ctx).
 type recorder struct {
 	mu      sync.Mutex
 	calls   []call
 	replies map[string][]reply
+	after   func(cmdline string)
 }
 
 func newRecorder() *recorder { return &recorder{replies: map[string][]reply{}} }
@@ -51,8 +55,14 @@ func (r *recorder) Run(ctx context.Context, args []string, stdin io.Reader) ([]b
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.calls = append(r.calls, call{Args: append([]string(nil), args...), Stdin: in})
+	r.calls = append(r.calls, call{Args: append([]string(nil), args...), Stdin: in, Cancelled: ctx.Err() != nil})
+	if err := ctx.Err(); err != nil {
+		return nil, &NoAnswerError{Args: args, Err: err}
+	}
 	key := strings.Join(stripGlobal(args), " ")
+	if r.after != nil {
+		defer r.after(key)
+	}
 	rs := r.replies[key]
 	if len(rs) == 0 {
 		return nil, nil
@@ -76,6 +86,20 @@ func (r *recorder) argvs() [][]string {
 	out := make([][]string, len(r.calls))
 	for i, c := range r.calls {
 		out[i] = c.Args
+	}
+	return out
+}
+
+// cancelled returns the command lines (after the global flags) of the
+// calls made with a done ctx.
+func (r *recorder) cancelled() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []string
+	for _, c := range r.calls {
+		if c.Cancelled {
+			out = append(out, strings.Join(stripGlobal(c.Args), " "))
+		}
 	}
 	return out
 }
@@ -107,6 +131,8 @@ type fakeProcs struct {
 	tree   map[int][]Proc // root pid -> its tree
 	alive  map[Proc]bool
 	dieOn  map[Proc]syscall.Signal // the signal that ends a process
+	linger map[Proc]int            // how many Alive checks a process survives its fatal signal by
+	dying  map[Proc]bool
 	signal []string
 }
 
@@ -127,6 +153,12 @@ func (f *fakeProcs) Tree(pids []int) []Proc {
 func (f *fakeProcs) Alive(p Proc) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.dying[p] {
+		if f.linger[p]--; f.linger[p] <= 0 {
+			f.alive[p], f.dying[p] = false, false
+		}
+		return true
+	}
 	return f.alive[p]
 }
 
@@ -135,7 +167,14 @@ func (f *fakeProcs) Signal(p Proc, sig syscall.Signal) error {
 	defer f.mu.Unlock()
 	f.signal = append(f.signal, strings.ToUpper(sigName(sig))+" "+strconv.Itoa(p.Pid))
 	if d, ok := f.dieOn[p]; ok && (d == sig || sig == syscall.SIGKILL) {
-		f.alive[p] = false
+		if f.linger[p] > 0 {
+			if f.dying == nil {
+				f.dying = map[Proc]bool{}
+			}
+			f.dying[p] = true
+		} else {
+			f.alive[p] = false
+		}
 	}
 	return nil
 }

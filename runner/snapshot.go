@@ -13,7 +13,8 @@ import (
 // readyPoll is how often WaitReady looks at the pane.
 const readyPoll = 50 * time.Millisecond
 
-// Snapshot reads what a readiness check looks at (D14): the pane's screen
+// Snapshot reads what a readiness check looks at (D14), in the agent's
+// pane (agentPane): the pane's screen
 // (capture-pane), whether its process has exited, and whether its tty is in
 // canonical mode (termios ICANON, read from the pane's tty device).
 func (t *Tmux) Snapshot(ctx context.Context, target string) (loop.PaneSnapshot, error) {
@@ -26,7 +27,7 @@ func (t *Tmux) Snapshot(ctx context.Context, target string) (loop.PaneSnapshot, 
 	}
 	tty := f[0]
 	snap := loop.PaneSnapshot{Dead: f[1] == "1", Canonical: true}
-	screen, err := t.probe(ctx, "capture-pane", "-p", "-t", paneTarget(target))
+	screen, err := t.probe(ctx, "capture-pane", "-p", "-t", agentPane(target))
 	if err != nil {
 		return loop.PaneSnapshot{}, tmuxFailed(target, "capture", err)
 	}
@@ -45,13 +46,13 @@ func (t *Tmux) Snapshot(ctx context.Context, target string) (loop.PaneSnapshot, 
 	return snap, nil
 }
 
-// display reads formats of target's pane with display-message, which
+// display reads formats of target's agent pane with display-message, which
 // names the session first: display-message answers an unknown target with
 // empty fields and exit status 0 (tmux 3.3a), so a session name that is not
 // target's means the session does not exist.
 func (t *Tmux) display(ctx context.Context, target string, formats ...string) ([]string, error) {
 	format := "#{session_name}\t" + strings.Join(formats, "\t")
-	out, err := t.probe(ctx, "display-message", "-p", "-t", paneTarget(target), format)
+	out, err := t.probe(ctx, "display-message", "-p", "-t", agentPane(target), format)
 	if err != nil {
 		return nil, tmuxFailed(target, "inspect", err)
 	}

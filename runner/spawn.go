@@ -31,9 +31,13 @@ var placeholder = []string{"sleep", "60"}
 // session is created running a placeholder, remain-on-exit is set on its
 // window, then respawn-pane -k replaces the placeholder with the harness,
 // so a harness that exits at once still leaves a dead pane and its exit
-// status. A live target is refused (EINVALID wrapping ErrSessionLive); a
+// status. Only then, when spec.Tag is set, is the session's user option
+// @the-loop-tag set to it (read back by Tag), so a placeholder that never
+// became the harness carries no tag; a session the tag could not be set on
+// is killed. A live target is refused (EINVALID wrapping ErrSessionLive); a
 // dead one is killed first; a "duplicate session" answer is cleared and
-// retried once (original §2.3).
+// retried once (original §2.3). A half-made session is killed even when
+// ctx is done by then (cleanupCtx).
 func (t *Tmux) SpawnIn(ctx context.Context, target string, spec loop.SpawnSpec) error {
 	if err := guard(target); err != nil {
 		return err
@@ -50,7 +54,7 @@ func (t *Tmux) SpawnIn(ctx context.Context, target string, spec loop.SpawnSpec) 
 	if err != nil {
 		return err
 	}
-	if err := t.spawn(ctx, target, spec.Cwd, paneArgs); err != nil {
+	if err := t.spawn(ctx, target, spec.Cwd, spec.Tag, paneArgs); err != nil {
 		cleanup()
 		return err
 	}
@@ -58,8 +62,8 @@ func (t *Tmux) SpawnIn(ctx context.Context, target string, spec loop.SpawnSpec) 
 	return nil
 }
 
-// spawn runs the create / set / respawn sequence.
-func (t *Tmux) spawn(ctx context.Context, target, cwd string, paneArgs []string) error {
+// spawn runs the create / set / respawn / tag sequence.
+func (t *Tmux) spawn(ctx context.Context, target, cwd, tag string, paneArgs []string) error {
 	if err := t.clear(ctx, target, false); err != nil {
 		return err
 	}
@@ -73,22 +77,30 @@ func (t *Tmux) spawn(ctx context.Context, target, cwd string, paneArgs []string)
 	if err != nil {
 		return fail(loop.EINTERNAL, err, "could not create tmux session %s: %v", target, err)
 	}
-	if err := t.do(ctx, "set-option", "-w", "-t", paneTarget(target), "remain-on-exit", "on"); err != nil {
+	if err := t.do(ctx, "set-option", "-w", "-t", agentWindow(target), "remain-on-exit", "on"); err != nil {
 		t.abandon(ctx, target)
 		return fail(loop.EINTERNAL, err, "could not set remain-on-exit on tmux session %s: %v", target, err)
 	}
-	if err := t.do(ctx, "set-option", "-w", "-t", paneTarget(target), "window-size", "manual"); err != nil {
+	if err := t.do(ctx, "set-option", "-w", "-t", agentWindow(target), "window-size", "manual"); err != nil {
 		t.log.Warn("could not fix the window size", "target", target, "error", err)
 	}
 	if err := t.do(ctx, paneArgs...); err != nil {
 		t.abandon(ctx, target)
 		return fail(loop.EINTERNAL, err, "could not start the harness in tmux session %s: %v", target, err)
 	}
+	if tag != "" {
+		if err := t.do(ctx, "set-option", "-t", optionTarget(target), TagOption, EscapeArg(tag)); err != nil {
+			t.abandon(ctx, target)
+			return fail(loop.EINTERNAL, err, "could not tag tmux session %s as the-loop's: %v", target, err)
+		}
+	}
 	return nil
 }
 
-// abandon kills a half-made session (best-effort).
+// abandon kills a half-made session (best-effort), even when ctx is done.
 func (t *Tmux) abandon(ctx context.Context, target string) {
+	ctx, cancel := cleanupCtx(ctx)
+	defer cancel()
 	if err := t.do(ctx, "kill-session", "-t", sessionTarget(target)); err != nil {
 		t.log.Warn("could not remove a half-made tmux session", "target", target, "error", err)
 	}
@@ -161,7 +173,7 @@ func (t *Tmux) paneCommand(target string, spec loop.SpawnSpec) (args []string, c
 				target, i, len(a), MaxArgBytes-1)
 		}
 	}
-	head := []string{"respawn-pane", "-k", "-t", paneTarget(target)}
+	head := []string{"respawn-pane", "-k", "-t", agentPane(target)}
 	if spec.Cwd != "" {
 		head = append(head, "-c", escapeCwd(spec.Cwd))
 	}

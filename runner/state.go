@@ -10,43 +10,62 @@ import (
 )
 
 // State probes one target (original §2.2, "silence is not absence"):
-// has-session answering non-zero ⇒ absent; tmux not answering ⇒ unknown;
-// every pane dead ⇒ dead; anything else ⇒ live. A target that is not a
-// the-loop session name is never asked about and reads unknown.
+// has-session answering that the session or the server does not exist ⇒
+// absent (absentAnswer); tmux not answering, or answering anything else
+// (permission denied, a version mismatch) ⇒ unknown; the agent's pane
+// (agentPane) dead ⇒ dead; anything else ⇒ live, including a failed pane
+// probe. A pane an operator opened in the session does not count. A target
+// that is not a the-loop session name is never asked about and reads
+// unknown.
 func (t *Tmux) State(ctx context.Context, target string) loop.PaneState {
 	if err := guard(target); err != nil {
 		t.log.Warn("refusing to probe tmux target", "target", target, "error", err)
 		return loop.PaneUnknown
 	}
-	if _, err := t.probe(ctx, "has-session", "-t", sessionTarget(target)); err != nil {
-		if answered(err) {
-			return loop.PaneAbsent
-		}
-		return loop.PaneUnknown
+	if st := t.presence(ctx, target); st != loop.PaneLive {
+		return st
 	}
-	out, err := t.probe(ctx, "list-panes", "-s", "-t", sessionTarget(target), "-F", "#{pane_dead}")
+	if dead, err := t.agentDead(ctx, target); err == nil && dead {
+		return loop.PaneDead
+	}
+	return loop.PaneLive
+}
+
+// presence runs has-session: PaneLive when the session exists (its pane
+// not yet looked at), PaneAbsent when tmux says it or the server does not
+// exist, PaneUnknown otherwise.
+func (t *Tmux) presence(ctx context.Context, target string) loop.PaneState {
+	_, err := t.probe(ctx, "has-session", "-t", sessionTarget(target))
+	switch {
+	case err == nil:
+		return loop.PaneLive
+	case absentAnswer(err):
+		return loop.PaneAbsent
+	}
+	if answered(err) {
+		t.log.Warn("tmux gave an unexpected answer about a session", "target", target, "error", err)
+	}
+	return loop.PaneUnknown
+}
+
+// agentDead reads #{pane_dead} of target's agent pane.
+func (t *Tmux) agentDead(ctx context.Context, target string) (bool, error) {
+	f, err := t.display(ctx, target, "#{pane_dead}")
 	if err != nil {
-		return loop.PaneLive
+		return false, err
 	}
-	return paneStateOf(strings.Fields(out))
+	return f[0] == "1", nil
 }
 
-// paneStateOf reads pane_dead flags: all "1" ⇒ dead, else live.
-func paneStateOf(flags []string) loop.PaneState {
-	if len(flags) == 0 {
-		return loop.PaneLive
-	}
-	for _, f := range flags {
-		if f != "1" {
-			return loop.PaneLive
-		}
-	}
-	return loop.PaneDead
-}
+// statesFormat is what States asks list-panes -a for each pane.
+const statesFormat = "#{session_name}\t#{window_index}\t#{pane_at_top}\t#{pane_at_left}\t#{pane_dead}"
 
-// States probes many targets with one tmux call (list-panes -a). No server
-// ⇒ all absent; no answer (or an unexpected failure) ⇒ all unknown.
-// Targets that are not the-loop session names read unknown.
+// States probes many targets with one tmux call (list-panes -a): each
+// session's state is that of its agent pane, the top-left pane of its
+// lowest-indexed window (as agentPane). No server ⇒ all absent (noServer);
+// no answer, or any other failure ⇒ all unknown. A session listed without a
+// top-left pane reads live. Targets that are not the-loop session names
+// read unknown.
 func (t *Tmux) States(ctx context.Context, targets []string) map[string]loop.PaneState {
 	res := make(map[string]loop.PaneState, len(targets))
 	valid := 0
@@ -68,29 +87,48 @@ func (t *Tmux) States(ctx context.Context, targets []string) map[string]loop.Pan
 		}
 		return res
 	}
-	out, err := t.probe(ctx, "list-panes", "-a", "-F", "#{session_name}\t#{pane_dead}")
+	out, err := t.probe(ctx, "list-panes", "-a", "-F", statesFormat)
 	if err != nil {
 		if answered(err) && noServer(stderrOf(err)) {
 			return set(loop.PaneAbsent)
 		}
+		if answered(err) {
+			t.log.Warn("tmux gave an unexpected answer listing panes", "error", err)
+		}
 		return set(loop.PaneUnknown)
 	}
-	flags := map[string][]string{}
+	type agent struct {
+		window int // index of the window of the best top-left pane so far; -1: none
+		dead   bool
+	}
+	agents := map[string]*agent{}
 	for _, line := range strings.Split(out, "\n") {
-		name, dead, ok := strings.Cut(line, "\t")
-		if !ok {
+		f := strings.Split(strings.TrimRight(line, "\r"), "\t")
+		if len(f) != 5 {
 			continue
 		}
-		flags[name] = append(flags[name], strings.TrimSpace(dead))
+		a := agents[f[0]]
+		if a == nil {
+			a = &agent{window: -1}
+			agents[f[0]] = a
+		}
+		w, err := strconv.Atoi(f[1])
+		if err != nil || f[2] != "1" || f[3] != "1" || (a.window >= 0 && w >= a.window) {
+			continue
+		}
+		a.window, a.dead = w, f[4] == "1"
 	}
 	for _, tg := range targets {
 		if _, done := res[tg]; done {
 			continue
 		}
-		if f, ok := flags[tg]; ok {
-			res[tg] = paneStateOf(f)
-		} else {
+		switch a := agents[tg]; {
+		case a == nil:
 			res[tg] = loop.PaneAbsent
+		case a.window >= 0 && a.dead:
+			res[tg] = loop.PaneDead
+		default:
+			res[tg] = loop.PaneLive
 		}
 	}
 	return res

@@ -50,14 +50,17 @@ func (t *Tmux) KillTarget(ctx context.Context, target string) error {
 	return nil
 }
 
-// TerminateHarnessIn ends the process tree of target's pane (original §2.5,
-// D12): it keeps the pane (remain-on-exit), collects each live pane pid and
-// every descendant, sends them all SIGTERM, waits up to grace for them to
-// go (polling every 100ms; grace 0 escalates at once), then SIGKILLs what
-// is left. label names what the target belongs to in the refusal log.
-// A session already gone is success; processes that survive SIGKILL are an
-// error wrapping ErrStillRunning. The session itself is left for
-// KillTarget.
+// TerminateHarnessIn ends the harness's process tree (original §2.5, D12):
+// it keeps the agent's pane (remain-on-exit on its window), collects the
+// pid of every live pane of the session — the agent's and any an operator
+// opened, all of which the kill-session that follows a stop would end
+// anyway — and every descendant, sends them all SIGTERM, waits up to grace
+// for them to go (polling every 100ms; grace 0 escalates at once), then
+// SIGKILLs what is left. label names what the target belongs to in the
+// refusal log. A session already gone is success; processes that survive
+// SIGKILL are an error wrapping ErrStillRunning. The session itself is left
+// for KillTarget. A ctx cancelled during the grace escalates at once, and
+// the wait after SIGKILL still runs (cleanupCtx).
 func (t *Tmux) TerminateHarnessIn(ctx context.Context, target, label string, grace time.Duration) error {
 	if target == "" {
 		return nil
@@ -68,18 +71,18 @@ func (t *Tmux) TerminateHarnessIn(ctx context.Context, target, label string, gra
 		return err
 	}
 	if _, err := t.probe(ctx, "has-session", "-t", sessionTarget(target)); err != nil {
-		if answered(err) {
+		if absentAnswer(err) {
 			t.log.Info("tmux session is already gone", "target", target, "label", label)
 			return nil
 		}
 		return fail(loop.EINTERNAL, err, "could not terminate the harness in %s: %v", target, err)
 	}
-	if err := t.do(ctx, "set-option", "-w", "-t", paneTarget(target), "remain-on-exit", "on"); err != nil {
+	if err := t.do(ctx, "set-option", "-w", "-t", agentWindow(target), "remain-on-exit", "on"); err != nil {
 		t.log.Warn("could not keep the pane of a terminated harness", "target", target, "error", err)
 	}
 	pids, err := t.livePanePids(ctx, target)
 	if err != nil {
-		if answered(err) {
+		if absentAnswer(err) {
 			return nil // the session went away meanwhile
 		}
 		return fail(loop.EINTERNAL, err, "could not terminate the harness in %s: %v", target, err)
@@ -92,16 +95,18 @@ func (t *Tmux) TerminateHarnessIn(ctx context.Context, target, label string, gra
 	for waited := time.Duration(0); waited < grace; waited += terminatePoll {
 		procs = t.survivors(procs)
 		if len(procs) == 0 {
-			t.settle(ctx, target)
-			return nil
+			break
 		}
 		if err := t.opt.Sleep(ctx, min(terminatePoll, grace-waited)); err != nil {
 			break
 		}
 	}
+	// From here on it is clean-up: it runs even when ctx is done.
+	cctx, cancel := cleanupCtx(ctx)
+	defer cancel()
 	procs = t.survivors(procs)
 	if len(procs) == 0 {
-		t.settle(ctx, target)
+		t.settle(cctx, target)
 		return nil
 	}
 	t.log.Warn("harness did not end on SIGTERM; sending SIGKILL", "target", target, "label", label,
@@ -110,10 +115,10 @@ func (t *Tmux) TerminateHarnessIn(ctx context.Context, target, label string, gra
 	for waited := time.Duration(0); ; waited += 20 * time.Millisecond {
 		procs = t.survivors(procs)
 		if len(procs) == 0 {
-			t.settle(ctx, target)
+			t.settle(cctx, target)
 			return nil
 		}
-		if waited >= killWait || t.opt.Sleep(ctx, 20*time.Millisecond) != nil {
+		if waited >= killWait || t.opt.Sleep(cctx, 20*time.Millisecond) != nil {
 			break
 		}
 	}
@@ -121,13 +126,13 @@ func (t *Tmux) TerminateHarnessIn(ctx context.Context, target, label string, gra
 		target, pidsOf(procs))
 }
 
-// settle waits (up to settleWait) for tmux to see the panes die, so a State
-// right after a terminate reads dead: tmux notices when the pane's tty
-// closes, a moment after the processes are gone.
+// settle waits (up to settleWait) for tmux to see the agent's pane die, so
+// a State right after a terminate reads dead: tmux notices when the pane's
+// tty closes, a moment after the processes are gone.
 func (t *Tmux) settle(ctx context.Context, target string) {
 	for waited := time.Duration(0); ; waited += settlePoll {
-		out, err := t.probe(ctx, "list-panes", "-s", "-t", sessionTarget(target), "-F", "#{pane_dead}")
-		if err != nil || paneStateOf(strings.Fields(out)) == loop.PaneDead {
+		dead, err := t.agentDead(ctx, target)
+		if err != nil || dead {
 			return
 		}
 		if waited >= settleWait || t.opt.Sleep(ctx, settlePoll) != nil {

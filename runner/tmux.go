@@ -2,10 +2,13 @@
 // loop.Runner with target-addressed operations on tmux sessions named
 // "loop-…": probe, spawn, deliver, snapshot, kill and terminate.
 //
-// Every command names its session exactly ("-t =loop-x" for a session,
-// "-t =loop-x:" for its window and pane, decisions D9), every target is
-// checked against loop.TargetRE before any tmux call, and no server-wide
-// option is ever changed (D10).
+// Every command names its session exactly (D9): "-t =loop-x" for the
+// session, "-t =loop-x:^" for the agent's window (the session's
+// lowest-indexed one, which new-session made) and "-t =loop-x:^.{top-left}"
+// for the agent's pane, so an operator who attaches and opens a window or
+// splits one never gets a delivery, a snapshot or a respawn meant for the
+// agent. Every target is checked against loop.TargetRE before any tmux call,
+// and no server-wide option is ever changed (D10).
 package runner
 
 import (
@@ -275,22 +278,44 @@ func stderrOf(err error) string {
 }
 
 // sessionGone reports whether a tmux answer says the session (or the whole
-// server) does not exist.
+// server) does not exist; it decides ENOTFOUND for a failed operation.
 func sessionGone(err error) bool {
 	var ee *ExitError
 	if !errors.As(err, &ee) {
 		return false
 	}
 	s := strings.ToLower(ee.Stderr)
-	return strings.Contains(s, "can't find") || noServer(s)
+	return strings.Contains(s, "can't find") || strings.Contains(s, "no such session") || noServer(s)
 }
 
-// noServer reports whether tmux's message says no server is running, or
-// that the server exited while answering (its last session just ended).
+// absentAnswer reports whether err is tmux answering that the session does
+// not exist: "can't find session", "no such session" (the option commands'
+// wording), or no server (noServer). Any other non-zero answer — permission
+// denied on the socket, a protocol version mismatch, … — says nothing about
+// the session, and its state is unknown.
+func absentAnswer(err error) bool {
+	var ee *ExitError
+	if !errors.As(err, &ee) {
+		return false
+	}
+	s := strings.ToLower(ee.Stderr)
+	return strings.Contains(s, "can't find session") || strings.Contains(s, "no such session") || noServer(s)
+}
+
+// noServer reports whether tmux's message says no server is running: "no
+// server running", a socket that is missing or refuses connections ("error
+// connecting to … (No such file or directory)" / "(Connection refused)"),
+// or a server that exited while answering (its last session just ended).
+// Other connection failures ("(Permission denied)", …) are not absence.
 func noServer(stderr string) bool {
 	s := strings.ToLower(stderr)
-	return strings.Contains(s, "no server running") || strings.Contains(s, "error connecting to") ||
-		strings.Contains(s, "server exited unexpectedly")
+	switch {
+	case strings.Contains(s, "no server running"), strings.Contains(s, "server exited unexpectedly"):
+		return true
+	case strings.Contains(s, "error connecting to"):
+		return strings.Contains(s, "(no such file or directory)") || strings.Contains(s, "(connection refused)")
+	}
+	return false
 }
 
 // verbOf returns the tmux command name in args (after global flags).
@@ -311,9 +336,34 @@ func verbOf(args []string) string {
 // sessionTarget is the exact session form of target ("=loop-x").
 func sessionTarget(target string) string { return "=" + target }
 
-// paneTarget is the exact window form ("=loop-x:"), which pane-level
-// commands need on tmux 3.3a (D9).
-func paneTarget(target string) string { return "=" + target + ":" }
+// agentWindow is the agent's window ("=loop-x:^"): the session's
+// lowest-indexed window, the one new-session made. A window an operator
+// opens gets a higher index.
+func agentWindow(target string) string { return "=" + target + ":^" }
+
+// agentPane is the agent's pane ("=loop-x:^.{top-left}"), the top-left pane
+// of agentWindow: a pane an operator splits off goes right or below it.
+// Pane-level commands need a window part on tmux 3.3a (D9); the bare
+// window form "=loop-x:" would be the session's current window, which an
+// attached operator can change.
+func agentPane(target string) string { return "=" + target + ":^.{top-left}" }
+
+// optionTarget names the session for set-option and show-options
+// ("=loop-x:"): they resolve -t as a pane, so on tmux 3.3a the bare
+// "=loop-x" answers "no such session".
+func optionTarget(target string) string { return "=" + target + ":" }
+
+// cleanupTimeout bounds a clean-up step that runs after the caller's
+// context is done.
+const cleanupTimeout = 5 * time.Second
+
+// cleanupCtx is the context of a clean-up step (abandoning a half-made
+// session, dropping a delivery's buffers, waiting out a SIGKILL): it keeps
+// ctx's values but not its cancellation, so an interrupted caller (Ctrl-C)
+// still leaves nothing behind, and is bounded by cleanupTimeout.
+func cleanupCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+}
 
 // guard refuses a target that is not a the-loop session name, before any
 // tmux call.

@@ -41,7 +41,7 @@ func TestSpawn_TargetIsTmuxsSpelling(t *testing.T) {
 }
 
 func TestDeliver_ProbesThenIsDeliverTo(t *testing.T) {
-	rec := newRecorder() // has-session answers, list-panes says nothing: live
+	rec := newRecorder() // has-session answers, the pane probe says nothing: live
 	r, sl := newTestRunner(t, rec, nil)
 	if err := r.Deliver(context.Background(), octoSess, strings.NewReader("the answer")); err != nil {
 		t.Fatal(err)
@@ -74,7 +74,7 @@ func TestDeliver_RefusesGoneOrDeadSession(t *testing.T) {
 		calls int
 	}{
 		"gone": {newRecorder().on("has-session -t =loop-github-octo-repo-5", exit1("can't find session: loop-github-octo-repo-5")), 1},
-		"dead": {newRecorder().on("list-panes -s -t =loop-github-octo-repo-5 -F #{pane_dead}", reply{out: "1\n"}), 2},
+		"dead": {newRecorder().on(displayDead("loop-github-octo-repo-5"), reply{out: "loop-github-octo-repo-5\t1\n"}), 2},
 	} {
 		t.Run(name, func(t *testing.T) {
 			r, _ := newTestRunner(t, c.rec, nil)

@@ -123,7 +123,8 @@ func TestStandingStart_RefusesLiveSessionWithoutRecord(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := e.must(1, "standing", "start")
-	if !strings.Contains(r.stderr, "supervisor  failed") || !strings.Contains(r.stderr, "tmux attach -r -t loop-standing-supervisor") || r.stdout != "" {
+	if !strings.Contains(r.stderr, "supervisor  failed") || r.stdout != "" ||
+		!strings.Contains(r.stderr, "tmux -L "+e.socket+" attach -r -t loop-standing-supervisor") {
 		t.Fatalf("start: %s", r)
 	}
 	if row := e.rows()["supervisor"]; row.Status != "absent" {
@@ -317,5 +318,29 @@ func TestStandingStop_SurvivesBrokenConfigAndSocketChange(t *testing.T) {
 	r = e.must(0, "standing", "stop")
 	if !strings.Contains(r.stdout, "supervisor  stopped") || e.alive("loop-standing-supervisor") {
 		t.Fatalf("stop after a socket change: %s", r)
+	}
+}
+
+func TestStanding_ASessionTheRecordDoesNotOwnIsNeverTouched(t *testing.T) {
+	e := newEnv(t)
+	e.config(oneSession)
+	e.must(0, "standing", "start")
+	e.agent.WaitForKind(t, "start", 10*time.Second)
+	e.must(0, "standing", "stop")
+	// Another project's agent now holds the name on the same tmux server.
+	if _, err := e.tmux("new-session", "-d", "-s", "loop-standing-supervisor", "sleep 600"); err != nil {
+		t.Fatal(err)
+	}
+	r := e.must(1, "standing", "start")
+	if !strings.Contains(r.stderr, "not the agent the-loop started for this record") {
+		t.Fatalf("start: %s", r)
+	}
+	e.must(1, "standing", "say", "supervisor", "--text", "hello")
+	r = e.must(0, "standing", "stop")
+	if !strings.Contains(r.stdout, "not-running") || !e.alive("loop-standing-supervisor") {
+		t.Fatalf("stop signalled the other agent: %s", r)
+	}
+	if n := len(e.starts()); n != 1 {
+		t.Fatalf("%d agents spawned", n)
 	}
 }
