@@ -14,6 +14,10 @@ type ServiceRow struct {
 	// Start/stop fields.
 	Outcome string `json:"outcome,omitempty"`
 	Detail  string `json:"detail,omitempty"`
+	// SlackTokenPresent says whether the service's own environment holds
+	// the Slack bot token (channels.slack.botTokenEnv); only the service's
+	// GET /api/v1/status sets it.
+	SlackTokenPresent *bool `json:"slackTokenPresent,omitempty"`
 }
 
 // MCPSummary says whether and where MCP is served.
@@ -30,11 +34,14 @@ type Report struct {
 	OK               bool         `json:"ok"`
 }
 
-// Health is GET /api/v1/health's body.
+// Health is GET /api/v1/health's body. StateRoot (absolute) says which
+// state root the service holds, so a CLI can tell its own service from
+// another project's on the same host:port.
 type Health struct {
-	Status  string `json:"status"`
-	Version string `json:"version"`
-	PID     int    `json:"pid"`
+	Status    string `json:"status"`
+	Version   string `json:"version"`
+	PID       int    `json:"pid"`
+	StateRoot string `json:"stateRoot"`
 }
 
 // PollSummary is one inbound poll cycle's outcome (`the-loop channels poll`,

@@ -178,13 +178,24 @@ func Scrub(text string) string {
 // zwj is U+200D ZERO WIDTH JOINER.
 const zwj = "\u200d"
 
+// zeroWidth is the class of invisible characters a reply could hide inside
+// a keyword to slip it past the defang (zero-width space, non-joiner and
+// joiner, word joiner, byte-order mark, soft hyphen).
+const zeroWidth = `[\x{200B}\x{200C}\x{200D}\x{2060}\x{FEFF}\x{00AD}]`
+
+// stripZeroWidth removes zeroWidth's characters.
+var stripZeroWidth = regexp.MustCompile(zeroWidth)
+
 // Defang makes every configured control keyword in text inert: the
 // original matches a keyword as whole tokens, case-insensitively, anywhere
 // in a comment, so a reply quoting "the-loop stop" would steer the work
 // item as if its author had typed it on the ticket. Each occurrence —
-// matched the same way, with any run of whitespace between its words — gets
-// a zero-width joiner (U+200D) after its first character ("t\u200dhe-loop
-// stop"): it reads the same, and no longer matches.
+// matched the same way, with any run of whitespace between its words
+// (Unicode spaces such as NO-BREAK SPACE included), and with any
+// zero-width characters inside it stripped first — gets a zero-width
+// joiner (U+200D) after its first character ("t\u200dhe-loop stop"): it
+// reads the same, and no longer matches. Zero-width characters elsewhere
+// (an emoji's joiners) are left alone.
 func Defang(text string, keywords []string) string {
 	for _, kw := range keywords {
 		words := strings.Fields(kw)
@@ -192,10 +203,17 @@ func Defang(text string, keywords []string) string {
 			continue
 		}
 		for i, w := range words {
-			words[i] = regexp.QuoteMeta(w)
+			// Every character may be followed by hidden ones.
+			var b strings.Builder
+			for _, r := range w {
+				b.WriteString(regexp.QuoteMeta(string(r)) + zeroWidth + "*")
+			}
+			words[i] = b.String()
 		}
-		re := regexp.MustCompile(`(?i)` + strings.Join(words, `\s+`))
+		sep := `(?:` + zeroWidth + `*[\s\p{Zs}])+` + zeroWidth + `*`
+		re := regexp.MustCompile(`(?i)` + zeroWidth + `*` + strings.Join(words, sep))
 		text = re.ReplaceAllStringFunc(text, func(m string) string {
+			m = stripZeroWidth.ReplaceAllLiteralString(m, "")
 			_, size := utf8.DecodeRuneInString(m)
 			return m[:size] + zwj + m[size:]
 		})

@@ -108,6 +108,29 @@ func TestDefang_EveryConfiguredKeywordStopsMatching(t *testing.T) {
 	}
 }
 
+// TestDefang_UnicodeSpacesAndHiddenCharactersDoNotSlipThrough: a keyword
+// split by a Unicode space (NO-BREAK SPACE, EM SPACE, …) is still one, and
+// zero-width characters hidden inside it are stripped before it is
+// matched; the defanged keyword carries exactly one joiner.
+func TestDefang_UnicodeSpacesAndHiddenCharactersDoNotSlipThrough(t *testing.T) {
+	kws := []string{"the-loop stop"}
+	cases := []struct{ in, want string }{
+		{"the-loop\u00a0stop", "t\u200dhe-loop\u00a0stop"},
+		{"the-loop\u2003stop", "t\u200dhe-loop\u2003stop"},
+		{"the-loop \u3000 stop", "t\u200dhe-loop \u3000 stop"},
+		{"th\u200be-loop stop", "t\u200dhe-loop stop"},
+		{"\u200bthe-loop stop", "t\u200dhe-loop stop"},
+		{"the-loop\u2060 \ufeffst\u00adop", "t\u200dhe-loop stop"},
+		{"t\u200dhe-loop stop", "t\u200dhe-loop stop"}, // already defanged: unchanged
+		{"family 👨\u200d👩\u200d👧 and the-loop stop", "family 👨\u200d👩\u200d👧 and t\u200dhe-loop stop"},
+	}
+	for _, c := range cases {
+		if got := Defang(c.in, kws); got != c.want {
+			t.Errorf("Defang(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
 func TestCommentArgv(t *testing.T) {
 	mustRef := func(s string) loop.WorkItemRef {
 		r, err := loop.ParseWorkItemRef(s)

@@ -14,6 +14,7 @@ import (
 	"github.com/the-loop-dev/the-loop/channels/slack"
 	"github.com/the-loop-dev/the-loop/config"
 	"github.com/the-loop-dev/the-loop/lifecycle"
+	"github.com/the-loop-dev/the-loop/store"
 )
 
 // ChannelSlack is the channel field of every channel.* event.
@@ -62,10 +63,37 @@ type Poller struct {
 	// Log receives the cycle's warnings (a thread that could not be read,
 	// auth.test failing); nil discards them. Nothing logged holds the token.
 	Log *slog.Logger
+	// Clock is the time a rate limit is measured against (nil: time.Now).
+	Clock loop.Clock
 
 	mu        sync.Mutex // one cycle at a time
 	client    *slack.Client
 	clientKey string
+	// retryAt is when Slack's last rate limit lifts: cycles before it are
+	// skipped (read under mu, or through limitedUntil).
+	retryAt time.Time
+}
+
+// DefaultRetryAfter is how long a rate-limited poller waits when Slack's
+// 429 names no Retry-After.
+const DefaultRetryAfter = 30 * time.Second
+
+func (p *Poller) now() time.Time {
+	if p.Clock != nil {
+		return p.Clock()
+	}
+	return time.Now()
+}
+
+// limitedUntil returns when Slack's last rate limit lifts (zero when none
+// is in force).
+func (p *Poller) limitedUntil() time.Time {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.now().Before(p.retryAt) {
+		return p.retryAt
+	}
+	return time.Time{}
 }
 
 func (p *Poller) log() *slog.Logger {
@@ -102,9 +130,14 @@ func Skipped(cfg *config.Config) string {
 	}
 }
 
-// Poll runs one cycle (http.Poller): for each bound thread, oldest binding
-// first, it reads the replies after the thread's cursor (every page) and
-// processes them in order. A disabled channel, a read mode other than poll
+// Poll runs one cycle (http.Poller): for each bound thread it reads the
+// replies after the thread's cursor (every page) and processes them in
+// order. Threads bound to a live session come first, newest binding first,
+// then threads of closed work items, then tombstones (threads of deleted
+// sessions), so that what matters most is read before Slack's rate limit
+// can end a cycle. A 429 from Slack ends the cycle, records
+// channel.rate_limited (a warning, once) and skips the cycles until its
+// Retry-After has passed. A disabled channel, a read mode other than poll
 // or a missing token skip the cycle; no bound thread means no Slack call at
 // all. A thread that cannot be read is logged and left for the next cycle.
 // Only a store failure is an error.
@@ -116,8 +149,15 @@ func (p *Poller) Poll(ctx context.Context, cfg *config.Config) (loop.PollSummary
 		sum.Skipped = why
 		return sum, nil
 	}
+	if now := p.now(); now.Before(p.retryAt) {
+		sum.Skipped = "Slack rate-limited the poller; reading again after " + p.retryAt.UTC().Format(time.RFC3339)
+		return sum, nil
+	}
 	threads, err := p.Service.Threads()
 	if err != nil || len(threads) == 0 {
+		return sum, err
+	}
+	if threads, err = p.readOrder(threads); err != nil {
 		return sum, err
 	}
 	client := p.clientFor(cfg.Slack)
@@ -138,6 +178,11 @@ func (p *Poller) Poll(ctx context.Context, cfg *config.Config) (loop.PollSummary
 			}
 			if errors.Is(err, slack.ErrNoToken) {
 				sum.Skipped = loop.ErrorMessage(err)
+				return sum, nil
+			}
+			var limited *slack.RateLimitError
+			if errors.As(err, &limited) {
+				p.rateLimited(limited.RetryAfter, th)
 				return sum, nil
 			}
 			p.log().Warn("slack: could not read a thread; it is read again next cycle",
@@ -172,6 +217,54 @@ func (p *Poller) Poll(ctx context.Context, cfg *config.Config) (loop.PollSummary
 		}
 	}
 	return sum, nil
+}
+
+// readOrder is the order a cycle reads threads in: bound to a live
+// session, newest binding first; then bound to a closed work item; then
+// tombstones (WorkItem "": their session was deleted), each newest first.
+func (p *Poller) readOrder(threads []lifecycle.BoundThread) ([]lifecycle.BoundThread, error) {
+	closed := map[string]bool{}
+	err := p.Service.DB.View(func(tx *store.Tx) error {
+		recs, err := tx.ListSessions()
+		for _, r := range recs {
+			if r.Status == loop.SessionClosed {
+				closed[r.WorkItem.Ref] = true
+			}
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	var live, ended, tombs []lifecycle.BoundThread
+	for _, th := range slices.Backward(threads) { // Threads is oldest binding first
+		switch {
+		case th.WorkItem == "":
+			tombs = append(tombs, th)
+		case closed[th.WorkItem]:
+			ended = append(ended, th)
+		default:
+			live = append(live, th)
+		}
+	}
+	return append(append(live, ended...), tombs...), nil
+}
+
+// rateLimited ends the cycle's reading for wait (Slack's Retry-After, or
+// DefaultRetryAfter) and records it once: a warning event and a log line.
+// p.mu is held.
+func (p *Poller) rateLimited(wait time.Duration, th lifecycle.BoundThread) {
+	if wait <= 0 {
+		wait = DefaultRetryAfter
+	}
+	p.retryAt = p.now().Add(wait)
+	p.log().Warn("slack: rate limited; polling pauses until Slack's Retry-After has passed",
+		"retry_after", wait.String(), "until", p.retryAt.UTC().Format(time.RFC3339), "thread", th.ThreadTS)
+	ev := p.Service.NewEvent("channel.rate_limited", loop.LevelWarning, loop.F("channel", ChannelSlack),
+		loop.F("retry_after_seconds", int(wait.Round(time.Second)/time.Second)), loop.F("thread", th.ThreadTS))
+	if err := p.Service.Emit(ev); err != nil {
+		p.log().Warn("channels: could not record channel.rate_limited", "error", err.Error())
+	}
 }
 
 // Outcomes of one reply beyond the drop reasons.
@@ -286,8 +379,8 @@ func (p *Poller) Run(ctx context.Context, current func() *config.Config) {
 		case <-time.After(interval):
 		}
 		cfg := current()
-		if Skipped(cfg) != "" {
-			continue
+		if Skipped(cfg) != "" || !p.limitedUntil().IsZero() {
+			continue // a rate limit was logged once, when Slack imposed it
 		}
 		sum, err := p.Poll(ctx, cfg)
 		switch {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"path/filepath"
 	"slices"
@@ -532,3 +533,88 @@ func TestRun_PollsEveryIntervalUntilCancelled(t *testing.T) {
 		t.Fatal("Run did not return after its context ended")
 	}
 }
+
+// TestPoll_ReadsLiveThreadsNewestFirstThenClosedThenTombstones: Slack's
+// rate limit may end a cycle early, so what matters most is read first —
+// threads of live sessions, newest binding first — and the threads of
+// closed work items and of deleted sessions (tombstones) last.
+func TestPoll_ReadsLiveThreadsNewestFirstThenClosedThenTombstones(t *testing.T) {
+	w := newWorld(t)
+	closed, err := loop.ParseWorkItemRef("github:o/r#9")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.svc.DB.Update(func(tx *store.Tx) error {
+		for _, b := range [][2]string{
+			{"1700000000.000100", "standing:old"},
+			{"1700000000.000200", "standing:deleted"},
+			{"1700000000.000300", closed.String()},
+			{"1700000000.000400", "github:o/r#10"},
+			{"1700000000.000500", "standing:new"},
+		} {
+			if err := tx.BindThread(b[0], b[1], "CCENTRAL"); err != nil {
+				return err
+			}
+		}
+		if _, err := tx.UnbindRef("standing:deleted"); err != nil {
+			return err
+		}
+		return tx.PutSession(closed.Slug(), &store.SessionRecord{
+			WorkItem: store.WorkItem{Ref: closed.String(), Provider: closed.Provider, Owner: closed.Owner, Repo: closed.Repo, Number: closed.Number},
+			Harness:  "claude", HarnessSessionID: "x", Status: loop.SessionClosed,
+		})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var order []string
+	w.ws.OnReplies(func(_, thread string) {
+		mu.Lock()
+		defer mu.Unlock()
+		order = append(order, thread)
+	})
+	w.poll()
+	want := []string{"1700000000.000500", "1700000000.000400", "1700000000.000100", "1700000000.000300", "1700000000.000200"}
+	if !slices.Equal(order, want) {
+		t.Fatalf("read order %v, want %v", order, want)
+	}
+}
+
+// TestPoll_ARateLimitEndsTheCycleAndPausesUntilRetryAfter: Slack's 429
+// ends the cycle at once (no thread after it is read), is recorded once as
+// a warning, and the cycles until its Retry-After call Slack not at all.
+func TestPoll_ARateLimitEndsTheCycleAndPausesUntilRetryAfter(t *testing.T) {
+	w := newWorld(t)
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	w.poller.Clock = func() time.Time { return now }
+	thread := w.start("supervisor").SlackThread
+	if err := w.svc.DB.Update(func(tx *store.Tx) error { return tx.BindThread("1600000000.000100", "standing:older", "COWN") }); err != nil {
+		t.Fatal(err)
+	}
+	w.ws.Reply("COWN", thread, "UOPS", "after the limit")
+	w.ws.RateLimitReplies(1, 20)
+	if sum := w.poll(); sum != (loop.PollSummary{}) {
+		t.Fatalf("limited cycle %+v", sum)
+	}
+	if n := w.ws.Calls("conversations.replies"); n != 1 {
+		t.Fatalf("%d conversations.replies calls: the cycle went on after the 429", n)
+	}
+	evs := w.events("channel.rate_limited")
+	if len(evs) != 1 || evs[0].Level != loop.LevelWarning || jsonNumberOf(evs[0].Field("retry_after_seconds")) != "20" {
+		t.Fatalf("rate-limit events %+v", evs)
+	}
+	if !strings.Contains(w.logs.String(), "rate limited") {
+		t.Fatalf("logs:\n%s", w.logs)
+	}
+	now = now.Add(19 * time.Second)
+	if sum := w.poll(); !strings.Contains(sum.Skipped, "rate-limited") || w.ws.Calls("conversations.replies") != 1 {
+		t.Fatalf("a cycle within Retry-After: %+v, %d calls", sum, w.ws.Calls("conversations.replies"))
+	}
+	now = now.Add(2 * time.Second)
+	want(t, w.poll(), loop.PollSummary{Replies: 1, Processed: 1, Delivered: 1})
+	if n := len(w.events("channel.rate_limited")); n != 1 {
+		t.Fatalf("%d rate-limit events, want the one", n)
+	}
+}
+
+func jsonNumberOf(v any) string { return fmt.Sprint(v) }

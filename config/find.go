@@ -1,9 +1,13 @@
 package config
 
 import (
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+
+	loop "github.com/the-loop-dev/the-loop"
 )
 
 // EnvConfig names the environment variable that points at the CLI config
@@ -45,8 +49,8 @@ func FindFlag(args []string) (path string, rest []string) {
 // then $THE_LOOP_CLI_CONFIG, then ./.the-loop/cli-config.yaml and
 // ~/.the-loop/cli-config.yaml when they are files. The result is absolute
 // (a leading ~ expanded); "" means no file: the defaults apply. A path named
-// by the flag or the variable is returned even when it does not exist (Load
-// then gives the defaults).
+// by the flag or the variable is returned even when it does not exist
+// (Locate refuses it; Load would give the defaults).
 func Resolve(flag string) string {
 	if flag != "" {
 		return absPath(flag)
@@ -71,4 +75,27 @@ func Resolve(flag string) string {
 func isFile(p string) bool {
 	st, err := os.Stat(p)
 	return err == nil && st.Mode().IsRegular()
+}
+
+// Locate is Resolve, refusing a path the operator named explicitly — with
+// the flag or $THE_LOOP_CLI_CONFIG — that does not exist: a mistyped path
+// must not quietly mean the defaults (another state root, no sessions). The
+// refusal (EINVALID) names the path and where it came from. The implicit
+// ./.the-loop and ~/.the-loop lookups still fall back to the defaults.
+func Locate(flag string) (string, error) {
+	path := Resolve(flag)
+	from := ""
+	switch {
+	case flag != "":
+		from = "given with -c/--config"
+	case os.Getenv(EnvConfig) != "":
+		from = "named by $" + EnvConfig
+	default:
+		return path, nil
+	}
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		return "", loop.Invalid("the CLI config %s (%s) does not exist; check the path, or leave it out to use ./.the-loop/%s, ~/.the-loop/%s or the defaults",
+			path, from, FileName, FileName)
+	}
+	return path, nil
 }

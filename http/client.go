@@ -69,11 +69,35 @@ func (e *NotRunningError) Error() string {
 // Unwrap returns the dial failure.
 func (e *NotRunningError) Unwrap() error { return e.Err }
 
-// Health asks GET /api/v1/health.
+// Health asks GET /api/v1/health. It never sends the bearer token: health
+// needs none, and whoever answers at the address is not known to be the
+// service the token belongs to until its health (its state root) says so.
 func (c *Client) Health(ctx context.Context) (loop.Health, error) {
 	var h loop.Health
-	err := c.do(ctx, http.MethodGet, "/api/v1/health", nil, nil, &h)
+	err := c.send(ctx, http.MethodGet, "/api/v1/health", nil, nil, &h, false)
 	return h, err
+}
+
+// StatusError is the cause of the *loop.Error a non-2xx answer becomes:
+// the HTTP status itself, for callers that tell 401 and 403 apart from
+// other failures (errors.As finds it).
+type StatusError struct {
+	Status int
+}
+
+// Error names the status.
+func (e *StatusError) Error() string {
+	return fmt.Sprintf("the-loop service answered %d %s", e.Status, http.StatusText(e.Status))
+}
+
+// HTTPStatus returns the HTTP status err came back with (0 when it is not
+// a service's non-2xx answer).
+func HTTPStatus(err error) int {
+	var se *StatusError
+	if errors.As(err, &se) {
+		return se.Status
+	}
+	return 0
 }
 
 // ListStanding returns every standing session's row.
@@ -148,9 +172,15 @@ func (c *Client) Events(ctx context.Context, q EventsQuery) ([]loop.Event, error
 	return evs, nil
 }
 
-// do sends one request (in as JSON when not nil) and decodes a 2xx body
-// into out; any other status is the *loop.Error its detail describes.
+// do sends one request (in as JSON when not nil), with the bearer token,
+// and decodes a 2xx body into out; any other status is the *loop.Error its
+// detail describes.
 func (c *Client) do(ctx context.Context, method, path string, query url.Values, in, out any) error {
+	return c.send(ctx, method, path, query, in, out, true)
+}
+
+// send is do, with the token only when withToken.
+func (c *Client) send(ctx context.Context, method, path string, query url.Values, in, out any, withToken bool) error {
 	u := c.base + path
 	if len(query) > 0 {
 		u += "?" + query.Encode()
@@ -171,7 +201,7 @@ func (c *Client) do(ctx context.Context, method, path string, query url.Values, 
 	if in != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	if c.token != "" {
+	if withToken && c.token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.token)
 	}
 	resp, err := c.http.Do(req)
@@ -196,7 +226,7 @@ func (c *Client) do(ctx context.Context, method, path string, query url.Values, 
 }
 
 // statusError maps a non-2xx answer back to the error vocabulary, with the
-// body's detail as the message.
+// body's detail as the message and the status as the cause (*StatusError).
 func statusError(status int, body []byte) *loop.Error {
 	var eb ErrorBody
 	msg := ""
@@ -207,7 +237,7 @@ func statusError(status int, body []byte) *loop.Error {
 	} else {
 		msg = fmt.Sprintf("the-loop service answered %d %s", status, http.StatusText(status))
 	}
-	return &loop.Error{Code: loop.CodeForHTTPStatus(status), Message: msg}
+	return &loop.Error{Code: loop.CodeForHTTPStatus(status), Message: msg, Err: &StatusError{Status: status}}
 }
 
 // transportError classifies a request that got no answer: nothing listening

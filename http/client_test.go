@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -16,7 +17,7 @@ func TestClient_AgainstTheService(t *testing.T) {
 	c, ctx := f.client, t.Context()
 
 	h, err := c.Health(ctx)
-	if err != nil || h.Status != "ok" || h.Version != "test-version" || h.PID == 0 {
+	if err != nil || h.Status != "ok" || h.Version != "test-version" || h.PID == 0 || h.StateRoot != filepath.Join(f.dir, "state") {
 		t.Fatalf("health %+v %v", h, err)
 	}
 	res, err := c.Control(ctx, "", "start", true)
@@ -153,5 +154,36 @@ func TestClient_NotRunningHintsHowToStart(t *testing.T) {
 	}
 	if _, err := c.Control(t.Context(), "", "stop", false); !errors.As(err, &nr) {
 		t.Fatalf("POST: got %v", err)
+	}
+}
+
+// TestClient_HealthNeverSendsTheToken: whoever answers at the address is
+// not known to be the service the token belongs to until its health says
+// which state root it holds, so health goes without the token; every other
+// call carries it, and a refusal keeps its HTTP status.
+func TestClient_HealthNeverSendsTheToken(t *testing.T) {
+	auth := map[string]string{}
+	stub := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		auth[r.URL.Path] = r.Header.Get("Authorization")
+		w.Header().Set("Content-Type", "application/json")
+		if r.URL.Path == "/api/v1/health" {
+			_, _ = w.Write([]byte(`{"status":"ok","version":"x","pid":7,"stateRoot":"/elsewhere"}`))
+			return
+		}
+		w.WriteHeader(http.StatusUnauthorized)
+		_, _ = w.Write([]byte(`{"detail":"no bearer token"}`))
+	}))
+	defer stub.Close()
+	c := NewClient(stub.URL, ClientOptions{Token: "s3cret"})
+	h, err := c.Health(t.Context())
+	if err != nil || h.StateRoot != "/elsewhere" {
+		t.Fatalf("health %+v %v", h, err)
+	}
+	_, err = c.ListStanding(t.Context())
+	if auth["/api/v1/health"] != "" || auth["/api/v1/standing-sessions"] != "Bearer s3cret" {
+		t.Fatalf("Authorization sent: %q", auth)
+	}
+	if HTTPStatus(err) != http.StatusUnauthorized || loop.ErrorMessage(err) != "no bearer token" {
+		t.Fatalf("401: %v (status %d)", err, HTTPStatus(err))
 	}
 }

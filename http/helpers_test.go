@@ -55,6 +55,8 @@ type fixtureOptions struct {
 	agentBin string
 	// token is the bearer token the service requires (Options.Token).
 	token string
+	// logger is the service's log (default: discarded).
+	logger *slog.Logger
 }
 
 // configYAML renders the fixture's config.
@@ -131,7 +133,7 @@ func newFixture(t testing.TB, o fixtureOptions) *fixture {
 		LookPath: func(bin string) (string, error) { return filepath.Join(o.agentBin, bin), nil },
 		Source:   "service",
 	}
-	f.server = NewServer(Options{Lifecycle: f.svc, Config: holder.Current, Version: "test-version", Token: o.token})
+	f.server = NewServer(Options{Lifecycle: f.svc, Config: holder.Current, Version: "test-version", Token: o.token, Logger: o.logger})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -1,8 +1,10 @@
 package http
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"strings"
 
@@ -56,13 +58,28 @@ func (s *Server) newMCPHandler() http.Handler {
 }
 
 // mcp serves /mcp with h unless the request's config turns MCP off
-// (service.mcp.enabled: false), in which case /mcp is a 404.
+// (service.mcp.enabled: false), in which case /mcp is a 404. The body is
+// read here, within guard's limit, so a body over service.maxBodyBytes sent
+// without a Content-Length is the same {"detail": …} 413 as on REST rather
+// than the go-sdk's plain-text answer.
 func (s *Server) mcp(h http.Handler) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		if !configOf(c).Service.MCPEnabled {
 			return loop.NotFound("no MCP endpoint: service.mcp.enabled is false (set it to true to serve %s)", MCPPath)
 		}
-		h.ServeHTTP(c.Response(), c.Request())
+		req := c.Request()
+		if req.Body != nil && req.Body != http.NoBody {
+			data, err := io.ReadAll(req.Body)
+			if err != nil {
+				var tooBig *http.MaxBytesError
+				if errors.As(err, &tooBig) {
+					return err
+				}
+				return unprocessable("body: could not be read: %v", err)
+			}
+			req.Body = io.NopCloser(bytes.NewReader(data))
+		}
+		h.ServeHTTP(c.Response(), req)
 		return nil
 	}
 }

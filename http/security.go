@@ -59,6 +59,7 @@ func (s *Server) guard(next echo.HandlerFunc) echo.HandlerFunc {
 			return &http.MaxBytesError{Limit: limit}
 		}
 		req.Body = http.MaxBytesReader(c.Response(), req.Body, limit)
+		c.Set(admittedKey, true)
 		return next(c)
 	}
 }

@@ -1,10 +1,14 @@
 package http
 
 import (
+	"bytes"
 	"errors"
+	"io"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -146,21 +150,67 @@ func TestSecurity_StateChangesMustBeJSON(t *testing.T) {
 			}
 		})
 	}
-	// Nothing was stopped or said; each refusal is still an api.request.
+	// Nothing was stopped or said, and no refusal reached the event log (a
+	// web page can send these: they must not prune it).
 	r := f.request(http.MethodPost, "/api/v1/standing-sessions/control", `{"name":"alpha","verb":"stop"}`,
 		withHeader("Content-Type", "application/json; charset=utf-8"))
 	if r.status != http.StatusOK || !strings.Contains(string(r.body), `"outcome":"not-running"`) {
 		t.Fatalf("JSON with a charset: %d %s", r.status, r.body)
 	}
-	refused := 0
-	for _, ev := range f.events(store.EventQuery{Types: []string{"api.request"}}) {
-		if jsonNumber(ev.Field("status")) == "415" {
-			refused++
-		}
+	evs := f.events(store.EventQuery{Types: []string{"api.request"}})
+	if len(evs) != 1 || jsonNumber(evs[0].Field("status")) != "200" {
+		t.Fatalf("api.request events %+v, want only the admitted request's", evs)
 	}
-	if refused != len(cases) {
-		t.Fatalf("%d api.request events with status 415, want %d", refused, len(cases))
+}
+
+// TestSecurity_RefusalsGoToTheLogRateLimitedNotToTheEventLog: a flood of
+// refused requests (403, 401, 415, 413) writes no api.request — it would
+// prune the audit log — and only a line or so to the service's log.
+func TestSecurity_RefusalsGoToTheLogRateLimitedNotToTheEventLog(t *testing.T) {
+	const token = "s3cret-t0ken"
+	logs := &lockedBuffer{}
+	f := newFixture(t, fixtureOptions{agentBin: t.TempDir(), token: token, logger: slog.New(slog.NewTextHandler(logs, nil)),
+		extra: "service:\n  tokenEnv: THE_LOOP_TEST_TOKEN\n  maxBodyBytes: 64\n"})
+	bearer := withHeader("Authorization", "Bearer "+token)
+	for range 25 {
+		f.request(http.MethodPost, "/api/v1/standing-sessions/control", `{"verb":"stop"}`, withHeader("Host", "evil.example:80"))
+		f.request(http.MethodPost, "/api/v1/standing-sessions/control", `{"verb":"stop"}`, withHeader("Content-Type", "application/json"))
+		f.request(http.MethodPost, "/api/v1/standing-sessions/control", `{"verb":"stop"}`, withHeader("Content-Type", "text/plain"), bearer)
+		f.request(http.MethodPost, "/api/v1/standing-sessions/say", strings.Repeat("x", 100), withHeader("Content-Type", "application/json"), bearer)
 	}
+	if evs := f.events(store.EventQuery{}); len(evs) != 0 {
+		t.Fatalf("refused requests left %d events, e.g. %+v", len(evs), evs[0])
+	}
+	lines := strings.Count(logs.String(), "refused a request")
+	if lines < 1 || lines > 2 {
+		t.Fatalf("%d log lines for 100 refusals:\n%s", lines, logs)
+	}
+	// An admitted request is still an api.request.
+	if r := f.request(http.MethodPost, "/api/v1/standing-sessions/control", `{"verb":"stop"}`,
+		withHeader("Content-Type", "application/json"), bearer); r.status != http.StatusOK {
+		t.Fatalf("admitted: %d %s", r.status, r.body)
+	}
+	if evs := f.events(store.EventQuery{Types: []string{"api.request"}}); len(evs) != 1 {
+		t.Fatalf("api.request events %+v", evs)
+	}
+}
+
+// lockedBuffer is a log sink safe for the service's goroutines.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 func TestSecurity_BearerToken(t *testing.T) {
@@ -253,6 +303,11 @@ func TestSecurity_BodyOverTheCapIsTooLargeOnRESTAndMCP(t *testing.T) {
 		strings.Repeat("x", 4096) + `"}}}`
 	if r := f.mcpPost(bigCall); r.status != http.StatusRequestEntityTooLarge || !strings.Contains(r.detail(t), "service.maxBodyBytes") {
 		t.Fatalf("MCP: %d %s", r.status, r.body)
+	}
+	// Without a Content-Length (chunked), the cap still answers as REST does.
+	chunked := func(r *http.Request) { r.ContentLength = -1; r.Body = io.NopCloser(strings.NewReader(bigCall)) }
+	if r := f.mcpPost(bigCall, chunked); r.status != http.StatusRequestEntityTooLarge || !strings.Contains(r.detail(t), "service.maxBodyBytes") {
+		t.Fatalf("MCP, chunked: %d %s", r.status, r.body)
 	}
 	// Under the cap, MCP answers.
 	if n, err := f.mcpTools(t, f.http); err != nil || n != 3 {

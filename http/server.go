@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -34,8 +35,8 @@ type Options struct {
 	Config func() *config.Config
 	// Version is health's version.
 	Version string
-	// Logger receives internal errors and failures to log api.request
-	// (default: discarded).
+	// Logger receives internal errors, failures to log api.request and
+	// refused requests, rate-limited (default: discarded).
 	Logger *slog.Logger
 	// PID is health's and status's pid (default: this process's).
 	PID int
@@ -49,6 +50,10 @@ type Options struct {
 	// (decisions D24; CheckServe reads it from service.tokenEnv when the
 	// service starts).
 	Token string
+	// StateRoot is the absolute state root whose store the service holds,
+	// reported by health so a CLI can tell its own service from another
+	// project's (default: the request's config's state root).
+	StateRoot string
 }
 
 // Route is one operation of the REST API as registered in code: B2's parity
@@ -61,7 +66,8 @@ type Route struct {
 
 // Server is the-loop's REST service: echo routes over a lifecycle.Service,
 // one error mapping for every failure (decisions D7), and an api.request
-// event for every request that is not a read (D4).
+// event for every request that is not a read and that guard let through
+// (D4; refused ones go to the log, rate-limited).
 type Server struct {
 	opt    Options
 	log    *slog.Logger
@@ -72,6 +78,8 @@ type Server struct {
 	mu   sync.Mutex
 	url  string
 	addr string // the listener's address, once Serve has one
+
+	refused refusalLog // rate-limits the log lines of refused requests
 }
 
 // route is a Route with its handler.
@@ -180,21 +188,74 @@ func configOf(c echo.Context) *config.Config {
 // isRead reports whether a request only reads (not logged, decisions D4).
 func isRead(method string) bool { return method == http.MethodGet || method == http.MethodHead }
 
+// admittedKey marks a request guard let through.
+const admittedKey = "the-loop.admitted"
+
+// admitted reports whether guard let the request through (Host, token,
+// content type and size all passed).
+func admitted(c echo.Context) bool {
+	ok, _ := c.Get(admittedKey).(bool)
+	return ok
+}
+
 // perRequest wraps every request, unknown routes included: it picks the
 // config once, runs the rest (guard, then the handler), turns a panic or an
-// error into the {"detail": …} response, then logs api.request for anything
-// but a read — refused ones included — with the status actually sent.
+// error into the {"detail": …} response, then logs api.request, with the
+// status actually sent, for anything but a read that guard let through. A
+// request guard refused (401, 403, 413, 415) goes to the service's log
+// only, rate-limited: whoever can make a browser send text/plain POSTs must
+// not be able to prune the event log with them.
 func (s *Server) perRequest(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		c.Set(configKey, s.opt.Config())
 		if err := s.run(next, c); err != nil {
 			c.Error(err)
 		}
-		if !isRead(c.Request().Method) {
+		switch {
+		case !admitted(c):
+			s.logRefused(c)
+		case !isRead(c.Request().Method):
 			s.logRequest(c)
 		}
 		return nil
 	}
+}
+
+// refusalLogEvery is how often at most a refused request is logged; the
+// ones in between are counted in the next line.
+const refusalLogEvery = 10 * time.Second
+
+// refusalLog rate-limits the log lines of refused requests.
+type refusalLog struct {
+	mu         sync.Mutex
+	next       time.Time // when the next line may be written
+	suppressed int       // refusals not logged since the last line
+}
+
+// allow reports whether a refusal at now may be logged and how many were
+// left out before it.
+func (r *refusalLog) allow(now time.Time) (bool, int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if now.Before(r.next) {
+		r.suppressed++
+		return false, 0
+	}
+	n := r.suppressed
+	r.next, r.suppressed = now.Add(refusalLogEvery), 0
+	return true, n
+}
+
+// logRefused writes a refused request to the service's log, at most one
+// line per refusalLogEvery.
+func (s *Server) logRefused(c echo.Context) {
+	ok, suppressed := s.refused.allow(time.Now())
+	if !ok {
+		return
+	}
+	req := c.Request()
+	s.log.Warn("refused a request", "method", req.Method, "path", req.URL.Path, "status", c.Response().Status,
+		"host", req.Host, "remote", req.RemoteAddr, "refusals_not_logged", suppressed)
 }
 
 // run calls the handler, turning a panic into an internal error.
@@ -249,7 +310,11 @@ func writeJSON(c echo.Context, status int, v any) error {
 
 // health answers GET /api/v1/health.
 func (s *Server) health(c echo.Context) error {
-	return writeJSON(c, http.StatusOK, loop.Health{Status: "ok", Version: s.opt.Version, PID: s.opt.PID})
+	root := s.opt.StateRoot
+	if root == "" {
+		root = configOf(c).StateDir()
+	}
+	return writeJSON(c, http.StatusOK, loop.Health{Status: "ok", Version: s.opt.Version, PID: s.opt.PID, StateRoot: root})
 }
 
 // status answers GET /api/v1/status: the service row (it answers, so it
@@ -268,6 +333,8 @@ func (s *Server) status(c echo.Context) error {
 		URL:     s.URL(),
 		Healthy: true,
 		MCP:     &loop.MCPSummary{Enabled: cfg.Service.MCPEnabled, Path: "/mcp"},
+		// Whether the service, not the CLI asking, can read Slack.
+		SlackTokenPresent: new(strings.TrimSpace(os.Getenv(cfg.Slack.BotTokenEnv)) != ""),
 	}
 	return writeJSON(c, http.StatusOK, loop.Report{Services: []loop.ServiceRow{svc}, StandingSessions: rows, OK: ok})
 }

@@ -20,7 +20,9 @@
 // A refusal comes back as an *Error carrying the service's message; test it
 // with errors.Is against ErrNotFound (404), ErrInvalid (a caller's mistake,
 // 400, and a request that fails validation, 422), ErrUnprocessable (422
-// only) and ErrInternal (anything else). ErrNotRunning says nothing answers
+// only), ErrUnauthorized (401: a missing or wrong token, see WithToken),
+// ErrForbidden (403: a Host the service does not answer to) and
+// ErrInternal (anything else). ErrNotRunning says nothing answers
 // at the address — start the service with `the-loop start`. A control
 // result whose OK is false, and a say that could not deliver (Delivered
 // false), are results, not errors.

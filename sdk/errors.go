@@ -2,6 +2,7 @@ package sdk
 
 import (
 	"errors"
+	"net/http"
 
 	loop "github.com/the-loop-dev/the-loop"
 	loophttp "github.com/the-loop-dev/the-loop/http"
@@ -17,19 +18,36 @@ var (
 	ErrInvalid = errors.New("the-loop: invalid request")
 	// ErrUnprocessable: a request that fails validation (HTTP 422).
 	ErrUnprocessable = errors.New("the-loop: unprocessable request")
+	// ErrUnauthorized: the service wants a bearer token and the request had
+	// none, or another one (HTTP 401; see WithToken).
+	ErrUnauthorized = errors.New("the-loop: unauthorized")
+	// ErrForbidden: the service does not answer to the Host the request
+	// named (HTTP 403; see service.allowedHosts).
+	ErrForbidden = errors.New("the-loop: forbidden")
 	// ErrInternal: anything else went wrong, in the service or on the way.
 	ErrInternal = errors.New("the-loop: internal error")
 	// ErrNotRunning: nothing answers at the service's address.
 	ErrNotRunning = errors.New("the-loop: service not running")
 )
 
-// CodeNotRunning is Error.Code when nothing answers at the address.
-const CodeNotRunning = "not_running"
+// Codes beyond the-loop's own vocabulary, for failures of the way to the
+// service rather than of the request.
+const (
+	// CodeNotRunning is Error.Code when nothing answers at the address.
+	CodeNotRunning = "not_running"
+	// CodeUnauthorized is Error.Code of an HTTP 401 (a missing or wrong
+	// bearer token).
+	CodeUnauthorized = "unauthorized"
+	// CodeForbidden is Error.Code of an HTTP 403 (a Host the service does
+	// not answer to).
+	CodeForbidden = "forbidden"
+)
 
 // Error is every failure an SDK call returns.
 type Error struct {
 	// Code is the-loop's error code (loop.ENOTFOUND, loop.EINVALID,
-	// loop.EUNPROCESSABLE, loop.EINTERNAL), or CodeNotRunning.
+	// loop.EUNPROCESSABLE, loop.EINTERNAL), or CodeNotRunning,
+	// CodeUnauthorized or CodeForbidden.
 	Code string
 	// Message is what the service (or the client) says went wrong, written
 	// for the operator.
@@ -46,7 +64,8 @@ func (e *Error) Error() string { return e.Message }
 func (e *Error) Unwrap() error { return e.Err }
 
 // Is matches the kind sentinels: ErrNotFound, ErrInvalid (400 and 422),
-// ErrUnprocessable, ErrInternal and ErrNotRunning.
+// ErrUnprocessable, ErrUnauthorized (401), ErrForbidden (403), ErrInternal
+// and ErrNotRunning.
 func (e *Error) Is(target error) bool {
 	switch target {
 	case ErrNotFound:
@@ -55,6 +74,10 @@ func (e *Error) Is(target error) bool {
 		return e.Code == loop.EINVALID || e.Code == loop.EUNPROCESSABLE
 	case ErrUnprocessable:
 		return e.Code == loop.EUNPROCESSABLE
+	case ErrUnauthorized:
+		return e.Code == CodeUnauthorized
+	case ErrForbidden:
+		return e.Code == CodeForbidden
 	case ErrInternal:
 		return e.Code == loop.EINTERNAL
 	case ErrNotRunning:
@@ -71,6 +94,12 @@ func wrap(err error) error {
 	var nr *loophttp.NotRunningError
 	if errors.As(err, &nr) {
 		return &Error{Code: CodeNotRunning, Message: nr.Error(), Err: err}
+	}
+	switch loophttp.HTTPStatus(err) {
+	case http.StatusUnauthorized:
+		return &Error{Code: CodeUnauthorized, Message: loop.ErrorMessage(err), Err: err}
+	case http.StatusForbidden:
+		return &Error{Code: CodeForbidden, Message: loop.ErrorMessage(err), Err: err}
 	}
 	return &Error{Code: loop.ErrorCode(err), Message: loop.ErrorMessage(err), Err: err}
 }

@@ -216,6 +216,31 @@ func TestErrors_UnprocessableIsInvalid(t *testing.T) {
 	}
 }
 
+// TestErrors_UnauthorizedAndForbidden: a 401 (no or a wrong token) and a
+// 403 (a Host the service refuses) are kinds of their own, not internal.
+func TestErrors_UnauthorizedAndForbidden(t *testing.T) {
+	stub := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if r.URL.Path == "/api/v1/status" {
+			w.WriteHeader(403)
+			_, _ = io.WriteString(w, `{"detail":"the-loop does not answer to Host"}`)
+			return
+		}
+		w.WriteHeader(401)
+		_, _ = io.WriteString(w, `{"detail":"no bearer token"}`)
+	}))
+	defer stub.Close()
+	c := sdk.New(stub.URL)
+	_, err := c.Standing.List(t.Context())
+	if !errors.Is(err, sdk.ErrUnauthorized) || errors.Is(err, sdk.ErrInternal) || errors.Is(err, sdk.ErrForbidden) || err.Error() != "no bearer token" {
+		t.Fatalf("401: %v", err)
+	}
+	_, err = c.Status(t.Context())
+	if !errors.Is(err, sdk.ErrForbidden) || errors.Is(err, sdk.ErrInternal) || errors.Is(err, sdk.ErrUnauthorized) {
+		t.Fatalf("403: %v", err)
+	}
+}
+
 func TestErrors_NotRunning(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -102,9 +102,27 @@ func (c *Client) api(tok string) *goslack.Client {
 	return goslack.New(tok, opts...)
 }
 
+// RateLimitError is wrapped by the error a call returns when Slack
+// answered 429: RetryAfter is how long it asks callers to wait (its
+// Retry-After). errors.As finds it.
+type RateLimitError struct {
+	RetryAfter time.Duration
+}
+
+// Error says how long to wait.
+func (e *RateLimitError) Error() string {
+	return "slack: rate limited; retry after " + e.RetryAfter.String()
+}
+
 // failure is the error of a call that failed: what went wrong, with the
-// token (should the cause quote it) blanked out, and no wrapped cause.
+// token (should the cause quote it) blanked out, and no wrapped cause but a
+// *RateLimitError.
 func failure(what, tok string, err error) error {
+	var limited *goslack.RateLimitedError
+	if errors.As(err, &limited) {
+		return &loop.Error{Code: loop.EINTERNAL, Err: &RateLimitError{RetryAfter: limited.RetryAfter},
+			Message: "slack: " + what + ": rate limited; Slack asks to retry after " + limited.RetryAfter.String()}
+	}
 	msg := err.Error()
 	if tok != "" {
 		msg = strings.ReplaceAll(msg, tok, "[redacted]")

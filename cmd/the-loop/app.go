@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 
 	"github.com/alecthomas/kong"
@@ -85,9 +86,28 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		return 2
 	}
-	app := &App{ConfigPath: config.Resolve(path), Stdin: stdin, Stdout: stdout, Stderr: stderr}
+	resolved, err := config.Locate(path)
+	if err != nil && needsConfig(kctx, &cli) {
+		return exitCode(err, stderr)
+	}
+	if err != nil {
+		resolved = config.Resolve(path)
+	}
+	app := &App{ConfigPath: resolved, Stdin: stdin, Stdout: stdout, Stderr: stderr}
 	err = kctx.Run(app)
 	return exitCode(err, stderr)
+}
+
+// needsConfig reports whether the command reads the CLI config: all but
+// `config schema`, `config validate FILE` and internal-exec do.
+func needsConfig(kctx *kong.Context, cli *CLI) bool {
+	switch cmd := kctx.Command(); {
+	case strings.HasPrefix(cmd, "config schema"), strings.HasPrefix(cmd, "internal-exec"):
+		return false
+	case strings.HasPrefix(cmd, "config validate"):
+		return cli.Cfg.Validate.File == ""
+	}
+	return true
 }
 
 // exitCode prints an error once and maps it to the exit status.
@@ -118,38 +138,47 @@ func (a *App) OpenStore(cfg *config.Config, transient bool) (*store.DB, error) {
 	})
 }
 
+// fixed is a config source that always gives cfg (a one-shot CLI verb).
+func fixed(cfg *config.Config) func() *config.Config { return func() *config.Config { return cfg } }
+
 // Lifecycle wires the verbs for this process: the store, tmux and the
-// harness adapters.
-func (a *App) Lifecycle(cfg *config.Config, db *store.DB, source string, cached bool) *lifecycle.Service {
+// harness adapters. The adapters' and runners' options (harnessTrust,
+// submitDelayMs, the secret variables agents never inherit) are read from
+// current at every use, so a service whose config changes uses the new
+// values at once (decisions D3); a runner is kept per socket and options.
+func (a *App) Lifecycle(current func() *config.Config, db *store.DB, source string, cached bool) *lifecycle.Service {
 	self, _ := os.Executable()
-	tmux := cfg.Routing.Tmux
-	adapters := harness.NewRegistry(harness.ClaudeOptions{
-		TrustEnabled: cfg.Routing.HarnessTrust.Enabled,
-		AcceptBypass: cfg.Routing.HarnessTrust.AcceptBypassPermissions,
-	})
 	var mu sync.Mutex
 	runners := map[string]loop.Runner{}
 	return &lifecycle.Service{
 		DB: db,
 		Runner: func(socket string) loop.Runner {
+			opt := runner.Options{
+				Socket:      socket,
+				SubmitDelay: current().Routing.Tmux.SubmitDelay(),
+				Launcher:    []string{self, "internal-exec"},
+				DropEnv:     secretEnv(current()),
+			}
+			key := fmt.Sprintf("%s\x00%d\x00%s", socket, opt.SubmitDelay, strings.Join(opt.DropEnv, "\x00"))
 			mu.Lock()
 			defer mu.Unlock()
-			if r, ok := runners[socket]; ok {
+			if r, ok := runners[key]; ok {
 				return r
 			}
-			var r loop.Runner = runner.New(runner.Options{
-				Socket:      socket,
-				SubmitDelay: tmux.SubmitDelay(),
-				Launcher:    []string{self, "internal-exec"},
-				DropEnv:     secretEnv(cfg),
-			})
+			var r loop.Runner = runner.New(opt)
 			if cached { // the service answers many reads: liveness from a shared, fresh-enough query
 				r = lifecycle.CachedRunner(r, lifecycle.DefaultLivenessTTL)
 			}
-			runners[socket] = r
+			runners[key] = r
 			return r
 		},
-		Harness:  adapters.Lookup,
+		Harness: func(name, session string) (loop.Harness, error) {
+			trust := current().Routing.HarnessTrust
+			return harness.NewRegistry(harness.ClaudeOptions{
+				TrustEnabled: trust.Enabled,
+				AcceptBypass: trust.AcceptBypassPermissions,
+			}).Lookup(name, session)
+		},
 		LookPath: exec.LookPath,
 		Source:   source,
 

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"time"
 
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/config"
@@ -59,7 +58,7 @@ func (r remote) Say(ctx context.Context, name, text, actor string) (loop.SayResu
 }
 
 // withStanding runs fn against the service when it answers, else in this
-// process; stop and delete load the config tolerantly.
+// process; tolerant (stop only, decisions D8) loads the config tolerantly.
 func (a *App) withStanding(tolerant bool, fn func(ctx context.Context, api standingAPI) error) error {
 	return a.withBackend(tolerant,
 		func(ctx context.Context, c *loophttp.Client) error { return fn(ctx, remote{c}) },
@@ -69,9 +68,10 @@ func (a *App) withStanding(tolerant bool, fn func(ctx context.Context, api stand
 }
 
 // withBackend loads the config (tolerantly for the recovery verbs), then
-// runs viaService when the service answers — it holds the store — or
-// inProcess with the store opened around each transaction (decisions D3),
-// with Ctrl-C cancelling either.
+// runs viaService when this state root's service answers — it holds the
+// store — or inProcess with the store opened around each transaction
+// (decisions D3), with Ctrl-C cancelling either. Another project's service
+// on the same address is never used.
 func (a *App) withBackend(tolerant bool,
 	viaService func(ctx context.Context, c *loophttp.Client) error,
 	inProcess func(ctx context.Context, cfg *config.Config, svc *lifecycle.Service) error,
@@ -88,7 +88,11 @@ func (a *App) withBackend(tolerant bool,
 	ctx, stop := signalContext()
 	defer stop()
 	if cfg.Service.Enabled {
-		if _, ok := a.healthy(cfg, 2*time.Second); ok {
+		remote, err := a.viaService(cfg)
+		if err != nil {
+			return err
+		}
+		if remote {
 			return viaService(ctx, a.client(cfg))
 		}
 	}
@@ -97,5 +101,5 @@ func (a *App) withBackend(tolerant bool,
 		return err
 	}
 	defer db.Close()
-	return inProcess(ctx, cfg, a.Lifecycle(cfg, db, "cli", false))
+	return inProcess(ctx, cfg, a.Lifecycle(fixed(cfg), db, "cli", false))
 }

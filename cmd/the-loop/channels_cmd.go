@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -15,7 +16,7 @@ import (
 // ChannelsCmd groups the channel verbs (Slack).
 type ChannelsCmd struct {
 	Poll   ChannelsPollCmd   `cmd:"" help:"Read the bound Slack threads once now and deliver authorized replies (through the service when it answers)."`
-	Status ChannelsStatusCmd `cmd:"" help:"Show the resolved Slack settings (whether the bot token is present, never its value)."`
+	Status ChannelsStatusCmd `cmd:"" help:"Show the resolved Slack settings as this CLI sees them (whether the bot token is present in its environment, never its value), and whether the service sees the token."`
 }
 
 // ChannelsPollCmd is `the-loop channels poll`: one inbound cycle, for cron
@@ -31,7 +32,13 @@ func (c *ChannelsPollCmd) Run(a *App) error {
 	ctx, stop := signalContext()
 	defer stop()
 	var sum loop.PollSummary
-	if a.serviceAnswers(cfg) {
+	remote := false
+	if cfg.Service.Enabled {
+		if remote, err = a.viaService(cfg); err != nil {
+			return err
+		}
+	}
+	if remote {
 		sum, err = a.client(cfg).PollChannels(ctx)
 	} else {
 		db, oerr := a.OpenStore(cfg, true)
@@ -39,7 +46,7 @@ func (c *ChannelsPollCmd) Run(a *App) error {
 			return oerr
 		}
 		defer db.Close()
-		svc := a.Lifecycle(cfg, db, "channels", false)
+		svc := a.Lifecycle(fixed(cfg), db, "channels", false)
 		p := &channels.Poller{Service: svc, WorkItems: &channels.Mirror{Service: svc}, Log: slog.New(slog.NewTextHandler(a.Stderr, nil))}
 		sum, err = p.Poll(ctx, cfg)
 	}
@@ -52,16 +59,6 @@ func (c *ChannelsPollCmd) Run(a *App) error {
 	}
 	fmt.Fprintf(a.Stdout, "%d repl(ies): %d processed (%d delivered), %d dropped\n", sum.Replies, sum.Processed, sum.Delivered, sum.Dropped)
 	return nil
-}
-
-// serviceAnswers reports whether the verbs go through the service
-// (decisions D3): it is enabled and answers its health check.
-func (a *App) serviceAnswers(cfg *config.Config) bool {
-	if !cfg.Service.Enabled {
-		return false
-	}
-	_, ok := a.healthy(cfg, 2*time.Second)
-	return ok
 }
 
 // ChannelsStatusCmd is `the-loop channels status`.
@@ -83,6 +80,13 @@ type slackStatus struct {
 	ReadSupported   bool     `json:"readSupported"`
 	// Reading says whether a poll cycle would read Slack, or why not.
 	Reading string `json:"reading"`
+	// Environment says whose environment TokenPresent describes: always
+	// "cli" — the service polls with its own (the one `the-loop start` or
+	// `the-loop serve` ran in).
+	Environment string `json:"environment"`
+	// ServiceTokenPresent says whether the service's environment holds the
+	// token, when this state root's service answers (absent otherwise).
+	ServiceTokenPresent *bool `json:"serviceTokenPresent,omitempty"`
 }
 
 // Run prints the resolved settings.
@@ -92,6 +96,9 @@ func (c *ChannelsStatusCmd) Run(a *App) error {
 		return err
 	}
 	st := resolveSlack(cfg)
+	if cfg.Service.Enabled {
+		st.ServiceTokenPresent = a.serviceSeesToken(cfg)
+	}
 	if c.Format == "json" {
 		return writeJSON(a.Stdout, st)
 	}
@@ -102,6 +109,17 @@ func (c *ChannelsStatusCmd) Run(a *App) error {
 	token := "present in " + st.BotTokenEnv
 	if !st.TokenPresent {
 		token = "missing — export " + st.BotTokenEnv
+	}
+	token += " (in this CLI's environment)"
+	service := "not answering — it reads the token from the environment it was started in"
+	switch {
+	case st.ServiceTokenPresent == nil && !cfg.Service.Enabled:
+		service = "disabled (service.enabled is false): `the-loop channels poll` reads Slack with this CLI's environment"
+	case st.ServiceTokenPresent == nil:
+	case *st.ServiceTokenPresent:
+		service = "sees the bot token in its own environment"
+	default:
+		service = "does NOT see " + st.BotTokenEnv + " in its own environment — export it where you run `the-loop start`, then `the-loop restart`"
 	}
 	users := strings.Join(st.AuthorizedUsers, ", ")
 	if users == "" {
@@ -129,6 +147,7 @@ func (c *ChannelsStatusCmd) Run(a *App) error {
 		{"channel", channel},
 		{"api url", api},
 		{"bot token", token},
+		{"service", service},
 		{"authorized users", users},
 		{"verbosity", st.Verbosity},
 		{"read mode", read},
@@ -164,5 +183,21 @@ func resolveSlack(cfg *config.Config) slackStatus {
 		IntervalSeconds: sl.IntervalSeconds,
 		ReadSupported:   sl.ReadMode == "poll",
 		Reading:         reading,
+		Environment:     "cli",
 	}
+}
+
+// serviceSeesToken asks this state root's service, when it answers,
+// whether its own environment holds the bot token (nil: not known).
+func (a *App) serviceSeesToken(cfg *config.Config) *bool {
+	if !a.probe(cfg, 2*time.Second).ours {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	rep, err := a.client(cfg).Status(ctx)
+	if err != nil || len(rep.Services) == 0 {
+		return nil
+	}
+	return rep.Services[0].SlackTokenPresent
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -91,16 +92,88 @@ func servicePID(cfg *config.Config) int {
 	return pid
 }
 
-// healthy asks the service for its health within d.
-func (a *App) healthy(cfg *config.Config, d time.Duration) (loop.Health, bool) {
+// serviceState is what the CLI finds at service.host:service.port. Two
+// projects may configure one port: the service that answers there is this
+// config's only when its health names this config's state root (and, when
+// a service holds this state root's pid file, that service's pid).
+type serviceState struct {
+	answered bool        // something answered health
+	health   loop.Health // what it said
+	ours     bool        // it is this state root's service
+	holder   int         // the pid holding this state root's pid file (0: none)
+}
+
+// probe asks health within d. Health carries no token: the token is sent
+// only once the answer says the service is ours.
+func (a *App) probe(cfg *config.Config, d time.Duration) serviceState {
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
+	st := serviceState{holder: servicePID(cfg)}
 	h, err := a.client(cfg).Health(ctx)
-	return h, err == nil
+	if err != nil {
+		return st
+	}
+	st.answered, st.health = true, h
+	switch {
+	case h.StateRoot != "":
+		st.ours = sameDir(h.StateRoot, cfg.StateDir()) && (st.holder == 0 || h.PID == st.holder)
+	default: // a service from before health named its state root: its pid must prove it
+		st.ours = st.holder != 0 && h.PID == st.holder
+	}
+	return st
+}
+
+// foreign describes the other service answering at this config's address.
+func (st serviceState) foreign(cfg *config.Config) string {
+	root := st.health.StateRoot
+	if root == "" {
+		root = "unknown"
+	}
+	return fmt.Sprintf("another the-loop service answers at %s (state root %s, pid %d), not this config's (state root %s); give each project its own service.port",
+		serviceURL(cfg), root, st.health.PID, cfg.StateDir())
+}
+
+// held is the refusal of a verb that would open a store this state root's
+// service holds while another service answers at the address.
+func (st serviceState) held(cfg *config.Config) error {
+	return loop.Errorf(loop.EINTERNAL, "this state root's service (pid %d) holds the store, but %s; stop it with `the-loop stop`, fix service.port and start it again",
+		st.holder, st.foreign(cfg))
+}
+
+// sameDir reports whether a and b name one directory.
+func sameDir(a, b string) bool {
+	if a == "" || b == "" {
+		return false
+	}
+	if filepath.Clean(a) == filepath.Clean(b) {
+		return true
+	}
+	sa, errA := os.Stat(a)
+	sb, errB := os.Stat(b)
+	return errA == nil && errB == nil && os.SameFile(sa, sb)
+}
+
+// viaService says whether a verb goes through the service (it answers and
+// is ours) or runs in this process; an error when it can do neither — this
+// state root's service holds the store while another one answers at the
+// address. A foreign service is never used, and warned about on stderr.
+func (a *App) viaService(cfg *config.Config) (bool, error) {
+	st := a.probe(cfg, 2*time.Second)
+	switch {
+	case st.ours:
+		return true, nil
+	case !st.answered:
+		return false, nil
+	case st.holder != 0:
+		return false, st.held(cfg)
+	}
+	fmt.Fprintf(a.Stderr, "warning: %s; running in this process\n", st.foreign(cfg))
+	return false, nil
 }
 
 // spawnService starts `the-loop serve` detached, in the caller's working
-// directory and environment, and waits up to 15 s for its health.
+// directory and environment, and waits up to 15 s for its health. A start
+// that fails quotes the last lines the service wrote to its log.
 func (a *App) spawnService(cfg *config.Config) (int, error) {
 	self, err := os.Executable()
 	if err != nil {
@@ -114,6 +187,10 @@ func (a *App) spawnService(cfg *config.Config) (int, error) {
 		return 0, err
 	}
 	defer logf.Close()
+	var from int64
+	if fi, err := logf.Stat(); err == nil {
+		from = fi.Size()
+	}
 	args := []string{"serve"}
 	if a.ConfigPath != "" {
 		args = append([]string{"-c", a.ConfigPath}, args...)
@@ -128,16 +205,48 @@ func (a *App) spawnService(cfg *config.Config) (int, error) {
 	go func() { exited <- cmd.Wait() }()
 	deadline := time.Now().Add(15 * time.Second)
 	for time.Now().Before(deadline) {
-		if h, ok := a.healthy(cfg, 500*time.Millisecond); ok {
-			return h.PID, nil
+		if st := a.probe(cfg, 500*time.Millisecond); st.ours {
+			return st.health.PID, nil
 		}
 		select {
 		case err := <-exited:
-			return 0, fmt.Errorf("the service exited at start (%v); see %s", err, logPath(cfg))
+			return 0, fmt.Errorf("the service exited at start (%v); see %s%s", err, logPath(cfg), logTail(logPath(cfg), from))
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
-	return cmd.Process.Pid, fmt.Errorf("the service did not answer %s/api/v1/health within 15s; see %s", serviceURL(cfg), logPath(cfg))
+	return cmd.Process.Pid, fmt.Errorf("the service did not answer %s/api/v1/health within 15s; see %s%s", serviceURL(cfg), logPath(cfg), logTail(logPath(cfg), from))
+}
+
+// logTailLines is how many of the service log's last lines a failed start
+// quotes.
+const logTailLines = 3
+
+// logTail is ": " and the last lines written to the log at path since
+// offset from, joined with " | " ("" when there are none).
+func logTail(path string, from int64) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	const most = 16 << 10
+	if fi, err := f.Stat(); err == nil && fi.Size()-from > most {
+		from = fi.Size() - most
+	}
+	data, err := io.ReadAll(io.NewSectionReader(f, from, most))
+	if err != nil && len(data) == 0 {
+		return ""
+	}
+	var lines []string
+	for _, l := range strings.Split(string(data), "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) == 0 {
+		return ""
+	}
+	return ": " + strings.Join(lines[max(0, len(lines)-logTailLines):], " | ")
 }
 
 // endService stops the service holding the lock: SIGTERM, then SIGKILL

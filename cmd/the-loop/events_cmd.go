@@ -84,10 +84,14 @@ func (c *EventsCmd) Run(a *App) error {
 	}
 }
 
-// eventReader answers event queries from the service when it answers, else
-// from the store (opened around each read).
+// eventReader answers event queries from this state root's service when it
+// answers, else from the store (opened around each read).
 func (a *App) eventReader(ctx context.Context, cfg *config.Config) (func(loophttp.EventsQuery) ([]loop.Event, error), func(), error) {
-	if _, ok := a.healthy(cfg, 2*time.Second); ok {
+	remote, err := a.viaService(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	if remote {
 		client := a.client(cfg)
 		return func(q loophttp.EventsQuery) ([]loop.Event, error) { return client.Events(ctx, q) }, func() {}, nil
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	nethttp "net/http"
 	"os"
 	"os/signal"
 	"syscall"
@@ -121,32 +122,41 @@ func refuseUnsafeService(cfg *config.Config) error {
 }
 
 // startAll brings the service up (when enabled), then the standing sessions
-// that auto-start — through the service when it runs.
+// that auto-start — through the service when it runs. A service of another
+// state root answering at the address is refused, never used.
 func (a *App) startAll(ctx context.Context, cfg *config.Config) (loop.Report, string) {
 	row := loop.ServiceRow{Service: "service", Enabled: cfg.Service.Enabled}
-	switch {
-	case !cfg.Service.Enabled:
+	held := 0 // a service of this state root holds the store but is not the one answering
+	if !cfg.Service.Enabled {
 		row.Outcome = "disabled"
-	default:
-		if h, ok := a.healthy(cfg, 2*time.Second); ok {
-			row.Outcome, row.PID, row.Detail = "already-running", h.PID, fmt.Sprintf("pid %d, %s", h.PID, serviceURL(cfg))
-		} else if pid := servicePID(cfg); pid != 0 {
-			row.Outcome, row.Detail = "failed", fmt.Sprintf("a service (pid %d) holds %s but does not answer %s; run `the-loop stop`", pid, pidPath(cfg), serviceURL(cfg))
-		} else if pid, err := a.spawnService(cfg); err != nil {
-			row.Outcome, row.Detail = "failed", err.Error()
-		} else {
-			row.Outcome, row.PID, row.Detail = "started", pid, fmt.Sprintf("pid %d, %s", pid, serviceURL(cfg))
+	} else {
+		switch st := a.probe(cfg, 2*time.Second); {
+		case st.ours:
+			row.Outcome, row.PID, row.Detail = "already-running", st.health.PID, fmt.Sprintf("pid %d, %s", st.health.PID, serviceURL(cfg))
+		case st.answered:
+			row.Outcome, row.Detail, held = "failed", st.foreign(cfg), st.holder
+		case st.holder != 0:
+			row.Outcome, row.Detail, held = "failed", fmt.Sprintf("a service (pid %d) holds %s but does not answer %s; run `the-loop stop`", st.holder, pidPath(cfg), serviceURL(cfg)), st.holder
+		default:
+			if pid, err := a.spawnService(cfg); err != nil {
+				row.Outcome, row.Detail = "failed", err.Error()
+			} else {
+				row.Outcome, row.PID, row.Detail = "started", pid, fmt.Sprintf("pid %d, %s", pid, serviceURL(cfg))
+			}
 		}
 	}
 	rep := loop.Report{Services: []loop.ServiceRow{row}, StandingSessions: []loop.Row{}}
 	serviceOK := row.Outcome == "started" || row.Outcome == "already-running" || row.Outcome == "disabled"
-	rows, ok, note := a.startStanding(ctx, cfg, row.Outcome == "started" || row.Outcome == "already-running")
+	rows, ok, note := a.startStanding(ctx, cfg, row.Outcome == "started" || row.Outcome == "already-running", held)
 	rep.StandingSessions = rows
 	rep.OK = serviceOK && ok
 	return rep, note
 }
 
-func (a *App) startStanding(ctx context.Context, cfg *config.Config, viaService bool) ([]loop.Row, bool, string) {
+// startStanding starts the auto-starting sessions through the service
+// (viaService), or in this process — unless held names the pid of a
+// service that holds the store without being the one that answers.
+func (a *App) startStanding(ctx context.Context, cfg *config.Config, viaService bool, held int) ([]loop.Row, bool, string) {
 	if cfg.StandingErr != nil {
 		return []loop.Row{lifecycle.Misconfigured(cfg.StandingErr)}, false, ""
 	}
@@ -155,18 +165,44 @@ func (a *App) startStanding(ctx context.Context, cfg *config.Config, viaService 
 	}
 	var res loop.ControlResult
 	var err error
-	if viaService {
+	switch {
+	case viaService:
 		res, err = a.client(cfg).Control(ctx, "", "start", true)
-	} else {
+		if err != nil {
+			return []loop.Row{failedRow(restFailure(cfg, err))}, false, ""
+		}
+	case held != 0:
+		return []loop.Row{failedRow(fmt.Sprintf("not started: the service (pid %d) holds the store; see the service row", held))}, false, ""
+	default:
 		err = a.inProcess(cfg, func(svc *lifecycle.Service) error {
 			res, err = svc.Control(ctx, cfg, "", "start", true)
 			return err
 		})
-	}
-	if err != nil {
-		return []loop.Row{lifecycle.Misconfigured(err)}, false, ""
+		if err != nil {
+			return []loop.Row{failedRow(loop.ErrorMessage(err))}, false, ""
+		}
 	}
 	return res.Sessions, res.OK, ""
+}
+
+// failedRow is the one row standing sessions get when they could not be
+// reached at all.
+func failedRow(detail string) loop.Row {
+	return loop.Row{Name: "standingSessions", Outcome: loop.OutcomeFailed, Detail: detail}
+}
+
+// restFailure words a REST call the service refused or failed: a 401
+// names the variable to export (service.tokenEnv).
+func restFailure(cfg *config.Config, err error) string {
+	msg := loop.ErrorMessage(err)
+	if loophttp.HTTPStatus(err) == nethttp.StatusUnauthorized {
+		env := cfg.Service.TokenEnv
+		if env == "" {
+			env = "the variable service.tokenEnv names"
+		}
+		return fmt.Sprintf("the service refused this CLI (401): export %s (service.tokenEnv) with the service's token — %s", env, msg)
+	}
+	return msg
 }
 
 // inProcess runs fn with the verbs wired in this process (the store opened
@@ -177,25 +213,38 @@ func (a *App) inProcess(cfg *config.Config, fn func(svc *lifecycle.Service) erro
 		return err
 	}
 	defer db.Close()
-	return fn(a.Lifecycle(cfg, db, "cli", false))
+	return fn(a.Lifecycle(fixed(cfg), db, "cli", false))
 }
 
-// stopAll stops every recorded standing session (through the service when
-// it answers; a service that holds the store but does not answer is ended
-// first), then the service.
+// stopAll stops every recorded standing session, then the service. When
+// this state root's service answers, it stops them; when it does not
+// answer, or answers but refuses the stop (a CLI without the token), it is
+// ended first and they are stopped in this process. A service of another
+// state root answering at the address is left alone.
 func (a *App) stopAll(ctx context.Context, cfg *config.Config) loop.Report {
 	rep := loop.Report{StandingSessions: []loop.Row{}}
 	row := loop.ServiceRow{Service: "service", Enabled: cfg.Service.Enabled}
 	var res loop.ControlResult
 	var err error
-	if _, ok := a.healthy(cfg, 2*time.Second); ok {
-		res, err = a.client(cfg).Control(ctx, "", "stop", false)
-	} else {
+	st := a.probe(cfg, 2*time.Second)
+	local := !st.ours
+	if st.ours {
+		if res, err = a.client(cfg).Control(ctx, "", "stop", false); err != nil && ctx.Err() == nil {
+			row.Detail = fmt.Sprintf("pid %d refused the stop (%s)", st.health.PID, restFailure(cfg, err))
+			local = true
+		}
+	}
+	ended := false
+	if local {
 		if pid := servicePID(cfg); pid != 0 {
+			why := row.Detail
+			if why == "" {
+				why = fmt.Sprintf("pid %d did not answer", pid)
+			}
 			if _, kerr := endService(cfg, 3*time.Second); kerr != nil {
-				row.Detail = kerr.Error()
+				row.Detail = why + "; " + kerr.Error()
 			} else {
-				row.Detail = fmt.Sprintf("pid %d did not answer; ended it", pid)
+				row.Detail, ended = why+"; ended it", true
 			}
 		}
 		err = a.inProcess(cfg, func(svc *lifecycle.Service) error {
@@ -205,20 +254,23 @@ func (a *App) stopAll(ctx context.Context, cfg *config.Config) loop.Report {
 	}
 	standingOK := err == nil && res.OK
 	if err != nil {
-		rep.StandingSessions = []loop.Row{{Name: "standingSessions", Outcome: loop.OutcomeFailed, Detail: loop.ErrorMessage(err)}}
+		rep.StandingSessions = []loop.Row{failedRow(loop.ErrorMessage(err))}
 	} else if res.Sessions != nil {
 		rep.StandingSessions = res.Sessions
 	}
 	pid := servicePID(cfg)
-	switch ended, kerr := endService(cfg, 30*time.Second); {
+	switch stopped, kerr := endService(cfg, 30*time.Second); {
 	case kerr != nil:
 		row.Outcome, row.Detail = "failed", kerr.Error()
-	case ended:
+	case stopped:
 		row.Outcome, row.Detail = "stopped", fmt.Sprintf("pid %d", pid)
-	case row.Detail != "":
+	case ended:
 		row.Outcome = "stopped"
 	default:
 		row.Outcome = "not-running"
+		if st.answered && !st.ours {
+			row.Detail = st.foreign(cfg) + "; left it running"
+		}
 	}
 	rep.Services = []loop.ServiceRow{row}
 	rep.OK = standingOK && (row.Outcome == "stopped" || row.Outcome == "not-running")
@@ -226,18 +278,31 @@ func (a *App) stopAll(ctx context.Context, cfg *config.Config) loop.Report {
 }
 
 // statusAll reports the service and the standing sessions (decisions D6).
+// Once this state root's service answers, the store is never opened here:
+// a REST failure is shown in the standing row instead.
 func (a *App) statusAll(ctx context.Context, cfg *config.Config) loop.Report {
 	row := loop.ServiceRow{Service: "service", Enabled: cfg.Service.Enabled, URL: serviceURL(cfg),
 		MCP: &loop.MCPSummary{Enabled: cfg.Service.MCPEnabled, Path: "/mcp"}}
-	if h, ok := a.healthy(cfg, 2*time.Second); ok {
-		row.Running, row.Healthy, row.PID = true, true, h.PID
-		if rep, err := a.client(cfg).Status(ctx); err == nil {
-			rep.Services = []loop.ServiceRow{row}
-			rep.OK = rep.OK && row.Running
-			return rep
+	st := a.probe(cfg, 2*time.Second)
+	switch {
+	case st.ours:
+		row.Running, row.Healthy, row.PID = true, true, st.health.PID
+		rep, err := a.client(cfg).Status(ctx)
+		if err != nil {
+			return loop.Report{Services: []loop.ServiceRow{row}, StandingSessions: []loop.Row{failedRow(restFailure(cfg, err))}}
 		}
-	} else if pid := servicePID(cfg); pid != 0 {
-		row.Running, row.PID = true, pid
+		rep.Services = []loop.ServiceRow{row}
+		rep.OK = rep.OK && row.Running
+		return rep
+	case st.answered:
+		row.Detail = st.foreign(cfg)
+	}
+	if st.holder != 0 {
+		// It holds the store but does not answer here: opening the store
+		// would only wait for its lock.
+		row.Running, row.PID = true, st.holder
+		detail := fmt.Sprintf("the service (pid %d) holds the store but does not answer %s; run `the-loop stop`", st.holder, serviceURL(cfg))
+		return loop.Report{Services: []loop.ServiceRow{row}, StandingSessions: []loop.Row{failedRow(detail)}}
 	}
 	rep := loop.Report{Services: []loop.ServiceRow{row}}
 	var ok bool
@@ -246,13 +311,16 @@ func (a *App) statusAll(ctx context.Context, cfg *config.Config) loop.Report {
 		return nil
 	})
 	if err != nil {
-		rep.StandingSessions, ok = []loop.Row{{Name: "standingSessions", Outcome: loop.OutcomeFailed, Detail: loop.ErrorMessage(err)}}, false
+		rep.StandingSessions, ok = []loop.Row{failedRow(loop.ErrorMessage(err))}, false
 	}
 	rep.OK = ok && (!row.Enabled || row.Healthy)
 	return rep
 }
 
-// renderLifecycle writes start's and stop's report (original §7.5).
+// renderLifecycle writes start's and stop's report (original §7.5): the
+// service row and the header on stdout, each session row on stdout or, when
+// it failed, stderr (original §8.1) — and then, so that a log of stdout
+// alone still shows it, a summary line on stdout when any row failed.
 func renderLifecycle(stdout, stderr io.Writer, rep loop.Report, note string) {
 	width := 0
 	for _, s := range rep.Services {
@@ -275,7 +343,22 @@ func renderLifecycle(stdout, stderr io.Writer, rep loop.Report, note string) {
 	if len(rep.StandingSessions) > 0 {
 		fmt.Fprintln(stdout, "standing sessions:")
 		renderControl(stdout, stderr, rep.StandingSessions)
+		if n := countFailed(rep.StandingSessions); n > 0 {
+			fmt.Fprintf(stdout, "standing sessions: %d failed (see stderr)\n", n)
+		}
 	}
+}
+
+// countFailed counts the failed rows (the ones renderControl writes to
+// stderr).
+func countFailed(rows []loop.Row) int {
+	n := 0
+	for _, r := range rows {
+		if r.Outcome == loop.OutcomeFailed {
+			n++
+		}
+	}
+	return n
 }
 
 // renderStatus writes status's text report.
@@ -296,6 +379,9 @@ func renderStatus(w io.Writer, rep loop.Report) {
 				health = "not answering"
 			}
 			fmt.Fprintf(w, "%-11s %s (%s)\n", "", s.URL, health)
+		}
+		if s.Detail != "" {
+			fmt.Fprintf(w, "%-11s %s\n", "", s.Detail)
 		}
 	}
 	if len(rep.StandingSessions) == 0 {

@@ -9,6 +9,7 @@ import (
 	nethttp "net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -28,11 +29,14 @@ type ServeCmd struct{}
 // Run serves until SIGTERM or SIGINT, holding the store and the
 // single-instance lock of its state root.
 func (c *ServeCmd) Run(a *App) error {
+	log := slog.New(slog.NewTextHandler(a.Stderr, nil))
 	holder, err := config.NewHolder(a.ConfigPath)
 	if err != nil {
 		return err
 	}
+	holder.Logger = log
 	cfg := holder.Current()
+	current := restartNotes(holder.Current, cfg, log)
 	token, err := loophttp.CheckServe(cfg.Service, os.Getenv)
 	if err != nil {
 		return err
@@ -47,8 +51,7 @@ func (c *ServeCmd) Run(a *App) error {
 		return err
 	}
 	defer db.Close()
-	log := slog.New(slog.NewTextHandler(a.Stderr, nil))
-	svc := a.Lifecycle(cfg, db, "service", true)
+	svc := a.Lifecycle(current, db, "service", true)
 	poller := &channels.Poller{Service: svc, WorkItems: &channels.Mirror{Service: svc}, Log: log}
 	ln, err := net.Listen("tcp", cfg.Service.Addr())
 	if err != nil {
@@ -56,12 +59,13 @@ func (c *ServeCmd) Run(a *App) error {
 	}
 	srv := loophttp.NewServer(loophttp.Options{
 		Lifecycle: svc,
-		Config:    holder.Current,
+		Config:    current,
 		Version:   Version,
 		Logger:    log,
 		URL:       "http://" + ln.Addr().String(),
 		Poller:    poller,
 		Token:     token,
+		StateRoot: cfg.StateDir(),
 	})
 	log.Info("the-loop service listening", "url", "http://"+ln.Addr().String(), "pid", os.Getpid(), "config", a.ConfigPath)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -69,7 +73,7 @@ func (c *ServeCmd) Run(a *App) error {
 	// The Slack poll loop (decisions D22) ends before the store closes.
 	var polling sync.WaitGroup
 	pollCtx, endPolling := context.WithCancel(ctx)
-	polling.Go(func() { poller.Run(pollCtx, holder.Current) })
+	polling.Go(func() { poller.Run(pollCtx, current) })
 	defer polling.Wait()
 	defer endPolling()
 	served := make(chan error, 1)
@@ -89,4 +93,45 @@ func (c *ServeCmd) Run(a *App) error {
 		return fmt.Errorf("shutting down: %w", err)
 	}
 	return nil
+}
+
+// restartNotes wraps the holder's Current: when it hands out a reloaded
+// config, the keys that only take effect when the service restarts
+// (service.host, service.port, service.tokenEnv, eventLog.maxEvents,
+// state.root) and changed from the ones it started with are logged, once
+// per reload. Everything else is read per request.
+func restartNotes(current func() *config.Config, started *config.Config, log *slog.Logger) func() *config.Config {
+	var mu sync.Mutex
+	last := started
+	return func() *config.Config {
+		cfg := current()
+		mu.Lock()
+		defer mu.Unlock()
+		if cfg == last {
+			return cfg
+		}
+		last = cfg
+		if keys := restartKeys(started, cfg); len(keys) > 0 {
+			log.Warn("the CLI config changed keys that take effect on restart; run `the-loop restart` to apply them",
+				"keys", strings.Join(keys, ", "))
+		}
+		return cfg
+	}
+}
+
+// restartKeys names the keys a running service keeps from its start whose
+// values differ between old and new.
+func restartKeys(old, new *config.Config) []string {
+	var keys []string
+	changed := func(key string, differ bool) {
+		if differ {
+			keys = append(keys, key)
+		}
+	}
+	changed("service.host", old.Service.Host != new.Service.Host)
+	changed("service.port", old.Service.Port != new.Service.Port)
+	changed("service.tokenEnv", old.Service.TokenEnv != new.Service.TokenEnv)
+	changed("eventLog.maxEvents", old.EventLog.MaxEvents != new.EventLog.MaxEvents)
+	changed("state.root", old.StateDir() != new.StateDir())
+	return keys
 }

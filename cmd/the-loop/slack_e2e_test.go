@@ -230,6 +230,16 @@ func TestSlack_ThroughTheServiceAcrossACrashEachReplyOnce(t *testing.T) {
 	if got := s.agent.Messages(); !slices.Equal(got, want) {
 		t.Fatalf("pane got %q", got)
 	}
+	// channels status says whose environment it reports, and asks the
+	// service whether it sees the token.
+	var cs struct {
+		Environment         string `json:"environment"`
+		ServiceTokenPresent *bool  `json:"serviceTokenPresent"`
+	}
+	if st := s.must(0, "channels", "status", "--format", "json").stdout; json.Unmarshal([]byte(st), &cs) != nil ||
+		cs.Environment != "cli" || cs.ServiceTokenPresent == nil || !*cs.ServiceTokenPresent {
+		t.Fatalf("channels status through the service: %s", st)
+	}
 
 	// The service dies without a word; the next one has the same cursor.
 	serve.kill(syscall.SIGKILL)
@@ -329,7 +339,8 @@ channels:
   slack: {enabled: true, read: {mode: socket}}
 `)
 	st := s.must(0, "channels", "status").stdout
-	if !strings.Contains(st, "read mode:        socket — unsupported") || !strings.Contains(st, "authorized users: none") {
+	if !strings.Contains(st, "read mode:        socket — unsupported") || !strings.Contains(st, "authorized users: none") ||
+		!strings.Contains(st, "(in this CLI's environment)") || !strings.Contains(st, "service:          disabled") {
 		t.Fatalf("status:\n%s", st)
 	}
 	r := s.env.must(1, "channels", "poll")

@@ -118,7 +118,8 @@ func TestSlackWorkItems_AReplyIsRecordedOnTheTicketThenDelivered(t *testing.T) {
 	if len(calls) != 1 || !slices.Equal(calls[0], ghComment(answerOfRecord("UOPS", "Use the v2 API.", "Then ping me."))) {
 		t.Fatalf("gh calls %q", calls)
 	}
-	want := []string{framedReply("slack:UOPS", "Use the v2 API.\nThen ping me."), fromSlack("supervisor", "UOPS", "status report, please")}
+	// The newest binding (the supervisor's thread) is read first.
+	want := []string{fromSlack("supervisor", "UOPS", "status report, please"), framedReply("slack:UOPS", "Use the v2 API.\nThen ping me.")}
 	waitFor(t, "both replies in the panes", func() bool { return len(s.agent.Messages()) == 2 })
 	if got := s.agent.Messages(); !slices.Equal(got, want) {
 		t.Fatalf("panes got %q", got)
@@ -128,10 +129,10 @@ func TestSlackWorkItems_AReplyIsRecordedOnTheTicketThenDelivered(t *testing.T) {
 		got = append(got, fmt.Sprintf("%s %v %v %v", ev.Event, ev.Field("work_item"), ev.Field("actor"), ev.Field("reason")))
 	}
 	if want := []string{
-		"channel.reply_received github:octo/repo#5 UOPS <nil>",
-		"channel.mirrored github:octo/repo#5 UOPS <nil>",
 		"channel.reply_received standing:supervisor UOPS <nil>",
 		"channel.mirror_skipped standing:supervisor <nil> standing-session",
+		"channel.reply_received github:octo/repo#5 UOPS <nil>",
+		"channel.mirrored github:octo/repo#5 UOPS <nil>",
 	}; !slices.Equal(got, want) {
 		t.Fatalf("channel events:\n%s", strings.Join(got, "\n"))
 	}

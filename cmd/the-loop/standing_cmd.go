@@ -191,9 +191,10 @@ type StandingDeleteCmd struct {
 	Name string `arg:"" help:"The created session to forget."`
 }
 
-// Run deletes.
+// Run deletes. Unlike stop, it needs a config that validates (decisions
+// D8: only stop works from the records alone).
 func (c *StandingDeleteCmd) Run(a *App) error {
-	return a.withStanding(true, func(ctx context.Context, api standingAPI) error {
+	return a.withStanding(false, func(ctx context.Context, api standingAPI) error {
 		res, err := api.Delete(ctx, c.Name)
 		return a.control(res, err)
 	})

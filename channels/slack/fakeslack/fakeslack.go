@@ -49,6 +49,10 @@ type Workspace struct {
 	calls    map[string]int
 	pageSize int
 	failPost string
+	// limited is how many conversations.replies calls still answer 429,
+	// with Retry-After retryAfter seconds.
+	limited    int
+	retryAfter int
 	// onReplies runs (outside the lock) before conversations.replies answers.
 	onReplies func(channel, thread string)
 }
@@ -85,6 +89,15 @@ func (w *Workspace) FailPosts(code string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.failPost = code
+}
+
+// RateLimitReplies makes the next n conversations.replies calls answer
+// HTTP 429 with Retry-After: seconds, as Slack does when a method's tier is
+// exhausted.
+func (w *Workspace) RateLimitReplies(n, seconds int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.limited, w.retryAfter = n, seconds
 }
 
 // OnReplies runs fn before each conversations.replies answer (e.g. to
@@ -220,7 +233,17 @@ func (w *Workspace) replies(rw http.ResponseWriter, r *http.Request) {
 	}
 	w.mu.Lock()
 	hook := w.onReplies
+	limited := w.limited > 0
+	if limited {
+		w.limited--
+	}
+	retry := w.retryAfter
 	w.mu.Unlock()
+	if limited {
+		rw.Header().Set("Retry-After", strconv.Itoa(retry))
+		rw.WriteHeader(http.StatusTooManyRequests)
+		return
+	}
 	channel, thread := r.FormValue("channel"), r.FormValue("ts")
 	if hook != nil {
 		hook(channel, thread)
