@@ -344,3 +344,26 @@ func TestStanding_ASessionTheRecordDoesNotOwnIsNeverTouched(t *testing.T) {
 		t.Fatalf("%d agents spawned", n)
 	}
 }
+
+// A boot prompt too long for a tmux command line still spawns (decisions
+// D14b): the pane runs `the-loop internal-exec FILE`, which execs the agent.
+func TestStandingStart_LongBriefSpawnsThroughTheLauncher(t *testing.T) {
+	e := newEnv(t)
+	brief := strings.Repeat("Keep an eye on the work items in flight. ", 600) // ~24 KB
+	path := filepath.Join(e.dir, "brief.md")
+	if err := os.WriteFile(path, []byte(brief), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.config(strings.Replace(oneSession, "prompt: Watch the work items.", "promptFile: "+path, 1))
+	e.must(0, "standing", "start")
+	start := e.agent.WaitForKind(t, "start", 10*time.Second)
+	if !strings.HasSuffix(start.Prompt, "---\n\n"+strings.TrimSpace(brief)) || start.Argv[0] != "--session-id" {
+		t.Fatalf("the agent got a %d-byte prompt ending %q", len(start.Prompt), start.Prompt[max(0, len(start.Prompt)-60):])
+	}
+	matches, _ := filepath.Glob(filepath.Join(os.TempDir(), "the-loop-exec-*.json"))
+	for _, m := range matches {
+		if data, err := os.ReadFile(m); err == nil && strings.Contains(string(data), start.SessionID) {
+			t.Fatalf("the launcher left its argv file %s behind", m)
+		}
+	}
+}
