@@ -21,7 +21,7 @@ lint:
 
 # Go benchmarks: the speed and memory targets of the issues.
 bench:
-    go test -run '^$' -bench . -benchmem -count=1 ./...
+    go test -p 1 -run '^$' -bench . -benchmem -count=1 ./...
 
 # Start the-loop (service and standing sessions) on the example config (a stand-in agent is used when `claude` is not installed).
 run config="examples/cli-config.yaml": build
