@@ -2,7 +2,6 @@ package lifecycle
 
 import (
 	"context"
-	"errors"
 	"testing"
 
 	loop "github.com/the-loop-dev/the-loop"
@@ -43,40 +42,7 @@ func TestWorkItemMachine_EveryStateEventPair(t *testing.T) {
 			"active", "active", "active", "active", "-", "-",
 		},
 	}
-	ctx := context.Background()
-	pairs := 0
-	for state, row := range expected {
-		if len(row) != len(events) {
-			t.Fatalf("table row %s has %d cells, want %d", state, len(row), len(events))
-		}
-		for i, ev := range events {
-			pairs++
-			got, err := NextWorkItem(ctx, state, ev)
-			want := row[i]
-			if want == "-" {
-				var te *TransitionError
-				if !errors.As(err, &te) || !errors.Is(err, ErrTransition) {
-					t.Errorf("%s --%s--> want refused, got %q (err %v)", state, ev, got, err)
-				} else if te.State != state || te.Event != ev {
-					t.Errorf("%s --%s--> error names %q/%q", state, ev, te.State, te.Event)
-				}
-				if got != state {
-					t.Errorf("%s --%s--> refused but moved to %q", state, ev, got)
-				}
-				continue
-			}
-			if err != nil {
-				t.Errorf("%s --%s--> want %s, got error %v", state, ev, want, err)
-				continue
-			}
-			if got != want {
-				t.Errorf("%s --%s--> want %s, got %s", state, ev, want, got)
-			}
-		}
-	}
-	if pairs != 72 {
-		t.Fatalf("checked %d pairs, want 72", pairs)
-	}
+	checkMachine(t, NextWorkItem, events, expected, 72)
 }
 
 // A reply never spawns: from absent and closed, the only way to active is a
