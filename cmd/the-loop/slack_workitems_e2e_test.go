@@ -19,28 +19,8 @@ import (
 
 // slackWorkItems is slackSession plus a renamed control keyword (stop is
 // "loop halt"; the other keywords keep their defaults).
-const slackWorkItems = `
-state: {root: .the-loop}
-service: %SERVICE%
-routing:
-  tmux: {socketName: %SOCKET%, harnessKillGraceSeconds: 3, resumeProbeSeconds: 1}
-  control:
-    keywords: {stop: loop halt}
-channels:
-  slack:
-    enabled: true
-    apiUrl: %SLACK%
-    channel: CCENTRAL
-    authorizedUsers: [UOPS]
-    read: {mode: poll, intervalSeconds: %INTERVAL%}
-standingSessions:
-  enabled: true
-  sessions:
-    - name: supervisor
-      cwd: %DIR%
-      prompt: Watch the work items.
-      slack: {enabled: true, channel: COWN}
-`
+var slackWorkItems = strings.Replace(slackSession, "resumeProbeSeconds: 1}\n",
+	"resumeProbeSeconds: 1}\n  control:\n    keywords: {stop: loop halt}\n", 1)
 
 const octoTarget = "loop-github-octo-repo-5"
 
