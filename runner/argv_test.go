@@ -66,8 +66,8 @@ func spawnTranscript(target string) [][]string {
 		{"-L", "sock", "set-option", "-w", "-t", "=" + target + ":^", "remain-on-exit", "on"},
 		{"-L", "sock", "set-option", "-w", "-t", "=" + target + ":^", "window-size", "manual"},
 		{"-L", "sock", "respawn-pane", "-k", "-t", "=" + target + ":^.{top-left}", "-c", "/", "--",
-			"/bin/claude", "--session-id", "id-1", `--flag\;`, `boot prompt\;`},
-		{"-L", "sock", "set-option", "-t", "=" + target + ":", "@the-loop-tag", `id-1\;`},
+			"/bin/claude", "--session-id", "id-1", `--flag\;`, `boot prompt\;`,
+			";", "set-option", "-t", "=" + target + ":", "@the-loop-tag", `id-1\;`},
 	}
 }
 

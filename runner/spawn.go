@@ -31,10 +31,10 @@ var placeholder = []string{"sleep", "60"}
 // session is created running a placeholder, remain-on-exit is set on its
 // window, then respawn-pane -k replaces the placeholder with the harness,
 // so a harness that exits at once still leaves a dead pane and its exit
-// status. Only then, when spec.Tag is set, is the session's user option
-// @the-loop-tag set to it (read back by Tag), so a placeholder that never
-// became the harness carries no tag; a session the tag could not be set on
-// is killed. A live target is refused (EINVALID wrapping ErrSessionLive); a
+// status. In the same tmux command list, when spec.Tag is set, the
+// session's user option @the-loop-tag is set to it (read back by Tag): a
+// placeholder that never became the harness carries no tag, and a harness
+// never runs untagged. A live target is refused (EINVALID wrapping ErrSessionLive); a
 // dead one is killed first; a "duplicate session" answer is cleared and
 // retried once (original §2.3). A half-made session is killed even when
 // ctx is done by then (cleanupCtx).
@@ -84,15 +84,15 @@ func (t *Tmux) spawn(ctx context.Context, target, cwd, tag string, paneArgs []st
 	if err := t.do(ctx, "set-option", "-w", "-t", agentWindow(target), "window-size", "manual"); err != nil {
 		t.log.Warn("could not fix the window size", "target", target, "error", err)
 	}
+	if tag != "" {
+		// One tmux command list: the server runs the tag right after the
+		// respawn (and not if it failed), so no crash of this process can
+		// leave the harness running untagged — or a placeholder tagged.
+		paneArgs = append(append([]string{}, paneArgs...), ";", "set-option", "-t", optionTarget(target), TagOption, EscapeArg(tag))
+	}
 	if err := t.do(ctx, paneArgs...); err != nil {
 		t.abandon(ctx, target)
 		return fail(loop.EINTERNAL, err, "could not start the harness in tmux session %s: %v", target, err)
-	}
-	if tag != "" {
-		if err := t.do(ctx, "set-option", "-t", optionTarget(target), TagOption, EscapeArg(tag)); err != nil {
-			t.abandon(ctx, target)
-			return fail(loop.EINTERNAL, err, "could not tag tmux session %s as the-loop's: %v", target, err)
-		}
 	}
 	return nil
 }
