@@ -27,7 +27,7 @@ func TestStart_FreshThenAlreadyRunning(t *testing.T) {
 	if row.Outcome != "started" || row.Status != "running" || !row.Running || !row.Declared {
 		t.Fatalf("row %+v", row)
 	}
-	argv := r.spawns[0].Argv
+	argv := r.Spawns[0].Argv
 	if argv[0] != "/usr/bin/claude" || argv[1] != "--session-id" || argv[2] != row.HarnessSessionID {
 		t.Fatalf("argv %q", argv[:3])
 	}
@@ -36,8 +36,8 @@ func TestStart_FreshThenAlreadyRunning(t *testing.T) {
 	}
 
 	res, err = s.Start(ctx, cfg, "supervisor", false)
-	if err != nil || res.Sessions[0].Outcome != "already-running" || r.spawnCount() != 1 {
-		t.Fatalf("second start: %+v %v (spawns %d)", res, err, r.spawnCount())
+	if err != nil || res.Sessions[0].Outcome != "already-running" || r.SpawnCount() != 1 {
+		t.Fatalf("second start: %+v %v (spawns %d)", res, err, r.SpawnCount())
 	}
 	if got := eventNames(events(t, s, store.EventQuery{})); !slices.Equal(got, []string{"standing.started"}) {
 		t.Fatalf("events %v", got)
@@ -64,7 +64,7 @@ func TestStop_KeepsRecordAndResumes(t *testing.T) {
 	if row.Outcome != "resumed" || row.HarnessSessionID != id {
 		t.Fatalf("restart row %+v", row)
 	}
-	if a := r.spawns[1].Argv; a[1] != "--resume" || a[2] != id {
+	if a := r.Spawns[1].Argv; a[1] != "--resume" || a[2] != id {
 		t.Fatalf("resume argv %q", a[:3])
 	}
 }
@@ -79,7 +79,7 @@ func TestStart_ResumeThatDiesFallsBackFresh(t *testing.T) {
 	if _, err := s.Stop(ctx, cfg, "supervisor"); err != nil {
 		t.Fatal(err)
 	}
-	r.onSpawn = func(spec loop.SpawnSpec) loop.PaneState {
+	r.OnSpawn = func(spec loop.SpawnSpec) loop.PaneState {
 		if spec.Argv[1] == "--resume" {
 			return loop.PaneDead
 		}
@@ -99,7 +99,7 @@ func TestStart_ResumeThatDiesFallsBackFresh(t *testing.T) {
 
 func TestStart_RefusesLiveSessionWithoutRecord(t *testing.T) {
 	r := newFakeRunner()
-	r.panes["loop-standing-supervisor"] = loop.PaneLive
+	r.Panes["loop-standing-supervisor"] = loop.PaneLive
 	s := newTestService(t, r)
 	cfg := testConfig(t, "supervisor")
 	ctx := context.Background()
@@ -109,12 +109,12 @@ func TestStart_RefusesLiveSessionWithoutRecord(t *testing.T) {
 		t.Fatalf("row %+v", row)
 	}
 	rec, _ := s.read("supervisor")
-	if rec != nil || r.spawnCount() != 0 {
-		t.Fatalf("refusal wrote a record (%v) or spawned (%d)", rec, r.spawnCount())
+	if rec != nil || r.SpawnCount() != 0 {
+		t.Fatalf("refusal wrote a record (%v) or spawned (%d)", rec, r.SpawnCount())
 	}
 	stop, _ := s.Stop(ctx, cfg, "supervisor")
-	if stop.Sessions[0].Outcome != "not-running" || len(r.killed) != 0 {
-		t.Fatalf("stop touched the occupant: %+v killed=%v", stop.Sessions[0], r.killed)
+	if stop.Sessions[0].Outcome != "not-running" || len(r.Killed) != 0 {
+		t.Fatalf("stop touched the occupant: %+v killed=%v", stop.Sessions[0], r.Killed)
 	}
 	if got := eventNames(events(t, s, store.EventQuery{})); !slices.Equal(got, []string{"standing.spawn_failed"}) {
 		t.Fatalf("events %v", got)
@@ -123,11 +123,11 @@ func TestStart_RefusesLiveSessionWithoutRecord(t *testing.T) {
 
 func TestStart_TmuxSilentSpawnsNothing(t *testing.T) {
 	r := newFakeRunner()
-	r.silent = true
+	r.Silent = true
 	s := newTestService(t, r)
 	res, _ := s.Start(context.Background(), testConfig(t, "a"), "a", false)
-	if res.OK || !strings.Contains(res.Sessions[0].Detail, "tmux did not answer") || r.spawnCount() != 0 {
-		t.Fatalf("%+v spawns=%d", res, r.spawnCount())
+	if res.OK || !strings.Contains(res.Sessions[0].Detail, "tmux did not answer") || r.SpawnCount() != 0 {
+		t.Fatalf("%+v spawns=%d", res, r.SpawnCount())
 	}
 }
 
@@ -175,8 +175,8 @@ func TestStart_ConcurrentStartsSpawnOnce(t *testing.T) {
 	wg.Wait()
 	slices.Sort(outcomes)
 	want := []string{"already-running", "already-running", "already-running", "already-running", "already-running", "already-running", "already-running", "started"}
-	if !slices.Equal(outcomes, want) || r.spawnCount() != 1 {
-		t.Fatalf("outcomes %v spawns %d", outcomes, r.spawnCount())
+	if !slices.Equal(outcomes, want) || r.SpawnCount() != 1 {
+		t.Fatalf("outcomes %v spawns %d", outcomes, r.SpawnCount())
 	}
 }
 
@@ -186,19 +186,13 @@ func TestStart_StaleClaimWithLivePaneIsRecovered(t *testing.T) {
 	cfg := testConfig(t, "supervisor")
 	ctx := context.Background()
 	// A start that died after spawning: its claim names a pid that is gone.
-	_, err := s.transition(ctx, "supervisor", EvClaimStart, func(rec *loop.StandingRecord) error {
-		rec.Claim = &loop.Claim{Op: "start", PID: deadPID(t), Since: s.stamp(), HarnessSessionID: "abc"}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.panes["loop-standing-supervisor"] = loop.PaneLive
-	r.tags["loop-standing-supervisor"] = "abc" // the spawn that died had tagged it
+	staleStartClaim(t, s, "supervisor", "abc")
+	r.Panes["loop-standing-supervisor"] = loop.PaneLive
+	r.Tags["loop-standing-supervisor"] = "abc" // the spawn that died had tagged it
 	res, _ := s.Start(ctx, cfg, "supervisor", false)
 	row := res.Sessions[0]
-	if row.Outcome != "already-running" || row.HarnessSessionID != "abc" || r.spawnCount() != 0 {
-		t.Fatalf("row %+v spawns %d", row, r.spawnCount())
+	if row.Outcome != "already-running" || row.HarnessSessionID != "abc" || r.SpawnCount() != 0 {
+		t.Fatalf("row %+v spawns %d", row, r.SpawnCount())
 	}
 	list, _ := s.List(ctx, cfg)
 	if len(list) != 1 || list[0].Status != "running" || !list[0].Running {
@@ -211,15 +205,10 @@ func TestStart_StaleClaimWithoutPaneStartsOnce(t *testing.T) {
 	s := newTestService(t, r)
 	cfg := testConfig(t, "supervisor")
 	ctx := context.Background()
-	if _, err := s.transition(ctx, "supervisor", EvClaimStart, func(rec *loop.StandingRecord) error {
-		rec.Claim = &loop.Claim{Op: "start", PID: deadPID(t), Since: s.stamp(), HarnessSessionID: "abc"}
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	staleStartClaim(t, s, "supervisor", "abc")
 	res, _ := s.Start(ctx, cfg, "supervisor", false)
-	if res.Sessions[0].Outcome != "started" || r.spawnCount() != 1 {
-		t.Fatalf("%+v spawns %d", res.Sessions[0], r.spawnCount())
+	if res.Sessions[0].Outcome != "started" || r.SpawnCount() != 1 {
+		t.Fatalf("%+v spawns %d", res.Sessions[0], r.SpawnCount())
 	}
 }
 
@@ -278,17 +267,12 @@ func TestStart_StaleClaimOverAnUntaggedPaneIsNotAdopted(t *testing.T) {
 	s := newTestService(t, r)
 	cfg := testConfig(t, "supervisor")
 	ctx := context.Background()
-	if _, err := s.transition(ctx, "supervisor", EvClaimStart, func(rec *loop.StandingRecord) error {
-		rec.Claim = &loop.Claim{Op: "start", PID: deadPID(t), Since: s.stamp(), HarnessSessionID: "abc"}
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	staleStartClaim(t, s, "supervisor", "abc")
 	// The start died before the harness ran: the pane holds a placeholder.
-	r.panes["loop-standing-supervisor"] = loop.PaneLive
+	r.Panes["loop-standing-supervisor"] = loop.PaneLive
 	res, _ := s.Start(ctx, cfg, "supervisor", false)
-	if row := res.Sessions[0]; row.Outcome != "failed" || !strings.Contains(row.Detail, "no record of it") || r.spawnCount() != 0 {
-		t.Fatalf("row %+v spawns %d", row, r.spawnCount())
+	if row := res.Sessions[0]; row.Outcome != "failed" || !strings.Contains(row.Detail, "no record of it") || r.SpawnCount() != 0 {
+		t.Fatalf("row %+v spawns %d", row, r.SpawnCount())
 	}
 	if rec, _ := s.read("supervisor"); rec != nil {
 		t.Fatalf("record %+v", rec)
@@ -307,18 +291,30 @@ func TestStartAndStop_NeverTouchASessionTheRecordDoesNotOwn(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Someone else's agent now holds the name on the same server.
-	killed := len(r.killed)
-	r.panes["loop-standing-supervisor"] = loop.PaneLive
-	r.tags["loop-standing-supervisor"] = "someone-else"
+	killed := len(r.Killed)
+	r.Panes["loop-standing-supervisor"] = loop.PaneLive
+	r.Tags["loop-standing-supervisor"] = "someone-else"
 	res, _ := s.Start(ctx, cfg, "supervisor", false)
 	if row := res.Sessions[0]; row.Outcome != "failed" || !strings.Contains(row.Detail, "not the agent the-loop started") {
 		t.Fatalf("start over a foreign session: %+v", row)
 	}
 	stop, _ := s.Stop(ctx, cfg, "")
-	if row := stop.Sessions[0]; row.Outcome != "not-running" || len(r.killed) != killed {
-		t.Fatalf("stop signalled a foreign session: %+v killed %v", row, r.killed)
+	if row := stop.Sessions[0]; row.Outcome != "not-running" || len(r.Killed) != killed {
+		t.Fatalf("stop signalled a foreign session: %+v killed %v", row, r.Killed)
 	}
-	if _, err := s.Say(ctx, cfg, "supervisor", "hello", "ops"); loop.ErrorCode(err) != loop.ENOTFOUND || len(r.delivered) != 0 {
-		t.Fatalf("say into a foreign session: %v delivered %q", err, r.delivered)
+	if _, err := s.Say(ctx, cfg, "supervisor", "hello", "ops"); loop.ErrorCode(err) != loop.ENOTFOUND || len(r.Delivered) != 0 {
+		t.Fatalf("say into a foreign session: %v delivered %q", err, r.Delivered)
+	}
+}
+
+// staleStartClaim records a start claim on name for conversation id, held
+// by a process that has exited: a start that died mid-way.
+func staleStartClaim(t *testing.T, s *Service, name, id string) {
+	t.Helper()
+	if _, err := s.transition(context.Background(), name, EvClaimStart, func(rec *loop.StandingRecord) error {
+		rec.Claim = &loop.Claim{Op: "start", PID: deadPID(t), Since: s.stamp(), HarnessSessionID: id}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
 	}
 }
