@@ -2,13 +2,11 @@ package channels
 
 import (
 	"context"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/channels/slack/fakeslack"
@@ -16,28 +14,6 @@ import (
 	"github.com/the-loop-dev/the-loop/lifecycle"
 	"github.com/the-loop-dev/the-loop/store"
 )
-
-// The fake tmux's work-item entry points: they keep the runner's refusals
-// and delegate to the target-addressed calls.
-
-func (f *fakeRunner) Spawn(ctx context.Context, item loop.WorkItemRef, spec loop.SpawnSpec) error {
-	return f.SpawnIn(ctx, item.TmuxTarget(), spec)
-}
-
-func (f *fakeRunner) Deliver(ctx context.Context, sess loop.WorkItemTarget, text io.Reader) error {
-	if !f.State(ctx, sess.TmuxTarget).LiveOrUnknown() {
-		return loop.NotFound("tmux session %s not found", sess.TmuxTarget)
-	}
-	return f.DeliverTo(ctx, sess.TmuxTarget, text)
-}
-
-func (f *fakeRunner) Kill(ctx context.Context, sess loop.WorkItemTarget) error {
-	return f.KillTarget(ctx, sess.TmuxTarget)
-}
-
-func (f *fakeRunner) TerminateHarness(ctx context.Context, sess loop.WorkItemTarget, grace time.Duration) error {
-	return f.TerminateHarnessIn(ctx, sess.TmuxTarget, sess.Ref, grace)
-}
 
 const octo = "github:octo/repo#5"
 
@@ -101,7 +77,7 @@ func TestMirror_AWorkItemReplyIsCommentedThenDelivered(t *testing.T) {
 	if len(calls) != 1 || !slices.Equal(calls[0], wantArgv) {
 		t.Fatalf("gh calls %q", calls)
 	}
-	if got := w.runner.messages(); !slices.Equal(got, []string{lifecycle.FrameReply(octo, "slack:UOPS", "Use the v2 API.")}) {
+	if got := w.runner.Messages(); !slices.Equal(got, []string{lifecycle.FrameReply(octo, "slack:UOPS", "Use the v2 API.")}) {
 		t.Fatalf("pasted %q", got)
 	}
 	evs := w.events("channel.*", "session.reply_sent")
@@ -134,7 +110,7 @@ func TestMirror_AFailureStillDeliversOnce(t *testing.T) {
 		!strings.Contains(evs[0].Field("error").(string), "HTTP 502: fakegh was told to fail") {
 		t.Fatalf("mirror_failed %+v", evs)
 	}
-	if got := w.runner.messages(); len(got) != 1 || got[0] != lifecycle.FrameReply(octo, "slack:UOPS", "ship it") {
+	if got := w.runner.Messages(); len(got) != 1 || got[0] != lifecycle.FrameReply(octo, "slack:UOPS", "ship it") {
 		t.Fatalf("pasted %q", got)
 	}
 }

@@ -170,7 +170,7 @@ func TestStart_PostsOnceInItsChannelAndAnAuthorizedReplyIsPasted(t *testing.T) {
 
 	w.ws.Reply("COWN", thread, "UOPS", "status report, please")
 	want(t, w.poll(), loop.PollSummary{Replies: 1, Processed: 1, Delivered: 1})
-	if got := w.runner.messages(); !slices.Equal(got, []string{framed("slack:UOPS", "status report, please")}) {
+	if got := w.runner.Messages(); !slices.Equal(got, []string{framed("slack:UOPS", "status report, please")}) {
 		t.Fatalf("pasted %q", got)
 	}
 	evs := w.events("channel.*", "standing.said")
@@ -212,7 +212,7 @@ func TestPoll_DropsBotsSelfAndUnauthorizedMembers(t *testing.T) {
 	w.ws.Add(fakeslack.Message{Channel: "COWN", ThreadTS: thread, User: "UOPS", BotID: "BOTHER", Text: "an app posting as a member"})
 	w.ws.Add(fakeslack.Message{Channel: "COWN", ThreadTS: thread, Subtype: "bot_message", BotID: "BOTHER", Text: "a bot_message"})
 	want(t, w.poll(), loop.PollSummary{Replies: 4, Dropped: 4})
-	if got := w.runner.messages(); len(got) != 0 {
+	if got := w.runner.Messages(); len(got) != 0 {
 		t.Fatalf("pasted %q", got)
 	}
 	evs := w.events("channel.*")
@@ -241,8 +241,8 @@ func TestPoll_AnEmptyAllowListAdmitsNobody(t *testing.T) {
 	w.cfg.Slack.AuthorizedUsers = nil
 	w.ws.Reply("COWN", thread, "UOPS", "hello")
 	want(t, w.poll(), loop.PollSummary{Replies: 1, Dropped: 1})
-	if evs := w.events("channel.*"); len(evs) != 1 || evs[0].Field("reason") != "unauthorized-actor" || len(w.runner.messages()) != 0 {
-		t.Fatalf("events %v pasted %q", names(evs), w.runner.messages())
+	if evs := w.events("channel.*"); len(evs) != 1 || evs[0].Field("reason") != "unauthorized-actor" || len(w.runner.Messages()) != 0 {
+		t.Fatalf("events %v pasted %q", names(evs), w.runner.Messages())
 	}
 }
 
@@ -264,8 +264,8 @@ func TestPoll_AThreadUnboundMidCycleIsDroppedUnmapped(t *testing.T) {
 	})
 	want(t, w.poll(), loop.PollSummary{Replies: 1, Dropped: 1})
 	evs := w.events("channel.*")
-	if len(evs) != 1 || evs[0].Field("reason") != "unmapped" || evs[0].Field("thread") != thread || len(w.runner.messages()) != 0 {
-		t.Fatalf("events %+v pasted %q", evs, w.runner.messages())
+	if len(evs) != 1 || evs[0].Field("reason") != "unmapped" || evs[0].Field("thread") != thread || len(w.runner.Messages()) != 0 {
+		t.Fatalf("events %+v pasted %q", evs, w.runner.Messages())
 	}
 }
 
@@ -280,20 +280,20 @@ func TestPoll_AReplyIsProcessedAtMostOnce(t *testing.T) {
 
 	// The process dies in the middle of the paste.
 	w.ws.Reply("COWN", thread, "UOPS", "two")
-	w.runner.deliver = func(context.Context, string) error { panic("the process died mid-paste") }
+	w.runner.DeliverHook = func(context.Context, string) error { panic("the process died mid-paste") }
 	func() {
 		defer func() { _ = recover() }()
 		_, _ = w.poller.Poll(context.Background(), w.cfg)
 		t.Fatal("the poll should have died")
 	}()
-	w.runner.deliver = nil
+	w.runner.DeliverHook = nil
 	restarted := &Poller{Service: w.svc}
 	sum, err := restarted.Poll(context.Background(), w.cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want(t, sum, loop.PollSummary{})
-	if got := w.runner.messages(); !slices.Equal(got, []string{framed("slack:UOPS", "one")}) {
+	if got := w.runner.Messages(); !slices.Equal(got, []string{framed("slack:UOPS", "one")}) {
 		t.Fatalf("pasted %q", got)
 	}
 	if n := len(w.events("channel.reply_received")); n != 2 {
@@ -318,7 +318,7 @@ func TestPoll_ConcurrentCyclesTakeEachReplyOnce(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	if got := w.runner.messages(); len(got) != 5 {
+	if got := w.runner.Messages(); len(got) != 5 {
 		t.Fatalf("pasted %d times, want 5: %q", len(got), got)
 	}
 }
@@ -335,7 +335,7 @@ func TestPoll_ReadsEveryPageInOrder(t *testing.T) {
 		wantMsgs = append(wantMsgs, framed("slack:UOPS", text))
 	}
 	want(t, w.poll(), loop.PollSummary{Replies: 7, Processed: 7, Delivered: 7})
-	if got := w.runner.messages(); !slices.Equal(got, wantMsgs) {
+	if got := w.runner.Messages(); !slices.Equal(got, wantMsgs) {
 		t.Fatalf("pasted %q", got)
 	}
 }
@@ -403,7 +403,7 @@ func TestDelete_ThenRecreateGetsANewThreadAndTheOldOneIsDroppedUnmapped(t *testi
 	w.ws.Reply("CCENTRAL", old, "UOPS", "to the old session")
 	w.ws.Reply("CCENTRAL", posts[1].TS, "UOPS", "to the new one")
 	want(t, w.poll(), loop.PollSummary{Replies: 2, Processed: 1, Delivered: 1, Dropped: 1})
-	if got := w.runner.messages(); len(got) != 1 || !strings.HasSuffix(got[0], "to the new one") {
+	if got := w.runner.Messages(); len(got) != 1 || !strings.HasSuffix(got[0], "to the new one") {
 		t.Fatalf("pasted %q", got)
 	}
 	evs := w.events("channel.dropped")
@@ -520,7 +520,7 @@ func TestRun_PollsEveryIntervalUntilCancelled(t *testing.T) {
 	}()
 	w.ws.Reply("COWN", thread, "UOPS", "from the loop")
 	deadline := time.Now().Add(10 * time.Second)
-	for len(w.runner.messages()) == 0 {
+	for len(w.runner.Messages()) == 0 {
 		if time.Now().After(deadline) {
 			t.Fatal("the loop delivered nothing")
 		}

@@ -55,8 +55,8 @@ func newCached(inner loop.Runner) (*cachedRunner, *fakeClock) {
 
 func TestCachedRunner_AnswersFromOneQueryWithinTTL(t *testing.T) {
 	f := newFakeRunner()
-	f.panes["loop-standing-a"] = loop.PaneLive
-	f.panes["loop-standing-b"] = loop.PaneDead
+	f.Panes["loop-standing-a"] = loop.PaneLive
+	f.Panes["loop-standing-b"] = loop.PaneDead
 	inner := &countingRunner{fakeRunner: f}
 	c, clk := newCached(inner)
 	ctx := context.Background()
@@ -68,9 +68,9 @@ func TestCachedRunner_AnswersFromOneQueryWithinTTL(t *testing.T) {
 	if c.State(ctx, "loop-standing-a") != loop.PaneLive || inner.queries.Load() != 1 {
 		t.Fatalf("State within the ttl queried tmux (%d queries)", inner.queries.Load())
 	}
-	f.mu.Lock()
-	f.panes["loop-standing-a"] = loop.PaneDead // dies behind our back
-	f.mu.Unlock()
+	f.Mu.Lock()
+	f.Panes["loop-standing-a"] = loop.PaneDead // dies behind our back
+	f.Mu.Unlock()
 	clk.add(100 * time.Millisecond)
 	if c.State(ctx, "loop-standing-a") != loop.PaneLive {
 		t.Fatal("a fresh snapshot was not used")
@@ -83,7 +83,7 @@ func TestCachedRunner_AnswersFromOneQueryWithinTTL(t *testing.T) {
 
 func TestCachedRunner_ConcurrentCallersShareOneRefresh(t *testing.T) {
 	f := newFakeRunner()
-	f.panes["loop-standing-a"] = loop.PaneLive
+	f.Panes["loop-standing-a"] = loop.PaneLive
 	hold := make(chan struct{})
 	inner := &countingRunner{fakeRunner: f, gate: func() { <-hold }, asked: make(chan []string, 16)}
 	c, _ := newCached(inner)
@@ -171,7 +171,7 @@ func TestCachedRunner_RefreshInFlightAcrossAChangeIsNotKept(t *testing.T) {
 
 func TestCachedRunner_NewTargetIsQueried(t *testing.T) {
 	f := newFakeRunner()
-	f.panes["loop-standing-b"] = loop.PaneLive
+	f.Panes["loop-standing-b"] = loop.PaneLive
 	inner := &countingRunner{fakeRunner: f}
 	c, _ := newCached(inner)
 	ctx := context.Background()
@@ -227,7 +227,7 @@ func TestCachedRunner_VerbsSeeTheirOwnEffects(t *testing.T) {
 
 func TestCachedRunner_StatesAnswersStaleWhileRefreshing(t *testing.T) {
 	f := newFakeRunner()
-	f.panes["loop-standing-a"] = loop.PaneLive
+	f.Panes["loop-standing-a"] = loop.PaneLive
 	release := make(chan struct{})
 	var calls atomic.Int32
 	inner := &countingRunner{fakeRunner: f, asked: make(chan []string, 4)}
@@ -241,9 +241,9 @@ func TestCachedRunner_StatesAnswersStaleWhileRefreshing(t *testing.T) {
 	targets := []string{"loop-standing-a"}
 	c.States(ctx, targets)
 	<-inner.asked
-	f.mu.Lock()
-	f.panes["loop-standing-a"] = loop.PaneDead
-	f.mu.Unlock()
+	f.Mu.Lock()
+	f.Panes["loop-standing-a"] = loop.PaneDead
+	f.Mu.Unlock()
 
 	clk.add(300 * time.Millisecond) // past the ttl, within 3×ttl
 	if got := c.States(ctx, targets)["loop-standing-a"]; got != loop.PaneLive {
@@ -257,9 +257,9 @@ func TestCachedRunner_StatesAnswersStaleWhileRefreshing(t *testing.T) {
 	eventually(t, func() bool { return c.States(ctx, targets)["loop-standing-a"] == loop.PaneDead })
 
 	// Past 3×ttl, States waits for a fresh answer.
-	f.mu.Lock()
-	f.panes["loop-standing-a"] = loop.PaneLive
-	f.mu.Unlock()
+	f.Mu.Lock()
+	f.Panes["loop-standing-a"] = loop.PaneLive
+	f.Mu.Unlock()
 	clk.add(800 * time.Millisecond)
 	if got := c.States(ctx, targets)["loop-standing-a"]; got != loop.PaneLive {
 		t.Fatalf("a snapshot older than 3×ttl was used: %s", got)

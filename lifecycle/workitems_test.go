@@ -52,10 +52,10 @@ func (w *itemRunner) TerminateHarness(ctx context.Context, sess loop.WorkItemTar
 	w.terminated = append(w.terminated, sess.TmuxTarget)
 	w.labels = append(w.labels, sess.Ref)
 	w.mu.Unlock()
-	w.fakeRunner.mu.Lock()
-	defer w.fakeRunner.mu.Unlock()
-	if _, ok := w.panes[sess.TmuxTarget]; ok {
-		w.panes[sess.TmuxTarget] = loop.PaneDead
+	w.fakeRunner.Mu.Lock()
+	defer w.fakeRunner.Mu.Unlock()
+	if _, ok := w.Panes[sess.TmuxTarget]; ok {
+		w.Panes[sess.TmuxTarget] = loop.PaneDead
 	}
 	return nil
 }
@@ -100,7 +100,7 @@ func TestStartSession_FreshThenAlreadyRunning(t *testing.T) {
 	if want := "started claude session for github:octo/repo#5 (tmux: loop-github-octo-repo-5)"; res.Messages[0].Text != want {
 		t.Fatalf("messages %+v", res.Messages)
 	}
-	argv := w.spawns[0].Argv
+	argv := w.Spawns[0].Argv
 	if argv[0] != "/usr/bin/claude" || argv[1] != "--session-id" || argv[2] != row.HarnessSessionID || len(argv) != 4 {
 		t.Fatalf("argv %q", argv)
 	}
@@ -113,8 +113,8 @@ func TestStartSession_FreshThenAlreadyRunning(t *testing.T) {
 	}
 
 	again := mustStart(t, s, cfg, loop.SessionStartRequest{Ref: octo}, "already-running")
-	if w.spawnCount() != 1 || again.Messages[0].Text != "github:octo/repo#5 is already running (claude)" {
-		t.Fatalf("second start %+v (spawns %d)", again, w.spawnCount())
+	if w.SpawnCount() != 1 || again.Messages[0].Text != "github:octo/repo#5 is already running (claude)" {
+		t.Fatalf("second start %+v (spawns %d)", again, w.SpawnCount())
 	}
 	evs := events(t, s, store.EventQuery{})
 	if got := eventNames(evs); !slices.Equal(got, []string{"session.started"}) {
@@ -132,11 +132,11 @@ func TestStartSession_GivenPromptAndHarnessArgs(t *testing.T) {
 	req := startReq(t, octo)
 	req.Prompt = "Fix the flaky test."
 	mustStart(t, s, cfg, req, "started")
-	if got := w.spawns[0].Argv[3:]; !slices.Equal(got, []string{"--model", "opus", "Fix the flaky test."}) {
+	if got := w.Spawns[0].Argv[3:]; !slices.Equal(got, []string{"--model", "opus", "Fix the flaky test."}) {
 		t.Fatalf("argv tail %q", got)
 	}
-	if w.spawns[0].Cwd != req.Cwd {
-		t.Fatalf("cwd %q, want %q", w.spawns[0].Cwd, req.Cwd)
+	if w.Spawns[0].Cwd != req.Cwd {
+		t.Fatalf("cwd %q, want %q", w.Spawns[0].Cwd, req.Cwd)
 	}
 }
 
@@ -158,20 +158,20 @@ func TestStartSession_RefusesStandingRefsAndUnknownHarness(t *testing.T) {
 	if want := "unknown harness 'codex' for the session of github:octo/repo#5 (one of claude, cursor)"; loop.ErrorMessage(err) != want || loop.ErrorCode(err) != loop.EINVALID {
 		t.Fatalf("err %v, want %q", err, want)
 	}
-	if w.spawnCount() != 0 || len(events(t, s, store.EventQuery{})) != 0 {
+	if w.SpawnCount() != 0 || len(events(t, s, store.EventQuery{})) != 0 {
 		t.Fatal("a refused start spawned or recorded something")
 	}
 }
 
 func TestStartSession_RefusesLivePaneWithoutRecord(t *testing.T) {
 	s, w := newItemService(t)
-	w.panes[octoTarget] = loop.PaneLive
+	w.Panes[octoTarget] = loop.PaneLive
 	res, err := s.StartSession(context.Background(), testConfig(t), startReq(t, octo))
 	if err != nil || res.Outcome != "failed" || res.ExitCode != 1 || res.Session != nil ||
 		!strings.Contains(res.Messages[0].Text, "a tmux session named loop-github-octo-repo-5 exists but the-loop has no record of it") {
 		t.Fatalf("start %+v %v", res, err)
 	}
-	if w.spawnCount() != 0 || len(w.killed) != 0 {
+	if w.SpawnCount() != 0 || len(w.Killed) != 0 {
 		t.Fatal("touched the unaccounted pane")
 	}
 	evs := events(t, s, store.EventQuery{})
@@ -190,7 +190,7 @@ func TestStartSession_MissingCwdFailsAndRecordsNothing(t *testing.T) {
 	if err != nil || res.Outcome != "failed" || res.ExitCode != 1 || !strings.Contains(res.Messages[0].Text, "is not a directory") {
 		t.Fatalf("start %+v %v", res, err)
 	}
-	if w.spawnCount() != 0 {
+	if w.SpawnCount() != 0 {
 		t.Fatal("spawned into a missing directory")
 	}
 	if got := eventNames(events(t, s, store.EventQuery{})); !slices.Equal(got, []string{"session.spawn_failed"}) {
@@ -221,8 +221,8 @@ func TestStartSession_ConcurrentStartsSpawnOnce(t *testing.T) {
 	}
 	wg.Wait()
 	slices.Sort(outcomes)
-	if w.spawnCount() != 1 || outcomes[7] != "started" || outcomes[0] != "already-running" {
-		t.Fatalf("spawns %d, outcomes %v", w.spawnCount(), outcomes)
+	if w.SpawnCount() != 1 || outcomes[7] != "started" || outcomes[0] != "already-running" {
+		t.Fatalf("spawns %d, outcomes %v", w.SpawnCount(), outcomes)
 	}
 }
 
@@ -238,8 +238,8 @@ func TestReplySession_FramedIntoTheLivePane(t *testing.T) {
 		t.Fatalf("messages %+v", res.Messages)
 	}
 	want := "Reply from the operator via the-loop control plane (ops) to your question on github:octo/repo#5:\n\nUse the v2 API."
-	if len(w.delivered) != 1 || w.delivered[0] != want {
-		t.Fatalf("delivered %q, want %q", w.delivered, want)
+	if len(w.Delivered) != 1 || w.Delivered[0] != want {
+		t.Fatalf("delivered %q, want %q", w.Delivered, want)
 	}
 	evs := events(t, s, store.EventQuery{Types: []string{"session.reply_sent"}})
 	if len(evs) != 1 || evs[0].Field("work_item") != octo || evs[0].Field("actor") != "ops" {
@@ -273,9 +273,9 @@ func TestReplySession_RefusalsNeverSpawn(t *testing.T) {
 	check("unknown work item", octo, "hi", loop.ENOTFOUND, noSession)
 
 	mustStart(t, s, cfg, startReq(t, octo), "started")
-	w.fakeRunner.mu.Lock()
-	w.panes[octoTarget] = loop.PaneDead // the agent exited
-	w.fakeRunner.mu.Unlock()
+	w.fakeRunner.Mu.Lock()
+	w.Panes[octoTarget] = loop.PaneDead // the agent exited
+	w.fakeRunner.Mu.Unlock()
 	check("dead pane", octo, "hi", loop.ENOTFOUND, noPane)
 
 	if _, err := s.CloseSession(ctx, cfg, octo, nil); err != nil {
@@ -283,8 +283,8 @@ func TestReplySession_RefusalsNeverSpawn(t *testing.T) {
 	}
 	check("closed session", octo, "hi", loop.ENOTFOUND, noSession)
 
-	if w.spawnCount() != 1 || len(w.delivered) != 0 {
-		t.Fatalf("a refused reply spawned (%d) or delivered (%q)", w.spawnCount(), w.delivered)
+	if w.SpawnCount() != 1 || len(w.Delivered) != 0 {
+		t.Fatalf("a refused reply spawned (%d) or delivered (%q)", w.SpawnCount(), w.Delivered)
 	}
 	if n := len(events(t, s, store.EventQuery{Types: []string{"session.reply_sent"}})); n != 0 {
 		t.Fatalf("%d reply_sent events for refused replies", n)
@@ -311,8 +311,8 @@ func TestCloseSession_KeepsTmuxAndEndsTheHarnessByDefault(t *testing.T) {
 	if !slices.Equal(texts, want) {
 		t.Fatalf("messages %q, want %q", texts, want)
 	}
-	if !slices.Equal(w.terminated, []string{octoTarget}) || !slices.Equal(w.labels, []string{octo}) || len(w.killed) != 0 {
-		t.Fatalf("terminated %v (labels %v), killed %v", w.terminated, w.labels, w.killed)
+	if !slices.Equal(w.terminated, []string{octoTarget}) || !slices.Equal(w.labels, []string{octo}) || len(w.Killed) != 0 {
+		t.Fatalf("terminated %v (labels %v), killed %v", w.terminated, w.labels, w.Killed)
 	}
 	row, err := s.GetSession(context.Background(), cfg, octo)
 	if err != nil || row.Status != "closed" || row.Running {
@@ -346,9 +346,9 @@ func TestCloseSession_KillsTmuxWhenNotKept(t *testing.T) {
 			if err != nil || !res.Closed || res.Messages[0].Text != "killed tmux session loop-github-octo-repo-5" {
 				t.Fatalf("close %+v %v", res, err)
 			}
-			if !slices.Equal(w.killed, []string{octoTarget}) || !slices.Equal(w.terminated, []string{octoTarget}) ||
+			if !slices.Equal(w.Killed, []string{octoTarget}) || !slices.Equal(w.terminated, []string{octoTarget}) ||
 				w.pane(octoTarget) != loop.PaneAbsent {
-				t.Fatalf("killed %v terminated %v pane %s", w.killed, w.terminated, w.pane(octoTarget))
+				t.Fatalf("killed %v terminated %v pane %s", w.Killed, w.terminated, w.pane(octoTarget))
 			}
 		})
 	}
@@ -367,8 +367,8 @@ func TestCloseSession_KeepsHarnessWhenKillHarnessOnCloseIsOff(t *testing.T) {
 	}
 	// A live pane under a closed record: a start adopts it, spawning nothing.
 	res := mustStart(t, s, cfg, loop.SessionStartRequest{Ref: octo}, "already-running")
-	if res.Session.Status != "active" || w.spawnCount() != 1 {
-		t.Fatalf("start %+v, spawns %d", res, w.spawnCount())
+	if res.Session.Status != "active" || w.SpawnCount() != 1 {
+		t.Fatalf("start %+v, spawns %d", res, w.SpawnCount())
 	}
 }
 
@@ -386,11 +386,11 @@ func TestStartSession_ResumesAClosedSessionsConversation(t *testing.T) {
 	}
 	// No prompt is submitted into a resumed conversation unless one is
 	// given (the fake harness writes the empty one the real adapter omits).
-	if a := w.spawns[1].Argv; !slices.Equal(a, []string{"/usr/bin/claude", "--resume", id, ""}) {
+	if a := w.Spawns[1].Argv; !slices.Equal(a, []string{"/usr/bin/claude", "--resume", id, ""}) {
 		t.Fatalf("resume argv %q", a)
 	}
-	if !slices.Equal(w.killed, []string{octoTarget}) {
-		t.Fatalf("the dead kept pane was not cleared first: killed %v", w.killed)
+	if !slices.Equal(w.Killed, []string{octoTarget}) {
+		t.Fatalf("the dead kept pane was not cleared first: killed %v", w.Killed)
 	}
 	got := eventNames(events(t, s, store.EventQuery{}))
 	if want := []string{"session.started", "session.closed", "session.dead_pane_cleared", "session.resumed"}; !slices.Equal(got, want) {
@@ -407,7 +407,7 @@ func TestStartSession_ResumeThatDiesFallsBackFresh(t *testing.T) {
 	if _, err := s.CloseSession(context.Background(), cfg, octo, nil); err != nil {
 		t.Fatal(err)
 	}
-	w.onSpawn = func(spec loop.SpawnSpec) loop.PaneState {
+	w.OnSpawn = func(spec loop.SpawnSpec) loop.PaneState {
 		if spec.Argv[1] == "--resume" {
 			return loop.PaneDead
 		}
@@ -417,7 +417,7 @@ func TestStartSession_ResumeThatDiesFallsBackFresh(t *testing.T) {
 	if res.Session.HarnessSessionID == old {
 		t.Fatal("kept the conversation id of a resume that died")
 	}
-	if a := w.spawns[2].Argv; a[1] != "--session-id" || a[2] != res.Session.HarnessSessionID {
+	if a := w.Spawns[2].Argv; a[1] != "--session-id" || a[2] != res.Session.HarnessSessionID {
 		t.Fatalf("fallback argv %q", a)
 	}
 	evs := events(t, s, store.EventQuery{Types: []string{"session.resume_failed"}})
@@ -439,8 +439,8 @@ func TestStartSession_SettlesAStaleClaim(t *testing.T) {
 	}
 	mustStart(t, s, cfg, startReq(t, octo), "started")
 	got := eventNames(events(t, s, store.EventQuery{}))
-	if !slices.Equal(got, []string{"session.claim_abandoned", "session.started"}) || w.spawnCount() != 1 {
-		t.Fatalf("events %v, spawns %d", got, w.spawnCount())
+	if !slices.Equal(got, []string{"session.claim_abandoned", "session.started"}) || w.SpawnCount() != 1 {
+		t.Fatalf("events %v, spawns %d", got, w.SpawnCount())
 	}
 }
 
@@ -499,13 +499,14 @@ func TestWorkItems_ThroughTheLivenessCache(t *testing.T) {
 		t.Fatalf("close: %v, state %s", err, cached.State(ctx, octoTarget))
 	}
 	// A wrapped runner without the entry points fails the start, naming why.
-	s.Runner = func(string) loop.Runner { return CachedRunner(newFakeRunner(), time.Hour) }
+	plain := struct{ loop.Runner }{newFakeRunner()} // the target-addressed calls only
+	s.Runner = func(string) loop.Runner { return CachedRunner(plain, time.Hour) }
 	res, err := s.StartSession(ctx, cfg, startReq(t, "github:octo/repo#6"))
 	if err != nil || res.Outcome != "failed" || !strings.Contains(res.Messages[0].Text, "no work-item entry points") {
 		t.Fatalf("start without work-item entry points: %+v %v", res, err)
 	}
 	// An unwrapped one is an internal error.
-	s.Runner = func(string) loop.Runner { return newFakeRunner() }
+	s.Runner = func(string) loop.Runner { return plain }
 	if _, err := s.StartSession(ctx, cfg, startReq(t, "github:octo/repo#7")); loop.ErrorCode(err) != loop.EINTERNAL {
 		t.Fatalf("start without work-item entry points: %v", err)
 	}
