@@ -4,6 +4,8 @@
 // library; every other package of the repository implements or consumes
 // what is declared here.
 //
+// References in comments resolve in docs/: "decisions Dn" is docs/decisions.md, "original §n" is docs/original.md.
+//
 // Rooms (one job each):
 //
 //	cmd/the-loop  kong CLI and the only place concrete types are wired

@@ -60,7 +60,7 @@ type Claim struct {
 }
 
 // StandingDefinition is what a standing session is: a config entry, or a
-// record synthesised into the same shape (design D8: the verbs cannot tell).
+// record synthesised into the same shape (original §5.3: the verbs cannot tell).
 type StandingDefinition struct {
 	Name         string
 	Description  string

@@ -152,7 +152,7 @@ type WorkItemTarget struct {
 	TmuxTarget string
 }
 
-// WorkItemRunner is the runner's work-item entry points (design D2): each
+// WorkItemRunner is the runner's work-item entry points (original §2.7): each
 // keeps its work-item refusals and delegates to the target-addressed
 // operation of Runner.
 type WorkItemRunner interface {

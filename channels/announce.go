@@ -16,7 +16,7 @@ import (
 type Announcer struct{}
 
 // Announce posts the announcement (original §9.2: type standing.started on
-// standing:<name>; for a work item's session, §9.1: session.started on its
+// standing:<name>; for a work item's session, original §9.1: session.started on its
 // ref — rendered at channels.slack.verbosity) as a new message in a.Channel
 // and returns its ts, the session's thread.
 func (Announcer) Announce(ctx context.Context, cfg *config.Config, a lifecycle.Announcement) (string, error) {

@@ -3,7 +3,7 @@
 // pipeline over the bound threads (Poller): replies are read, checked (bot
 // drop, allow-list), recorded at most once and delivered into the session
 // their thread is bound to through the same say core the CLI uses
-// (original §9, design D6, decisions D22, D25). A reply in a work item's
+// (original §9, decisions D22, D25). A reply in a work item's
 // thread is first mirrored onto its ticket through the operator's gh
 // (Mirror, original §10.3). channels/slack is the only importer of
 // slack-go.

@@ -23,7 +23,7 @@ import (
 const GitHubTimeout = 60 * time.Second
 
 // Mirror is the pipeline's work-item side (WorkItems; original §9.4
-// _mirror and _deliver, §10.3): a reply that cleared the drops and the
+// _mirror and _deliver, original §10.3): a reply that cleared the drops and the
 // allow-list is posted on its work item as a comment — the answer of
 // record — through the operator's own gh (integrations.github.cli.binary,
 // run without a shell), then delivered into the work item's session with

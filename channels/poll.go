@@ -43,7 +43,7 @@ type Inbound struct {
 // its work item (the answer of record) and delivering it into the work
 // item's session (Mirror implements it). With none, a reply to a work item
 // is recorded (channel.reply_received), mirrored nowhere, and dropped as
-// undeliverable. Standing refs never reach it (design D6).
+// undeliverable. Standing refs never reach it (original §9.4).
 type WorkItems interface {
 	// Mirror posts r on its work item and reports whether it did; it
 	// records its own channel.mirrored or channel.mirror_failed.
@@ -304,7 +304,7 @@ func (p *Poller) process(ctx context.Context, cfg *config.Config, in Inbound) (s
 			loop.F("work_item", ref), loop.F("actor", in.Author))}
 		if _, standing := loop.ParseStandingRef(ref); standing {
 			// A standing session has no work item to mirror onto: the event
-			// log keeps the paper trail (design D6).
+			// log keeps the paper trail (original §9.4).
 			evs = append(evs, svc.NewEvent("channel.mirror_skipped", loop.LevelInfo, ch,
 				loop.F("work_item", ref), loop.F("reason", ReasonStandingSession)))
 		}

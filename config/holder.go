@@ -19,7 +19,7 @@ import (
 // loaded strictly. A file that no longer loads (or is gone) keeps the last
 // good config, and the refusal is logged once per broken content. A file
 // whose only problems are inside standingSessions does load: the block then
-// renders as misconfigured, exactly as it would for the CLI (D8).
+// renders as misconfigured, exactly as it would for the CLI (decisions D8).
 //
 // Holder is safe for concurrent use.
 type Holder struct {

@@ -56,8 +56,8 @@ var (
 )
 
 // parseStanding is the original's StandingConfig.from_mapping, steps 1–10 of
-// original-behaviour §1.2 in that order per entry, with the routing defaults
-// of R1.4 taken from r. It does not stop at the first problem: it returns
+// original §1.2 in that order per entry, with the routing defaults
+// taken from r. It does not stop at the first problem: it returns
 // every problem it finds, and the entries that had none (an entry whose name
 // an earlier entry already declared is not one of them).
 func parseStanding(doc map[string]any, r Routing) (*StandingConfig, []problem) {

@@ -4,7 +4,7 @@ import loop "github.com/the-loop-dev/the-loop"
 
 // Cursor is the cursor-agent adapter. cursor-agent has no pre-assignable
 // conversation id and no resume in interactive mode, so it refuses to be
-// hosted in tmux, as in the original (§3.2): both argv builders return an
+// hosted in tmux, as in the original (original §3.2): both argv builders return an
 // EINVALID *loop.Error with the original's message.
 type Cursor struct{}
 

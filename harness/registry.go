@@ -52,7 +52,7 @@ func Lookup(harness, session string, opt ClaudeOptions) (loop.Harness, error) {
 
 // Resolve finds h's binary with lookPath (exec.LookPath when nil) and
 // returns its absolute path. A binary that is not found is an EINVALID
-// *loop.Error whose message is the original's (§5.6 step 7): "harness CLI
+// *loop.Error whose message is the original's (original §5.6 step 7): "harness CLI
 // '<binary>' not found on PATH — install it or point the <harness> adapter
 // at the binary"; the lookup error is kept as the cause.
 func Resolve(h loop.Harness, lookPath func(string) (string, error)) (string, error) {

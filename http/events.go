@@ -22,7 +22,7 @@ type EventsQuery struct {
 	// Standing selects events of one standing session (field standing).
 	Standing string
 	// WorkItem selects events of one work item; "standing:<name>" also
-	// selects that standing session's events (D19).
+	// selects that standing session's events (decisions D19).
 	WorkItem string
 	// Level is a minimum level: debug, info, warning or error.
 	Level string

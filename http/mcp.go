@@ -32,7 +32,7 @@ const (
 // streamable-HTTP handler. The handler is stateless — every tool is one
 // request and one answer, so there is no session to keep (or to hold a
 // shutdown open) — and answers in JSON. The go-sdk's own localhost check is
-// off: guard applies D24's Host allow-list here as on REST, and the SDK's
+// off: guard applies decisions D24's Host allow-list here as on REST, and the SDK's
 // check would refuse the names service.allowedHosts adds.
 func (s *Server) newMCPHandler() http.Handler {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "the-loop", Version: "1"}, &mcp.ServerOptions{Logger: s.log})

@@ -20,7 +20,7 @@ import (
 	"github.com/getkin/kin-openapi/routers/legacy"
 )
 
-// The contract tests (B2, original §8.3): the authored openapi.yaml passes
+// The contract tests (original §8.3): the authored openapi.yaml passes
 // kin-openapi's own validation, its (method, path, operationId) triples are
 // the registered route table's, and every response a REST test receives is
 // validated against it — the fixture's HTTP client goes through

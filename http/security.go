@@ -34,7 +34,7 @@ import (
 // healthPath answers without a token.
 const healthPath = "/api/v1/health"
 
-// guard enforces D24 on every request, unknown routes included: Host, then
+// guard enforces decisions D24 on every request, unknown routes included: Host, then
 // token, then content type, then the body's size — a caller who may not
 // talk to the service learns nothing else about its request.
 func (s *Server) guard(next echo.HandlerFunc) echo.HandlerFunc {
@@ -66,7 +66,7 @@ func (s *Server) guard(next echo.HandlerFunc) echo.HandlerFunc {
 
 // hostAllowed reports whether host (the request's Host header) is one the
 // service answers to: the address it listens on and the loopback names on
-// its port (D24's defaults — what the CLI and a local MCP client send), plus
+// its port (decisions D24's defaults — what the CLI and a local MCP client send), plus
 // every service.allowedHosts entry. A Host without a port means port 80.
 func (s *Server) hostAllowed(host string, cfg *config.Config) bool {
 	host = normaliseHost(host)
@@ -86,7 +86,7 @@ func (s *Server) hostAllowed(host string, cfg *config.Config) bool {
 	return false
 }
 
-// defaultHosts are D24's defaults: service.host:service.port as configured
+// defaultHosts are decisions D24's defaults: service.host:service.port as configured
 // (what the CLI dials) and, for the address the service listens on (the
 // configured one before Serve), that address and the loopback names on its
 // port.

@@ -98,7 +98,7 @@ func TestSecurity_ForeignHostIsForbiddenOnRESTAndMCP(t *testing.T) {
 		t.Fatal("the MCP client got through from a foreign Host")
 	}
 
-	// D24's defaults: the loopback names on the service's port.
+	// decisions D24's defaults: the loopback names on the service's port.
 	for _, host := range []string{"localhost:" + f.port(), "127.0.0.1:" + f.port(), "[::1]:" + f.port(), "LOCALHOST:" + f.port()} {
 		if r := f.request(http.MethodGet, "/api/v1/standing-sessions", "", withHeader("Host", host)); r.status != http.StatusOK {
 			t.Errorf("GET from Host %s: %d %s", host, r.status, r.body)

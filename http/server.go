@@ -67,7 +67,7 @@ type Route struct {
 // Server is the-loop's REST service: echo routes over a lifecycle.Service,
 // one error mapping for every failure (decisions D7), and an api.request
 // event for every request that is not a read and that guard let through
-// (D4; refused ones go to the log, rate-limited).
+// (decisions D4; refused ones go to the log, rate-limited).
 type Server struct {
 	opt    Options
 	log    *slog.Logger

@@ -20,8 +20,8 @@ func TestHealth(t *testing.T) {
 	}
 }
 
-// TestErrorCodes pins every code original §8.2 pins, plus D7's 422 and
-// D24's 413, and that every error body is {"detail": …}.
+// TestErrorCodes pins every code original §8.2 pins, plus decisions D7's 422 and
+// decisions D24's 413, and that every error body is {"detail": …}.
 func TestErrorCodes(t *testing.T) {
 	f := newFixture(t, fixtureOptions{sessions: []string{"alpha"}, agentBin: t.TempDir(), extra: "service:\n  maxBodyBytes: 2048\n"})
 	big := `{"name":"alpha","text":"` + strings.Repeat("x", 4096) + `"}`

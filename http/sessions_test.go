@@ -58,7 +58,7 @@ func call(t *testing.T, method, url, body string) response {
 }
 
 // workItemRowKeys are the keys of a work-item row: the original's record
-// (§4.2), its flat ref and control, and running.
+// (original §4.2), its flat ref and control, and running.
 var workItemRowKeys = []string{"ref", "workItem", "harness", "harnessSessionId", "cwd", "status", "createdAt",
 	"lastEventAt", "tmuxTarget", "recentDeliveries", "control", "running"}
 

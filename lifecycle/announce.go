@@ -10,7 +10,7 @@ import (
 )
 
 // Announcer posts a standing session's announcement — the message whose
-// thread becomes the session's Slack surface (design D6, original §9.2) —
+// thread becomes the session's Slack surface (original §9.2) —
 // and returns that thread's ts. It is the Slack process boundary: lifecycle
 // imports no Slack client (channels.Announcer implements it).
 type Announcer interface {

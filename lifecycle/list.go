@@ -42,7 +42,7 @@ func (s *Service) records() ([]*loop.StandingRecord, error) {
 }
 
 // entryFor answers "what is this session" from whichever source has it
-// (design D8): the config entry when declared, else the record's definition.
+// (original §5.3): the config entry when declared, else the record's definition.
 func (s *Service) entryFor(cfg *config.Config, block *config.StandingConfig, name string) (loop.StandingDefinition, error) {
 	if def, ok := block.Get(name); ok {
 		return def, nil
@@ -57,7 +57,7 @@ func (s *Service) entryFor(cfg *config.Config, block *config.StandingConfig, nam
 	return rec.Definition(), nil
 }
 
-// rowFor renders one session (original §5.2, with D16's accurate declared
+// rowFor renders one session (original §5.2, with decisions D16's accurate declared
 // and autoStart).
 func rowFor(name string, def *loop.StandingDefinition, rec *loop.StandingRecord, running bool) loop.Row {
 	row := loop.Row{

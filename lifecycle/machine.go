@@ -8,7 +8,7 @@
 // their outcome is recorded as a transition of its own.
 //
 // The machine (stored status, or the in-flight claim stored beside it),
-// the design's diagram extended (mermaid stateDiagram-v2):
+// drawn as mermaid stateDiagram-v2:
 //
 //	[*] --> absent
 //	absent --> absent: refuse (live tmux session, no record: an event only)

@@ -14,13 +14,13 @@ import (
 	loop "github.com/the-loop-dev/the-loop"
 )
 
-// DeliverTo types text into target's pane as one message (D13, original
+// DeliverTo types text into target's pane as one message (decisions D13, original
 // §2.4): the text is sanitised, loaded into a tmux buffer of its own from
 // stdin (no temp file, no argv limit), pasted bracketed, and after
 // SubmitDelay submitted by a separate unbracketed paste of a carriage
 // return. Both go to the agent's pane (agentPane), not to whatever window
 // an attached operator has made current. send-keys is never used
-// (issue-240). One delivery per target runs at a time, across processes.
+// (original §2.4). One delivery per target runs at a time, across processes.
 // A delivery that fails or whose ctx is cancelled midway drops its tmux
 // buffers. DeliverTo checks no liveness nor readiness:
 // call WaitReady first.
@@ -110,7 +110,7 @@ func randomBufferName() string {
 	return fmt.Sprintf("the-loop-%d-%s", os.Getpid(), hex.EncodeToString(b[:]))
 }
 
-// Sanitize normalises text for delivery (D13): CRLF and CR become LF; ESC,
+// Sanitize normalises text for delivery (decisions D13): CRLF and CR become LF; ESC,
 // every other C0 control but LF and TAB, DEL, the C1 controls
 // (U+0080–U+009F) and bytes that are not UTF-8 are removed, so the text
 // cannot end the bracketed paste nor type keystrokes.

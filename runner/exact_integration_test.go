@@ -14,7 +14,7 @@ import (
 
 // Sessions loop-standing-a and loop-standing-ab: tmux resolves "-t a" to
 // "ab" by prefix when no "a" exists; every operation on a must leave ab
-// untouched (D9).
+// untouched (decisions D9).
 func TestExactTargets_OperationsOnALeaveABUntouched(t *testing.T) {
 	t.Parallel()
 	socket := testkit.Tmux(t)

@@ -42,7 +42,7 @@ func writeLaunchFile(spec loop.SpawnSpec) (string, error) {
 
 // ExecFromFile replaces the current process with the argv stored in the
 // launch file at path (written by the runner for a harness argv too long
-// for a tmux command line, D14b). It reads the file, removes it, changes to
+// for a tmux command line, decisions D14b). It reads the file, removes it, changes to
 // its cwd, looks argv[0] up on PATH and execs it with the current
 // environment. It returns only on failure.
 func ExecFromFile(path string) error {

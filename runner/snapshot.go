@@ -13,7 +13,7 @@ import (
 // readyPoll is how often WaitReady looks at the pane.
 const readyPoll = 50 * time.Millisecond
 
-// Snapshot reads what a readiness check looks at (D14), in the agent's
+// Snapshot reads what a readiness check looks at (decisions D14), in the agent's
 // pane (agentPane): the pane's screen
 // (capture-pane), whether its process has exited, and whether its tty is in
 // canonical mode (termios ICANON, read from the pane's tty device).

@@ -27,7 +27,7 @@ const (
 // abandoned halfway.
 var placeholder = []string{"sleep", "60"}
 
-// SpawnIn creates target and starts spec.Argv in it, race-free (D11): the
+// SpawnIn creates target and starts spec.Argv in it, race-free (decisions D11): the
 // session is created running a placeholder, remain-on-exit is set on its
 // window, then respawn-pane -k replaces the placeholder with the harness,
 // so a harness that exits at once still leaves a dead pane and its exit
@@ -231,7 +231,7 @@ func commandArgs(argv []string) []string {
 }
 
 // EscapeArg protects one argument from tmux's command parser: an argument
-// ending in ';' would end the command (D11), so that ';' becomes "\;".
+// ending in ';' would end the command (decisions D11), so that ';' becomes "\;".
 func EscapeArg(s string) string {
 	if strings.HasSuffix(s, ";") {
 		return s[:len(s)-1] + `\;`

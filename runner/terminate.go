@@ -50,7 +50,7 @@ func (t *Tmux) KillTarget(ctx context.Context, target string) error {
 	return nil
 }
 
-// TerminateHarnessIn ends the harness's process tree (original §2.5, D12):
+// TerminateHarnessIn ends the harness's process tree (original §2.5, decisions D12):
 // it keeps the agent's pane (remain-on-exit on its window), collects the
 // pid of every live pane of the session — the agent's and any an operator
 // opened, all of which the kill-session that follows a stop would end

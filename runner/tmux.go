@@ -2,13 +2,13 @@
 // loop.Runner with target-addressed operations on tmux sessions named
 // "loop-…": probe, spawn, deliver, snapshot, kill and terminate.
 //
-// Every command names its session exactly (D9): "-t =loop-x" for the
+// Every command names its session exactly (decisions D9): "-t =loop-x" for the
 // session, "-t =loop-x:^" for the agent's window (the session's
 // lowest-indexed one, which new-session made) and "-t =loop-x:^.{top-left}"
 // for the agent's pane, so an operator who attaches and opens a window or
 // splits one never gets a delivery, a snapshot or a respawn meant for the
 // agent. Every target is checked against loop.TargetRE before any tmux call,
-// and no server-wide option is ever changed (D10).
+// and no server-wide option is ever changed (decisions D10).
 package runner
 
 import (
@@ -343,7 +343,7 @@ func agentWindow(target string) string { return "=" + target + ":^" }
 
 // agentPane is the agent's pane ("=loop-x:^.{top-left}"), the top-left pane
 // of agentWindow: a pane an operator splits off goes right or below it.
-// Pane-level commands need a window part on tmux 3.3a (D9); the bare
+// Pane-level commands need a window part on tmux 3.3a (decisions D9); the bare
 // window form "=loop-x:" would be the session's current window, which an
 // attached operator can change.
 func agentPane(target string) string { return "=" + target + ":^.{top-left}" }

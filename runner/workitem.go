@@ -8,7 +8,7 @@ import (
 	loop "github.com/the-loop-dev/the-loop"
 )
 
-// The work-item entry points (design D2, original §2.7): each keeps what is
+// The work-item entry points (original §2.7): each keeps what is
 // particular to a work item — its tmux name, its refusals, its label — and
 // delegates to the target-addressed operation, so a work item's session
 // gets byte-for-byte the tmux commands a standing session gets.

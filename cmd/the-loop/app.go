@@ -53,7 +53,7 @@ type exitError struct{ code int }
 func (e *exitError) Error() string { return fmt.Sprintf("exit %d", e.code) }
 
 // Main runs the CLI and returns the process's exit status: 0 ok, 1 a verb
-// that failed or not found, 2 a caller's mistake or a usage error (D7).
+// that failed or not found, 2 a caller's mistake or a usage error (decisions D7).
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	path, rest := config.FindFlag(args)
 	var cli CLI

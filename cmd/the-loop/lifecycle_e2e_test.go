@@ -96,7 +96,7 @@ func TestLifecycle_StartStatusStopRestart(t *testing.T) {
 	if r.code != 0 || !rep.OK || !rep.Services[0].Running || len(rep.StandingSessions) != 3 {
 		t.Fatalf("status: %s", r)
 	}
-	// The sessions were started by the service (D4).
+	// The sessions were started by the service (decisions D4).
 	for _, ev := range e.events("--type", "standing.started") {
 		if ev.Source != "service" {
 			t.Fatalf("standing.started from %q", ev.Source)

@@ -13,7 +13,7 @@ import (
 )
 
 // Work-item sessions end to end: real tmux on a private server, the fake
-// agent as claude, and the standing namespace beside them (issue D1).
+// agent as claude, and the standing namespace beside them.
 
 const octoRef = "github:octo/repo#5"
 

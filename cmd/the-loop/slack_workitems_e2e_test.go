@@ -11,7 +11,7 @@ import (
 	"github.com/the-loop-dev/the-loop/internal/testkit"
 )
 
-// Slack for work items end to end (issue D2): `sessions start --slack`
+// Slack for work items end to end: `sessions start --slack`
 // opens a thread bound to the work item; a reply there is recorded on the
 // ticket through the operator's gh — faked on PATH, recording its argv —
 // then delivered into the session. Real tmux, the fake agent, the fake
@@ -71,7 +71,7 @@ func ghComment(body string) []string {
 }
 
 // Acceptance 1: a reply in the work item's thread → exactly one gh call
-// with the §10.3 body, then delivery with `sessions reply` framing; a reply
+// with the original §10.3 body, then delivery with `sessions reply` framing; a reply
 // in a standing thread → no gh call. Start, close, start keeps one post.
 func TestSlackWorkItems_AReplyIsRecordedOnTheTicketThenDelivered(t *testing.T) {
 	s, gh := newSlackWorkItemsEnv(t, "{enabled: false}", 30)
