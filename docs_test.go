@@ -44,6 +44,8 @@ var (
 		{regexp.MustCompile(`\b(?:issue|decision)-\d+\b`), "cites the original's tracker: cite original §n or state the fact"},
 		{regexp.MustCompile(`\boriginal-behaviour\b`), `cites the original's notes by file: write "original §n" (docs/original.md)`},
 		{regexp.MustCompile(`\bissue\s+[A-Z]\d+\b`), "cites an issue by its letter: state the fact"},
+		{regexp.MustCompile(`(?i)\bacceptance\s+(?:point\s+)?\d`), "cites an issue's acceptance point: state the fact"},
+		{regexp.MustCompile(`\bthe issue names\b`), "cites an issue: state the fact"},
 	}
 )
 
@@ -230,6 +232,7 @@ func TestComments_CheckerRefusesPlantedReferences(t *testing.T) {
 		"claude page by name":  "// As claude-code.md records.\npackage p\n",
 		"in a trailing remark": "package p\n\nvar x = 1 // wrapped (D3)\n",
 		"block comment":        "/* see §8.2 */\npackage p\n",
+		"acceptance point":     "// Acceptance 5: at most once.\npackage p\n",
 	}
 	for name, src := range bad {
 		if got := c.checkSource(name+".go", []byte(src)); len(got) == 0 {

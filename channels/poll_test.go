@@ -145,7 +145,7 @@ func want(t *testing.T, got, want loop.PollSummary) {
 	}
 }
 
-// Acceptance 1 and 2.
+// A start posts once in its channel; an authorized reply is pasted.
 func TestStart_PostsOnceInItsChannelAndAnAuthorizedReplyIsPasted(t *testing.T) {
 	w := newWorld(t)
 	row := w.start("supervisor")
@@ -203,7 +203,7 @@ func TestStart_UsesTheCentralChannelWithoutItsOwn(t *testing.T) {
 	}
 }
 
-// Acceptance 3.
+// Bots, the bot itself and unauthorized members are dropped.
 func TestPoll_DropsBotsSelfAndUnauthorizedMembers(t *testing.T) {
 	w := newWorld(t)
 	thread := w.start("supervisor").SlackThread
@@ -246,7 +246,7 @@ func TestPoll_AnEmptyAllowListAdmitsNobody(t *testing.T) {
 	}
 }
 
-// Acceptance 3: a reply whose thread is unbound by the time it is recorded
+// A reply whose thread is unbound by the time it is recorded
 // (its session deleted mid-cycle) is dropped as unmapped.
 func TestPoll_AThreadUnboundMidCycleIsDroppedUnmapped(t *testing.T) {
 	w := newWorld(t)
@@ -269,7 +269,7 @@ func TestPoll_AThreadUnboundMidCycleIsDroppedUnmapped(t *testing.T) {
 	}
 }
 
-// Acceptance 5: at most once, across cycles and across a crash between the
+// Each reply at most once, across cycles and across a crash between the
 // record and the paste.
 func TestPoll_AReplyIsProcessedAtMostOnce(t *testing.T) {
 	w := newWorld(t)
@@ -323,7 +323,7 @@ func TestPoll_ConcurrentCyclesTakeEachReplyOnce(t *testing.T) {
 	}
 }
 
-// Acceptance 5: more replies than a page holds, all delivered, in order.
+// More replies than a page holds, all delivered, in order.
 func TestPoll_ReadsEveryPageInOrder(t *testing.T) {
 	w := newWorld(t)
 	thread := w.start("supervisor").SlackThread
@@ -340,7 +340,7 @@ func TestPoll_ReadsEveryPageInOrder(t *testing.T) {
 	}
 }
 
-// Acceptance 4.
+// Start, stop, start posts once: the thread is kept.
 func TestStart_StopStartPostsOnce(t *testing.T) {
 	w := newWorld(t)
 	first := w.start("supervisor").SlackThread
@@ -381,7 +381,7 @@ func TestStart_SlackDisabledPostsNothing(t *testing.T) {
 	want(t, w.poll(), loop.PollSummary{Skipped: "Slack is disabled (channels.slack.enabled is false)"})
 }
 
-// Acceptance 6: the old thread's replies are dropped as unmapped, once.
+// Delete, then create again: the old thread's replies are dropped as unmapped, once.
 func TestDelete_ThenRecreateGetsANewThreadAndTheOldOneIsDroppedUnmapped(t *testing.T) {
 	w := newWorld(t)
 	ctx := context.Background()
@@ -479,7 +479,7 @@ func TestPoll_AThreadThatCannotBeReadIsLoggedAndTheRestGoOn(t *testing.T) {
 	}
 }
 
-// Acceptance 7: the token is in no event, log line or error.
+// The token is in no event, log line or error.
 func TestToken_NeverInEventsLogsOrErrors(t *testing.T) {
 	w := newWorld(t)
 	w.ws.FailPosts("echo:" + token)

@@ -224,7 +224,7 @@ func TestOpenAPI_FilePassesKinOpenAPIValidation(t *testing.T) {
 	if c.doc.OpenAPI != "3.1.0" || c.doc.Info.Title != "the-loop control plane" || c.doc.Info.Version != "1" {
 		t.Fatalf("openapi %q, title %q, version %q", c.doc.OpenAPI, c.doc.Info.Title, c.doc.Info.Version)
 	}
-	// The schemas the issue names are there, strict where our types are.
+	// The named schemas are there, strict where our types are.
 	for _, name := range []string{"StandingRow", "MisconfiguredRow", "ControlResult", "SayResult", "Report", "ServiceRow",
 		"Health", "PollSummary", "ErrorBody", "StandingCreateBody", "StandingDeleteBody", "StandingControlBody", "StandingSayBody"} {
 		ref := c.doc.Components.Schemas[name]

@@ -32,7 +32,7 @@ func (e *env) sessionRows(flags ...string) []loop.WorkItemRow {
 	return rows
 }
 
-// checkNamespaces is acceptance point 2 on the CLI: with the work item and
+// checkNamespaces checks the namespaces on the CLI: with the work item and
 // supervisor both live, neither namespace sees or reaches the other.
 func checkNamespaces(t *testing.T, e *env) {
 	t.Helper()

@@ -93,7 +93,7 @@ func (s *slackEnv) waitReady(name string) {
 }
 
 // assertNoToken checks every output, the state root's files (store, logs)
-// and the event log for the token (acceptance 7).
+// and the event log for the token.
 func (s *slackEnv) assertNoToken(extra ...string) {
 	s.t.Helper()
 	for i, out := range append(s.outputs, extra...) {
@@ -126,7 +126,7 @@ func fromSlack(name, member, text string) string {
 	return fmt.Sprintf("Message from your operator (slack:%s) to standing session `%s`:\n\n%s", member, name, text)
 }
 
-// Acceptance 1–5 and 7, without the service: start → one post in the
+// Without the service: start → one post in the
 // entry's channel; an authorized reply is pasted framed, once; bots,
 // the bot itself and strangers are dropped; stop/start keeps the thread.
 func TestSlack_AnnounceThenAuthorizedReplyIsPastedOnce(t *testing.T) {
@@ -199,7 +199,7 @@ func TestSlack_AnnounceThenAuthorizedReplyIsPastedOnce(t *testing.T) {
 	s.assertNoToken()
 }
 
-// Acceptance 5 through the service (decisions D22): a thread longer than
+// Through the service (decisions D22): a thread longer than
 // a page is delivered whole and in order; a crash and restart of the
 // service delivers nothing twice; the service's own loop polls.
 func TestSlack_ThroughTheServiceAcrossACrashEachReplyOnce(t *testing.T) {
@@ -263,7 +263,7 @@ func TestSlack_ThroughTheServiceAcrossACrashEachReplyOnce(t *testing.T) {
 	s.assertNoToken(serve.logs())
 }
 
-// Acceptance 6: delete, then create the name again → a new thread; the old
+// Delete, then create the name again → a new thread; the old
 // thread is no longer read.
 func TestSlack_DeleteThenRecreateGetsANewThread(t *testing.T) {
 	s := newSlackEnv(t)
@@ -303,7 +303,7 @@ func TestSlack_DeleteThenRecreateGetsANewThread(t *testing.T) {
 	s.assertNoToken()
 }
 
-// Acceptance 4 and 7: a failed post never stops the session, and neither
+// A failed post never stops the session, and neither
 // the failure nor `channels status` shows the token.
 func TestSlack_PostFailureStartsTheSessionAnyway(t *testing.T) {
 	s := newSlackEnv(t)

@@ -70,7 +70,7 @@ func ghComment(body string) []string {
 	return []string{"api", "--method", "POST", "repos/octo/repo/issues/5/comments", "-f", "body=" + body}
 }
 
-// Acceptance 1: a reply in the work item's thread → exactly one gh call
+// A reply in the work item's thread → exactly one gh call
 // with the original §10.3 body, then delivery with `sessions reply` framing; a reply
 // in a standing thread → no gh call. Start, close, start keeps one post.
 func TestSlackWorkItems_AReplyIsRecordedOnTheTicketThenDelivered(t *testing.T) {
@@ -132,7 +132,7 @@ func TestSlackWorkItems_AReplyIsRecordedOnTheTicketThenDelivered(t *testing.T) {
 	s.assertNoToken()
 }
 
-// Acceptance 2, through the service (the REST start with "slack": true, the
+// Through the service (the REST start with "slack": true, the
 // service's poller): gh exits 1 → channel.mirror_failed, and the reply is
 // still delivered, once.
 func TestSlackWorkItems_AMirrorFailureStillDeliversOnce(t *testing.T) {
@@ -171,7 +171,7 @@ func TestSlackWorkItems_AMirrorFailureStillDeliversOnce(t *testing.T) {
 	s.assertNoToken(serve.logs())
 }
 
-// Acceptance 3: a reply carrying configured control keywords (a default one
+// A reply carrying configured control keywords (a default one
 // and a renamed one) reaches the ticket defanged, and a pasted secret
 // scrubbed; the session gets the reply as written.
 func TestSlackWorkItems_AControlKeywordReachesTheTicketDefanged(t *testing.T) {
