@@ -86,6 +86,14 @@ func absOr(p string) string {
 	return p
 }
 
+// resolved is p made absolute with its symlinks resolved (as far as it can).
+func resolved(p string) string {
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		p = r
+	}
+	return absOr(p)
+}
+
 // Run writes (or prints) the unit and its env file, and says how to
 // enable it; it never enables anything itself. The env file holds the
 // values the token variables have now; they are never printed.
@@ -99,6 +107,9 @@ func (c *ServiceInstallCmd) Run(a *App) error {
 		return err
 	}
 	names := secretEnv(cfg)
+	if tmp, bin := resolved(os.TempDir()), resolved(spec.Binary); strings.HasPrefix(bin, tmp+string(filepath.Separator)) {
+		fmt.Fprintf(a.Stderr, "warning: the binary %s is under the temporary directory %s (go run?), which may not survive a reboot: install a built the-loop (just build, go install) and run its `service install`\n", spec.Binary, tmp)
+	}
 	if c.Print {
 		if _, err := a.Stdout.Write(unit.Content); err != nil {
 			return err

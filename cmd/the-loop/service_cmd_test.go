@@ -96,6 +96,9 @@ func TestServiceInstall_PrintMatchesGolden(t *testing.T) {
 	if generic != string(want) {
 		t.Fatalf("service install --print differs from %s (-update rewrites it):\n--- got\n%s\n--- want\n%s", path, generic, want)
 	}
+	if !strings.Contains(errOut, "warning: the binary "+binary+" is under the temporary directory") {
+		t.Fatalf("no warning about a binary under the temp dir (the test's is):\n%s", errOut)
+	}
 	if !strings.Contains(errOut, w.unitPath()) {
 		t.Fatalf("stderr does not say where the unit goes (%s):\n%s", w.unitPath(), errOut)
 	}
