@@ -19,6 +19,16 @@ lint:
     @out="$(gofmt -l .)"; if [ -n "$out" ]; then echo "gofmt would change:"; echo "$out"; exit 1; fi
     go vet ./...
 
+# Cross-build and vet for macOS (amd64, arm64) and Linux arm64, cgo off.
+cross:
+    #!/usr/bin/env bash
+    set -euo pipefail
+    for target in darwin/amd64 darwin/arm64 linux/arm64; do
+        echo "cross: GOOS=${target%/*} GOARCH=${target#*/}"
+        GOOS="${target%/*}" GOARCH="${target#*/}" CGO_ENABLED=0 go vet ./...
+        GOOS="${target%/*}" GOARCH="${target#*/}" CGO_ENABLED=0 go build ./...
+    done
+
 # Go benchmarks: the speed and memory targets of the issues.
 bench:
     go test -p 1 -run '^$' -bench . -benchmem -count=1 ./...

@@ -1,4 +1,4 @@
-//go:build !linux
+//go:build !linux && !darwin
 
 package runner
 
@@ -7,19 +7,14 @@ import (
 	"syscall"
 )
 
-// errUnsupported: reading tty modes and process trees needs Linux.
-var errUnsupported = errors.New("not supported on this system (needs Linux)")
+// errUnsupported: reading tty modes and process tables is written for
+// Linux and macOS only.
+var errUnsupported = errors.New("not supported on this system (needs Linux or macOS)")
 
 func ttyCanonical(string) (bool, error) { return false, errUnsupported }
 
-// procFS is the default Processes; outside Linux it knows no process.
-type procFS struct{}
+func readProc(int) (procStat, error) { return procStat{}, errUnsupported }
 
-// Tree implements Processes.
-func (procFS) Tree(pids []int) []Proc { return nil }
+func readProcTable() (procTable, error) { return nil, errUnsupported }
 
-// Alive implements Processes.
-func (procFS) Alive(Proc) bool { return false }
-
-// Signal implements Processes.
-func (procFS) Signal(Proc, syscall.Signal) error { return errUnsupported }
+func killProc(int, syscall.Signal) error { return errUnsupported }

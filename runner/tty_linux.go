@@ -2,17 +2,5 @@ package runner
 
 import "golang.org/x/sys/unix"
 
-// ttyCanonical reports whether the terminal at path is in canonical mode
-// (ICANON), opening it without becoming its controlling process.
-func ttyCanonical(path string) (bool, error) {
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NOCTTY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return false, err
-	}
-	defer unix.Close(fd)
-	tio, err := unix.IoctlGetTermios(fd, unix.TCGETS)
-	if err != nil {
-		return false, err
-	}
-	return tio.Lflag&unix.ICANON != 0, nil
-}
+// termiosGet is the ioctl that reads a terminal's modes.
+const termiosGet = unix.TCGETS

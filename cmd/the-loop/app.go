@@ -29,6 +29,7 @@ type CLI struct {
 	Status   StatusCmd       `cmd:"" help:"Report the service and the standing sessions; exit 1 when something that should be up is not."`
 	Restart  RestartCmd      `cmd:"" help:"Stop, then start (conversations resume)."`
 	Serve    ServeCmd        `cmd:"" help:"Run the service in the foreground."`
+	Service  ServiceCmd      `cmd:"" help:"Start the service at login and boot: install or remove its systemd user unit or launchd agent."`
 	Standing StandingCmd     `cmd:"" help:"Standing sessions: named, long-lived agent sessions that belong to no work item."`
 	Sessions SessionsCmd     `cmd:"" help:"Work-item sessions: a work item's agent session, started, replied to and closed by hand."`
 	Events   EventsCmd       `cmd:"" help:"Read the event log."`
