@@ -15,8 +15,20 @@ const SchemaID = "https://github.com/the-loop-dev/the-loop/config/schema/cli-con
 // collaboratorsID is the $id of the schema the main one references.
 const collaboratorsID = "https://github.com/the-loop-dev/the-loop/config/schema/collaborators.schema.json"
 
-//go:embed schema/cli-config.schema.json schema/collaborators.schema.json
+// schemaFS holds the schemas as published (with their descriptions) and,
+// under schema/validation/, the same schemas with every annotation
+// (description, title, default, examples) removed: an eighth of the bytes,
+// which is what a validating process parses. A test holds the two equal
+// (`go test ./config -run ValidationCopy -args -update` rewrites the copies).
+//
+//go:embed schema/cli-config.schema.json schema/collaborators.schema.json schema/validation
 var schemaFS embed.FS
+
+// schemaFiles are the schemas' $id and file name.
+var schemaFiles = [...]struct{ id, name string }{
+	{SchemaID, "cli-config.schema.json"},
+	{collaboratorsID, "collaborators.schema.json"},
+}
 
 // Schema returns the embedded JSON Schema of the CLI config (what
 // `the-loop config schema` prints).
@@ -42,10 +54,8 @@ var compiled = sync.OnceValues(compileSchema)
 
 func compileSchema() (*compiledSchema, error) {
 	docs := map[string]any{}
-	for id, file := range map[string]string{
-		SchemaID:        "schema/cli-config.schema.json",
-		collaboratorsID: "schema/collaborators.schema.json",
-	} {
+	for _, f := range schemaFiles {
+		file := "schema/validation/" + f.name
 		raw, err := schemaFS.ReadFile(file)
 		if err != nil {
 			return nil, err
@@ -54,7 +64,7 @@ func compileSchema() (*compiledSchema, error) {
 		if err := json.Unmarshal(raw, &doc); err != nil {
 			return nil, fmt.Errorf("embedded schema %s: %w", file, err)
 		}
-		docs[id] = doc
+		docs[f.id] = doc
 	}
 	root, err := compileSchemaDocs(docs, SchemaID)
 	if err != nil {

@@ -74,19 +74,25 @@ func compileSchemaDocs(docs map[string]any, main string) (*schemaNode, error) {
 	return c.at(main, "")
 }
 
-// at compiles the schema at base#pointer (memoised).
+// at compiles the schema at base#pointer (a $ref's target; memoised).
 func (c *schemaCompiler) at(base, pointer string) (*schemaNode, error) {
-	loc := base + "#" + pointer
-	if n, ok := c.done[loc]; ok {
-		return n, nil
-	}
 	doc, ok := c.docs[base]
 	if !ok {
-		return nil, fmt.Errorf("%s: no such schema document", loc)
+		return nil, fmt.Errorf("%s#%s: no such schema document", base, pointer)
 	}
 	raw, err := resolvePointer(doc, pointer)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", loc, err)
+		return nil, fmt.Errorf("%s#%s: %w", base, pointer, err)
+	}
+	return c.node(raw, base, pointer)
+}
+
+// node compiles raw, found at base#pointer (memoised by location, so a $ref
+// to a compiled schema, or a cycle, finds it).
+func (c *schemaCompiler) node(raw any, base, pointer string) (*schemaNode, error) {
+	loc := base + "#" + pointer
+	if n, ok := c.done[loc]; ok {
+		return n, nil
 	}
 	n := &schemaNode{}
 	c.done[loc] = n // before compiling, so a cycle finds it
@@ -117,12 +123,12 @@ func (c *schemaCompiler) compileNode(n *schemaNode, raw any, base, pointer strin
 
 // keyword compiles one keyword of the schema at base#pointer into n.
 func (c *schemaCompiler) keyword(n *schemaNode, kw string, v any, base, pointer string) error {
-	sub := func(elems ...string) (*schemaNode, error) {
+	sub := func(raw any, elems ...string) (*schemaNode, error) {
 		p := pointer
 		for _, e := range elems {
 			p += "/" + strings.ReplaceAll(strings.ReplaceAll(e, "~", "~0"), "/", "~1")
 		}
-		return c.at(base, p)
+		return c.node(raw, base, p)
 	}
 	var err error
 	switch kw {
@@ -178,7 +184,7 @@ func (c *schemaCompiler) keyword(n *schemaNode, kw string, v any, base, pointer 
 		}
 		n.pattern, err = regexp.Compile(s)
 	case "items":
-		n.items, err = sub("items")
+		n.items, err = sub(v, "items")
 	case "properties":
 		m, ok := v.(map[string]any)
 		if !ok {
@@ -186,14 +192,14 @@ func (c *schemaCompiler) keyword(n *schemaNode, kw string, v any, base, pointer 
 		}
 		n.props = make(map[string]*schemaNode, len(m))
 		for name := range m {
-			if n.props[name], err = sub("properties", name); err != nil {
+			if n.props[name], err = sub(m[name], "properties", name); err != nil {
 				return err
 			}
 			n.allowed = append(n.allowed, name)
 		}
 		slices.Sort(n.allowed)
 	case "additionalProperties":
-		n.extra, err = sub("additionalProperties")
+		n.extra, err = sub(v, "additionalProperties")
 	case "required":
 		l, ok := v.([]any)
 		if !ok {

@@ -1,7 +1,9 @@
 package config
 
 import (
+	"bytes"
 	"encoding/json"
+	"flag"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -33,11 +35,10 @@ func battery() []any {
 // replacing the library lost no strictness.
 func TestValidator_AgreesWithAnIndependentOne(t *testing.T) {
 	ind := embeddedSchemaIndependently(t)
-	cs, err := compiled()
-	if err != nil {
+	var main, collab map[string]any // as published: with the documented values
+	if err := json.Unmarshal(Schema(), &main); err != nil {
 		t.Fatal(err)
 	}
-	var collab map[string]any
 	if err := json.Unmarshal(mustRead(t, "schema/collaborators.schema.json"), &collab); err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +64,7 @@ func TestValidator_AgreesWithAnIndependentOne(t *testing.T) {
 			}
 		}
 	}
-	walkWithRefs(t, map[string]any{"properties": cs.doc["properties"]}, cs.doc, collab, nil, func(path []any) {
+	walkWithRefs(t, map[string]any{"properties": main["properties"]}, main, collab, nil, func(path []any) {
 		for _, v := range battery() {
 			try(path, v)
 		}
@@ -247,6 +248,68 @@ func TestConfig_LinksNoSchemaLibrary(t *testing.T) {
 	for _, dep := range strings.Fields(string(out)) {
 		if strings.Contains(strings.ToLower(dep), "jsonschema") {
 			t.Errorf("config links %s", dep)
+		}
+	}
+}
+
+var update = flag.Bool("update", false, "rewrite schema/validation/ from the published schemas")
+
+// stripAnnotations removes the annotation keywords (never a property that
+// happens to share their name) from a parsed schema.
+func stripAnnotations(n any) any {
+	switch x := n.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, v := range x {
+			switch k {
+			case "description", "title", "default", "examples", "$comment":
+			case "properties", "$defs":
+				m, _ := v.(map[string]any)
+				sub := make(map[string]any, len(m))
+				for name, s := range m {
+					sub[name] = stripAnnotations(s)
+				}
+				out[k] = sub
+			case "enum", "const", "required":
+				out[k] = v
+			default:
+				out[k] = stripAnnotations(v)
+			}
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = stripAnnotations(e)
+		}
+		return out
+	}
+	return n
+}
+
+// TestSchema_ValidationCopyIsThePublishedSchemaWithoutAnnotations: what the
+// validator compiles is exactly the published schema (what `config schema`
+// prints) less its annotations. -update rewrites the copies.
+func TestSchema_ValidationCopyIsThePublishedSchemaWithoutAnnotations(t *testing.T) {
+	for _, f := range schemaFiles {
+		var full any
+		if err := json.Unmarshal(mustRead(t, "schema/"+f.name), &full); err != nil {
+			t.Fatal(err)
+		}
+		want, err := json.Marshal(stripAnnotations(full))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, '\n')
+		if *update {
+			if err := os.WriteFile(filepath.Join("schema", "validation", f.name), want, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		got, err := schemaFS.ReadFile("schema/validation/" + f.name)
+		if err != nil || !bytes.Equal(got, want) {
+			t.Errorf("schema/validation/%s is stale (err %v): run go test ./config -run ValidationCopy -args -update", f.name, err)
 		}
 	}
 }
