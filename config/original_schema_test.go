@@ -154,16 +154,7 @@ var fillers = map[string]any{"name": "a", "handle": "@a", "roles": []any{"qa"}, 
 // with index 0 and their required keys filled in.
 func walkSchema(node map[string]any, path []any, try func(path []any, value any)) {
 	if len(path) > 0 {
-		if d, ok := node["default"]; ok {
-			try(path, d)
-		}
-		for _, key := range []string{"examples", "enum"} {
-			if l, ok := node[key].([]any); ok {
-				for _, v := range l {
-					try(path, v)
-				}
-			}
-		}
+		tryDocumented(node, path, try)
 	}
 	if props, ok := node["properties"].(map[string]any); ok {
 		for k, sub := range props {
@@ -175,6 +166,21 @@ func walkSchema(node map[string]any, path []any, try func(path []any, value any)
 	if items, ok := node["items"].(map[string]any); ok {
 		req, _ := items["required"].([]any)
 		walkSchema(items, append(append([]any(nil), path...), required{req}), try)
+	}
+}
+
+// tryDocumented calls try with each value node documents: its default,
+// examples and enum members.
+func tryDocumented(node map[string]any, path []any, try func(path []any, value any)) {
+	if d, ok := node["default"]; ok {
+		try(path, d)
+	}
+	for _, key := range []string{"examples", "enum"} {
+		if l, ok := node[key].([]any); ok {
+			for _, v := range l {
+				try(path, v)
+			}
+		}
 	}
 }
 

@@ -88,30 +88,10 @@ func TestValidator_AgreesWithAnIndependentOne(t *testing.T) {
 // walkWithRefs is walkSchema that also follows $ref (into the main schema
 // or the collaborators one) and calls each(path) once per key.
 func walkWithRefs(t *testing.T, node, doc, collab map[string]any, path []any, each func(path []any), try func(path []any, value any)) {
-	if ref, ok := node["$ref"].(string); ok {
-		target := doc
-		base, frag, _ := strings.Cut(ref, "#")
-		if base == "collaborators.schema.json" {
-			target = collab
-		}
-		r, err := resolvePointer(target, frag)
-		if err != nil {
-			t.Fatalf("%s: %v", ref, err)
-		}
-		node, doc = r.(map[string]any), target
-	}
+	node, doc = deref(t, node, doc, collab)
 	if len(path) > 0 {
 		each(path)
-		if d, ok := node["default"]; ok {
-			try(path, d)
-		}
-		for _, key := range []string{"examples", "enum"} {
-			if l, ok := node[key].([]any); ok {
-				for _, v := range l {
-					try(path, v)
-				}
-			}
-		}
+		tryDocumented(node, path, try)
 	}
 	if props, ok := node["properties"].(map[string]any); ok {
 		for k, sub := range props {
@@ -121,21 +101,29 @@ func walkWithRefs(t *testing.T, node, doc, collab map[string]any, path []any, ea
 		}
 	}
 	if items, ok := node["items"].(map[string]any); ok {
-		if ref, ok := items["$ref"].(string); ok {
-			target := doc
-			if b, _, _ := strings.Cut(ref, "#"); b == "collaborators.schema.json" {
-				target = collab
-			}
-			_, frag, _ := strings.Cut(ref, "#")
-			r, err := resolvePointer(target, frag)
-			if err != nil {
-				t.Fatalf("%s: %v", ref, err)
-			}
-			items, doc = r.(map[string]any), target
-		}
+		items, doc := deref(t, items, doc, collab)
 		req, _ := items["required"].([]any)
 		walkWithRefs(t, items, doc, collab, append(append([]any(nil), path...), required{req}), each, try)
 	}
+}
+
+// deref follows node's $ref, if any, into doc or the collaborators schema,
+// returning the target and the document it lies in.
+func deref(t *testing.T, node, doc, collab map[string]any) (map[string]any, map[string]any) {
+	t.Helper()
+	ref, ok := node["$ref"].(string)
+	if !ok {
+		return node, doc
+	}
+	base, frag, _ := strings.Cut(ref, "#")
+	if base == "collaborators.schema.json" {
+		doc = collab
+	}
+	r, err := resolvePointer(doc, frag)
+	if err != nil {
+		t.Fatalf("%s: %v", ref, err)
+	}
+	return r.(map[string]any), doc
 }
 
 func mustRead(t *testing.T, name string) []byte {
