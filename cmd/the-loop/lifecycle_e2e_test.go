@@ -8,6 +8,7 @@ import (
 	nethttp "net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
@@ -55,6 +56,17 @@ func (e *env) servicePID() int {
 		return 0
 	}
 	return pid
+}
+
+// token is the operator's token the service created in the state root
+// (.the-loop/service.token), as `the-loop token` prints it.
+func (e *env) token() string {
+	e.t.Helper()
+	data, err := os.ReadFile(filepath.Join(e.dir, ".the-loop", "service.token"))
+	if err != nil {
+		e.t.Fatalf("the operator's token: %v", err)
+	}
+	return strings.TrimSpace(string(data))
 }
 
 func (e *env) status() (loop.Report, result) {
@@ -226,6 +238,7 @@ func TestLifecycle_StandingVerbsGoThroughTheService(t *testing.T) {
 	for _, c := range codes {
 		req, _ := nethttp.NewRequest(c.method, base+c.path, strings.NewReader(c.body))
 		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer "+e.token())
 		resp, err := nethttp.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
