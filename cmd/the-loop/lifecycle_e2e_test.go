@@ -79,10 +79,13 @@ func (e *env) status() (loop.Report, result) {
 	return rep, r
 }
 
+// threeSessions' resume probe (1 s) leaves room for the launcher's exec
+// (every spawn goes through `the-loop internal-exec`, issue 14) before a
+// resume that fails is told from one that lives, on a loaded machine.
 const threeSessions = `
 state: {root: .the-loop}
 service: {port: %PORT%}
-routing: {tmux: {socketName: %SOCKET%, resumeProbeSeconds: 0.5, harnessKillGraceSeconds: 3}}
+routing: {tmux: {socketName: %SOCKET%, resumeProbeSeconds: 1, harnessKillGraceSeconds: 3}}
 standingSessions:
   enabled: true
   sessions:
