@@ -318,3 +318,50 @@ func staleStartClaim(t *testing.T, s *Service, name, id string) {
 		t.Fatal(err)
 	}
 }
+
+// usurp makes every resume spawn lose its tmux name: a session the-loop
+// did not start takes it first (untagged), and the spawn fails.
+func usurp(r *fakeRunner, target string) {
+	r.Mu.Lock()
+	defer r.Mu.Unlock()
+	r.BeforeSpawn = func(t string, spec loop.SpawnSpec) error {
+		if t != target || spec.Argv[1] != "--resume" {
+			return nil
+		}
+		r.Panes[t], r.Tags[t] = loop.PaneLive, ""
+		return errors.New("duplicate session: " + t)
+	}
+}
+
+func TestStart_ResumeSpawnFailureKeepsTheConversationAndTheForeignSession(t *testing.T) {
+	r := newFakeRunner()
+	s := newTestService(t, r)
+	cfg := testConfig(t, "supervisor")
+	ctx := context.Background()
+	first, _ := s.Start(ctx, cfg, "supervisor", false)
+	id := first.Sessions[0].HarnessSessionID
+	if _, err := s.Stop(ctx, cfg, "supervisor"); err != nil {
+		t.Fatal(err)
+	}
+	target := loop.TmuxTargetFor("supervisor")
+	usurp(r, target)
+	killed := len(r.Killed)
+	res, _ := s.Start(ctx, cfg, "supervisor", false)
+	row := res.Sessions[0]
+	if row.Outcome != loop.OutcomeFailed {
+		t.Fatalf("row %+v, want failed", row)
+	}
+	if len(r.Killed) != killed || r.State(ctx, target) != loop.PaneLive {
+		t.Fatalf("the foreign session was killed: %v", r.Killed[killed:])
+	}
+	if r.SpawnCount() != 1 {
+		t.Fatalf("spawned %d times, want only the first start", r.SpawnCount())
+	}
+	rec, err := s.read("supervisor")
+	if err != nil || rec == nil || rec.HarnessSessionID != id || rec.Status != loop.StatusStopped || rec.Claim != nil {
+		t.Fatalf("record %+v (%v), want stopped with conversation %s", rec, err, id)
+	}
+	if evs := events(t, s, store.EventQuery{Types: []string{"standing.resume_failed"}}); len(evs) != 0 {
+		t.Fatalf("a resume that never ran was recorded as failed: %+v", evs)
+	}
+}

@@ -321,6 +321,27 @@ func (s *Service) settleStaleClaim(ctx context.Context, rec *loop.StandingRecord
 	return false, err
 }
 
+// clearOwn kills what is left of a resume that failed its probe, but only
+// when it is the pane the-loop spawned for conversation id (its tag): a
+// tmux session someone else put under the name meanwhile is never killed.
+// It returns "" when the name is free for a fresh spawn, else why not.
+func clearOwn(ctx context.Context, runner loop.Runner, target, id string) string {
+	if runner.State(ctx, target) == loop.PaneAbsent {
+		return ""
+	}
+	mine, err := ours(ctx, runner, target, id)
+	if err != nil {
+		return loop.ErrorMessage(err)
+	}
+	if !mine {
+		return fmt.Sprintf("the resumed pane did not survive the probe, and tmux session %s is not the one the-loop spawned; not touching it", target)
+	}
+	if err := runner.KillTarget(ctx, target); err != nil && runner.State(ctx, target) != loop.PaneAbsent {
+		return fmt.Sprintf("the resumed pane did not survive the probe and tmux session %s could not be cleared (%v); not spawning over it", target, err)
+	}
+	return ""
+}
+
 // ours reports whether the tmux session target is the one the-loop spawned
 // for conversation id (its tag, see loop.SpawnSpec.Tag). tmux not answering
 // is an error: never adopt or signal on a guess.

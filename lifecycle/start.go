@@ -289,13 +289,19 @@ func (st *starter) spawn(ctx context.Context, rec *loop.StandingRecord, state lo
 		if err == nil {
 			err = st.runner.SpawnIn(ctx, st.target, loop.SpawnSpec{Argv: append([]string{bin}, argv...), Cwd: cwd, Tag: id})
 		}
-		if err == nil && !survives(ctx, st.runner, st.target, tmux.ResumeProbe()) {
-			err = errors.New("the resumed pane did not survive the probe")
+		if err != nil {
+			// The resume never ran, so it did not fail its probe: the
+			// conversation stays recorded and whatever holds the name is
+			// left alone.
+			return st.spawnFailed(ctx, prior, loop.ErrorMessage(err), loop.F("harness", def.Harness), loop.F("tmux_target", st.target))
 		}
-		if err == nil {
+		if survives(ctx, st.runner, st.target, tmux.ResumeProbe()) {
 			return st.up(ctx, EvResumed, id, cwd, loop.OutcomeResumed)
 		}
-		_ = st.runner.KillTarget(ctx, st.target)
+		err = errors.New("the resumed pane did not survive the probe")
+		if detail := clearOwn(ctx, st.runner, st.target, id); detail != "" {
+			return st.spawnFailed(ctx, prior, detail, loop.F("tmux_target", st.target))
+		}
 		id = s.newID()
 		if _, terr := s.transition(ctx, name, EvResumeFailed, func(r *loop.StandingRecord) error {
 			r.Claim.HarnessSessionID, r.Claim.Resume = id, false

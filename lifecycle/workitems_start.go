@@ -288,13 +288,19 @@ func (st *itemStarter) spawn(ctx context.Context, rec *store.SessionRecord, stat
 		if err == nil {
 			err = st.wr.Spawn(ctx, st.item, loop.SpawnSpec{Argv: append([]string{bin}, argv...), Cwd: cwd, Tag: id})
 		}
-		if err == nil && !survives(ctx, st.runner, st.target, tmux.ResumeProbe()) {
-			err = errors.New("the resumed pane did not survive the probe")
+		if err != nil {
+			// The resume never ran, so it did not fail its probe: the
+			// conversation stays recorded and whatever holds the name is
+			// left alone.
+			return st.spawnFailed(ctx, loop.ErrorMessage(err), loop.F("harness", harness), loop.F("tmux_target", st.target))
 		}
-		if err == nil {
+		if survives(ctx, st.runner, st.target, tmux.ResumeProbe()) {
 			return st.up(ctx, WorkItemEvResumed, harness, id, cwd, loop.OutcomeResumed)
 		}
-		_ = st.wr.Kill(ctx, sess)
+		err = errors.New("the resumed pane did not survive the probe")
+		if detail := clearOwn(ctx, st.runner, st.target, id); detail != "" {
+			return st.spawnFailed(ctx, detail, loop.F("tmux_target", st.target))
+		}
 		id = s.newID()
 		if _, terr := s.workItemTransition(ctx, st.item, WorkItemEvResumeFailed, func(r *store.SessionRecord) error {
 			r.Claim.HarnessSessionID, r.Claim.Resume = id, false

@@ -524,3 +524,26 @@ func TestWorkItems_SharedKeyIsRefused(t *testing.T) {
 		t.Fatalf("get: %v", err)
 	}
 }
+
+func TestStartSession_ResumeSpawnFailureKeepsTheConversationAndTheForeignSession(t *testing.T) {
+	s, w := newItemService(t)
+	cfg := testConfig(t)
+	ctx := context.Background()
+	first := mustStart(t, s, cfg, startReq(t, octo), "started")
+	id := first.Session.HarnessSessionID
+	cfg.Routing.Tmux.KeepSessionOnClose = false
+	if _, err := s.CloseSession(ctx, cfg, octo, nil); err != nil {
+		t.Fatal(err)
+	}
+	ref, _ := loop.ParseWorkItemRef(octo)
+	usurp(w.fakeRunner, ref.TmuxTarget())
+	killed := len(w.Killed)
+	mustStart(t, s, cfg, loop.SessionStartRequest{Ref: octo}, "failed")
+	if len(w.Killed) != killed || w.State(ctx, ref.TmuxTarget()) != loop.PaneLive {
+		t.Fatalf("the foreign session was killed: %v", w.Killed[killed:])
+	}
+	rec, err := s.readWorkItem(ref)
+	if err != nil || rec == nil || rec.HarnessSessionID != id || rec.Status != loop.SessionClosed || rec.Claim != nil {
+		t.Fatalf("record %+v (%v), want closed with conversation %s", rec, err, id)
+	}
+}
