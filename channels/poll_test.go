@@ -559,8 +559,8 @@ func TestPoll_ReadsLiveThreadsNewestFirstThenClosedThenTombstones(t *testing.T) 
 		if _, err := tx.UnbindRef("standing:deleted"); err != nil {
 			return err
 		}
-		return tx.PutSession(closed.Slug(), &store.SessionRecord{
-			WorkItem: store.WorkItem{Ref: closed.String(), Provider: closed.Provider, Owner: closed.Owner, Repo: closed.Repo, Number: closed.Number},
+		return tx.PutSession(closed.Slug(), &loop.WorkItemRecord{
+			WorkItem: loop.WorkItemInfo{Ref: closed.String(), Provider: closed.Provider, Owner: closed.Owner, Repo: closed.Repo, Number: closed.Number},
 			Harness:  "claude", HarnessSessionID: "x", Status: loop.SessionClosed,
 		})
 	}); err != nil {

@@ -9,7 +9,6 @@ import (
 
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/config"
-	"github.com/the-loop-dev/the-loop/store"
 )
 
 // The work-item verbs (original §4.2, §10.2; decisions D23): a work item's
@@ -30,7 +29,7 @@ func FrameReply(ref, actor, text string) string {
 
 // workItemRow renders one record (original §4.2 fields, plus its flat ref,
 // a null control record and whether its pane runs).
-func workItemRow(rec *store.SessionRecord, running bool) loop.WorkItemRow {
+func workItemRow(rec *loop.WorkItemRecord, running bool) loop.WorkItemRow {
 	row := loop.WorkItemRow{
 		Ref: rec.WorkItem.Ref,
 		WorkItem: loop.WorkItemInfo{Ref: rec.WorkItem.Ref, Provider: rec.WorkItem.Provider, Owner: rec.WorkItem.Owner,
@@ -54,7 +53,7 @@ func workItemRow(rec *store.SessionRecord, running bool) loop.WorkItemRow {
 
 // shown reports whether a record is a session a list shows: a first start
 // still in flight has no session yet.
-func shown(rec *store.SessionRecord) bool { return WorkItemStateOf(rec) != WorkItemFirstStart }
+func shown(rec *loop.WorkItemRecord) bool { return WorkItemStateOf(rec) != WorkItemFirstStart }
 
 // ListSessions returns every work-item session (status "" for all, else
 // active, paused or closed), with liveness from one tmux query per socket
@@ -69,7 +68,7 @@ func (s *Service) ListSessions(ctx context.Context, cfg *config.Config, status s
 	if err != nil {
 		return nil, err
 	}
-	var keep []*store.SessionRecord
+	var keep []*loop.WorkItemRecord
 	bySocket := map[string][]string{}
 	for _, r := range recs {
 		if !shown(r) || (status != "" && r.Status != status) {
@@ -171,7 +170,7 @@ func (s *Service) ReplySession(ctx context.Context, cfg *config.Config, ref, tex
 		return fail("error: could not deliver the reply: " + loop.ErrorMessage(err)), nil
 	}
 	ev := s.event("session.reply_sent", loop.LevelInfo, loop.F("work_item", name), loop.F("actor", actor))
-	_, err = s.workItemTransition(ctx, item, WorkItemEvReply, func(r *store.SessionRecord) error {
+	_, err = s.workItemTransition(ctx, item, WorkItemEvReply, func(r *loop.WorkItemRecord) error {
 		r.LastEventAt = s.stamp()
 		return nil
 	}, ev)
@@ -232,7 +231,7 @@ func (s *Service) CloseSession(ctx context.Context, cfg *config.Config, ref stri
 		if keep {
 			fate = "kept"
 		}
-		_, err = s.workItemTransition(ctx, item, WorkItemEvClose, func(r *store.SessionRecord) error {
+		_, err = s.workItemTransition(ctx, item, WorkItemEvClose, func(r *loop.WorkItemRecord) error {
 			if r.Claim != nil || r.HarnessSessionID != seen {
 				return errStale
 			}
@@ -253,7 +252,7 @@ func (s *Service) CloseSession(ctx context.Context, cfg *config.Config, ref stri
 
 // settleTmuxOnClose does a close's tmux half (best-effort: what it could
 // not do is a note, never a failed close) and says what it did.
-func (s *Service) settleTmuxOnClose(ctx context.Context, item loop.WorkItemRef, rec *store.SessionRecord, keep bool, tmux config.Tmux) []loop.Message {
+func (s *Service) settleTmuxOnClose(ctx context.Context, item loop.WorkItemRef, rec *loop.WorkItemRecord, keep bool, tmux config.Tmux) []loop.Message {
 	target := rec.TmuxTarget
 	if target == "" {
 		return nil

@@ -6,7 +6,6 @@ import (
 	"github.com/looplab/fsm"
 
 	loop "github.com/the-loop-dev/the-loop"
-	"github.com/the-loop-dev/the-loop/store"
 )
 
 // The work-item session machine: a work item's session, in its own store
@@ -101,7 +100,7 @@ var workItemTransitions = fsm.Events{
 // WorkItemStateOf derives the work-item machine's state from a stored
 // record (nil: absent). A record with no status is the placeholder a first
 // start claims under.
-func WorkItemStateOf(rec *store.SessionRecord) string {
+func WorkItemStateOf(rec *loop.WorkItemRecord) string {
 	switch {
 	case rec == nil:
 		return WorkItemAbsent

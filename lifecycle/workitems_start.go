@@ -10,7 +10,6 @@ import (
 
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/config"
-	"github.com/the-loop-dev/the-loop/store"
 )
 
 // DefaultWorkItemPrompt is the boot prompt of a work item's session
@@ -72,7 +71,7 @@ type itemStarter struct {
 	pending []loop.Event
 }
 
-func (st *itemStarter) result(rec *store.SessionRecord, running bool, outcome string, msgs ...loop.Message) loop.SessionStartResult {
+func (st *itemStarter) result(rec *loop.WorkItemRecord, running bool, outcome string, msgs ...loop.Message) loop.SessionStartResult {
 	res := loop.SessionStartResult{WorkItem: st.name, Outcome: outcome, Messages: msgs}
 	if rec != nil && shown(rec) {
 		row := workItemRow(rec, running)
@@ -87,7 +86,7 @@ func (st *itemStarter) result(rec *store.SessionRecord, running bool, outcome st
 	return res
 }
 
-func (st *itemStarter) failed(rec *store.SessionRecord, detail string) loop.SessionStartResult {
+func (st *itemStarter) failed(rec *loop.WorkItemRecord, detail string) loop.SessionStartResult {
 	return st.result(rec, false, loop.OutcomeFailed,
 		loop.Message{Stream: "err", Text: fmt.Sprintf("error: could not start a session for %s: %s", st.name, detail)})
 }
@@ -162,7 +161,7 @@ func unknownHarness(err error, harness, ref string) error {
 }
 
 // live handles a live pane: refused without a record, else already-running.
-func (st *itemStarter) live(ctx context.Context, rec *store.SessionRecord, runner loop.Runner, socket string) (loop.SessionStartResult, bool) {
+func (st *itemStarter) live(ctx context.Context, rec *loop.WorkItemRecord, runner loop.Runner, socket string) (loop.SessionStartResult, bool) {
 	s := st.s
 	if rec != nil {
 		mine, err := ours(ctx, runner, st.target, rec.HarnessSessionID)
@@ -193,7 +192,7 @@ func (st *itemStarter) live(ctx context.Context, rec *store.SessionRecord, runne
 		return st.failed(nil, detail), false
 	}
 	seenStatus, seenID := rec.Status, rec.HarnessSessionID
-	out, err := s.workItemTransition(ctx, st.item, WorkItemEvAlreadyRunning, func(r *store.SessionRecord) error {
+	out, err := s.workItemTransition(ctx, st.item, WorkItemEvAlreadyRunning, func(r *loop.WorkItemRecord) error {
 		if r.Status != seenStatus || r.HarnessSessionID != seenID || r.Claim != nil {
 			return errStale
 		}
@@ -215,7 +214,7 @@ func (st *itemStarter) live(ctx context.Context, rec *store.SessionRecord, runne
 // spawn claims the session, clears a dead pane, checks the cwd and the
 // harness binary, and spawns (resume first when there is a conversation
 // of the same harness to continue).
-func (st *itemStarter) spawn(ctx context.Context, rec *store.SessionRecord, state loop.PaneState, harness string, adapter loop.Harness) (loop.SessionStartResult, bool) {
+func (st *itemStarter) spawn(ctx context.Context, rec *loop.WorkItemRecord, state loop.PaneState, harness string, adapter loop.Harness) (loop.SessionStartResult, bool) {
 	s := st.s
 	tmux := st.cfg.Routing.Tmux
 	resume := rec != nil && rec.HarnessSessionID != "" && rec.Harness == harness && tmux.ResumeOnRespawn
@@ -229,7 +228,7 @@ func (st *itemStarter) spawn(ctx context.Context, rec *store.SessionRecord, stat
 	if rec != nil {
 		seenStatus, seenID = rec.Status, rec.HarnessSessionID
 	}
-	claimed, err := s.workItemTransition(ctx, st.item, WorkItemEvClaimStart, func(r *store.SessionRecord) error {
+	claimed, err := s.workItemTransition(ctx, st.item, WorkItemEvClaimStart, func(r *loop.WorkItemRecord) error {
 		if r.Status != seenStatus || r.HarnessSessionID != seenID || r.Claim != nil {
 			return errStale
 		}
@@ -302,7 +301,7 @@ func (st *itemStarter) spawn(ctx context.Context, rec *store.SessionRecord, stat
 			return st.spawnFailed(ctx, detail, loop.F("tmux_target", st.target))
 		}
 		id = s.newID()
-		if _, terr := s.workItemTransition(ctx, st.item, WorkItemEvResumeFailed, func(r *store.SessionRecord) error {
+		if _, terr := s.workItemTransition(ctx, st.item, WorkItemEvResumeFailed, func(r *loop.WorkItemRecord) error {
 			r.Claim.HarnessSessionID, r.Claim.Resume = id, false
 			return nil
 		}, append(st.takePending(), s.event("session.resume_failed", loop.LevelWarning,
@@ -352,7 +351,7 @@ func (st *itemStarter) up(ctx context.Context, event, harness, id, cwd, outcome 
 	if event == WorkItemEvResumed {
 		ev = "session.resumed"
 	}
-	out, err := s.workItemTransition(ctx, st.item, event, func(r *store.SessionRecord) error {
+	out, err := s.workItemTransition(ctx, st.item, event, func(r *loop.WorkItemRecord) error {
 		r.Harness = harness
 		r.HarnessSessionID = id
 		r.Cwd = cwd

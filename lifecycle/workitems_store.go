@@ -21,15 +21,15 @@ func workItemLock(ref loop.WorkItemRef) string { return "workitem:" + ref.Slug()
 
 // sharedKey refuses a record stored under ref's key that belongs to another
 // ref (two refs whose slugs agree).
-func sharedKey(ref loop.WorkItemRef, rec *store.SessionRecord) error {
+func sharedKey(ref loop.WorkItemRef, rec *loop.WorkItemRecord) error {
 	return loop.Invalid("work item %s shares its session key '%s' with %s, whose session is recorded there "+
 		"(their refs differ only in characters the key rewrites); close that session first", ref, ref.Slug(), rec.WorkItem.Ref)
 }
 
 // readWorkItem returns ref's record, nil when there is none. A record of
 // another ref under the same key is an EINVALID error.
-func (s *Service) readWorkItem(ref loop.WorkItemRef) (*store.SessionRecord, error) {
-	var rec *store.SessionRecord
+func (s *Service) readWorkItem(ref loop.WorkItemRef) (*loop.WorkItemRecord, error) {
+	var rec *loop.WorkItemRecord
 	err := s.DB.View(func(tx *store.Tx) error {
 		var err error
 		rec, err = tx.Session(ref.Slug())
@@ -45,8 +45,8 @@ func (s *Service) readWorkItem(ref loop.WorkItemRef) (*store.SessionRecord, erro
 }
 
 // workItemRecords lists every work-item record, sorted by key.
-func (s *Service) workItemRecords() ([]*store.SessionRecord, error) {
-	var recs []*store.SessionRecord
+func (s *Service) workItemRecords() ([]*loop.WorkItemRecord, error) {
+	var recs []*loop.WorkItemRecord
 	err := s.DB.View(func(tx *store.Tx) error {
 		var err error
 		recs, err = tx.ListSessions()
@@ -61,9 +61,9 @@ func (s *Service) workItemRecords() ([]*store.SessionRecord, error) {
 // record is not what the caller saw), derives status and claim from the
 // destination state, writes the record (or deletes it for absent) and
 // appends events — all or nothing.
-func (s *Service) workItemTransition(ctx context.Context, ref loop.WorkItemRef, event string, mutate func(rec *store.SessionRecord) error, events ...loop.Event) (*store.SessionRecord, error) {
+func (s *Service) workItemTransition(ctx context.Context, ref loop.WorkItemRef, event string, mutate func(rec *loop.WorkItemRecord) error, events ...loop.Event) (*loop.WorkItemRecord, error) {
 	key := ref.Slug()
-	var out *store.SessionRecord
+	var out *loop.WorkItemRecord
 	err := s.DB.Update(func(tx *store.Tx) error {
 		cur, err := tx.Session(key)
 		if err != nil {
@@ -76,7 +76,7 @@ func (s *Service) workItemTransition(ctx context.Context, ref loop.WorkItemRef, 
 		if err != nil {
 			return err
 		}
-		next := &store.SessionRecord{}
+		next := &loop.WorkItemRecord{}
 		if cur != nil {
 			c := *cur
 			c.RecentDeliveries = slices.Clone(cur.RecentDeliveries)
@@ -109,7 +109,7 @@ func (s *Service) workItemTransition(ctx context.Context, ref loop.WorkItemRef, 
 			if got := WorkItemStateOf(next); got != dst {
 				return loop.Internal("work item %s: %s moved the record to %q, the machine says %q", ref, event, got, dst)
 			}
-			next.WorkItem = store.WorkItem{Ref: ref.String(), Provider: ref.Provider, Owner: ref.Owner, Repo: ref.Repo, Number: ref.Number}
+			next.WorkItem = loop.WorkItemInfo{Ref: ref.String(), Provider: ref.Provider, Owner: ref.Owner, Repo: ref.Repo, Number: ref.Number}
 			if next.CreatedAt == "" {
 				next.CreatedAt = s.stamp()
 			}
@@ -154,14 +154,14 @@ func (s *Service) waitWorkItemClaim(ctx context.Context, ref loop.WorkItemRef, c
 // settleWorkItemClaim resolves a claim whose process is gone: a start whose
 // pane is live is recovered as active (with the conversation id it was
 // spawning), anything else is abandoned back to where it came from.
-func (s *Service) settleWorkItemClaim(ctx context.Context, ref loop.WorkItemRef, rec *store.SessionRecord) error {
+func (s *Service) settleWorkItemClaim(ctx context.Context, ref loop.WorkItemRef, rec *loop.WorkItemRecord) error {
 	target := ref.TmuxTarget()
 	state := probe(ctx, s.Runner(rec.TmuxSocket), target)
 	if state == loop.PaneUnknown {
 		return loop.Internal("tmux did not answer whether %s exists; not settling the interrupted %s", target, rec.Claim.Op)
 	}
 	claim := *rec.Claim
-	same := func(r *store.SessionRecord) error {
+	same := func(r *loop.WorkItemRecord) error {
 		if r.Claim == nil || r.Claim.PID != claim.PID || r.Claim.Since != claim.Since {
 			return errStale
 		}
@@ -176,7 +176,7 @@ func (s *Service) settleWorkItemClaim(ctx context.Context, ref loop.WorkItemRef,
 		}
 	}
 	if mine {
-		_, err := s.workItemTransition(ctx, ref, WorkItemEvRecover, func(r *store.SessionRecord) error {
+		_, err := s.workItemTransition(ctx, ref, WorkItemEvRecover, func(r *loop.WorkItemRecord) error {
 			if err := same(r); err != nil {
 				return err
 			}

@@ -432,7 +432,7 @@ func TestStartSession_SettlesAStaleClaim(t *testing.T) {
 	ref, _ := loop.ParseWorkItemRef(octo)
 	// A process that died mid-start left its claim on a placeholder.
 	if err := s.DB.Update(func(tx *store.Tx) error {
-		return tx.PutSession(ref.Slug(), &store.SessionRecord{WorkItem: store.WorkItem{Ref: octo},
+		return tx.PutSession(ref.Slug(), &loop.WorkItemRecord{WorkItem: loop.WorkItemInfo{Ref: octo},
 			Claim: &loop.Claim{Op: "start", PID: 1 << 30, Since: "2020-01-01T00:00:00Z", HarnessSessionID: "x"}})
 	}); err != nil {
 		t.Fatal(err)

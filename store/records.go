@@ -134,38 +134,6 @@ func decodeStanding(tx *bolt.Tx, key string, v []byte) (*loop.StandingRecord, er
 	return &rec, nil
 }
 
-// SessionRecord is a work-item session, kept apart from standing sessions
-// (original §4.2). JSON keys are the original's.
-type SessionRecord struct {
-	WorkItem         WorkItem `json:"workItem"`
-	Harness          string   `json:"harness"`
-	HarnessSessionID string   `json:"harnessSessionId"`
-	Cwd              string   `json:"cwd"`
-	Status           string   `json:"status"` // active | paused | closed
-	CreatedAt        string   `json:"createdAt"`
-	LastEventAt      string   `json:"lastEventAt"`
-	TmuxTarget       string   `json:"tmuxTarget"`
-	RecentDeliveries []string `json:"recentDeliveries"`
-	URL              string   `json:"url,omitempty"`
-	// PullRequests is kept as stored (the original's nested endpoints).
-	PullRequests json.RawMessage `json:"pullRequests,omitempty"`
-	// TmuxSocket is the `-L` socket name the session was spawned on ("" is
-	// the user's default server), so close never depends on the config.
-	TmuxSocket string `json:"tmuxSocket,omitempty"`
-	// Claim marks a start in flight; it is stored beside Status and never
-	// shown as a status.
-	Claim *loop.Claim `json:"claim,omitempty"`
-}
-
-// WorkItem is the ticket a work-item session belongs to.
-type WorkItem struct {
-	Ref      string `json:"ref"`
-	Provider string `json:"provider"`
-	Owner    string `json:"owner"`
-	Repo     string `json:"repo"`
-	Number   int    `json:"number"`
-}
-
 // sessionKeyRE is the grammar of a work-item session's key: the ref's slug
 // (original §10.1).
 var sessionKeyRE = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
@@ -179,7 +147,7 @@ func checkSessionKey(key string) error {
 
 // Session returns the work-item session stored under key (the ref's slug),
 // or nil and no error when there is none.
-func (t *Tx) Session(key string) (*SessionRecord, error) {
+func (t *Tx) Session(key string) (*loop.WorkItemRecord, error) {
 	v := t.tx.Bucket(bucketSessions).Get([]byte(key))
 	if v == nil {
 		return nil, nil
@@ -188,7 +156,7 @@ func (t *Tx) Session(key string) (*SessionRecord, error) {
 }
 
 // PutSession stores rec under key (the ref's slug).
-func (t *Tx) PutSession(key string, rec *SessionRecord) error {
+func (t *Tx) PutSession(key string, rec *loop.WorkItemRecord) error {
 	return putSessionImpl(t.tx, key, rec)
 }
 
@@ -199,8 +167,8 @@ func (t *Tx) DeleteSession(key string) (bool, error) {
 }
 
 // ListSessions returns every work-item session, sorted by key.
-func (t *Tx) ListSessions() ([]*SessionRecord, error) {
-	var out []*SessionRecord
+func (t *Tx) ListSessions() ([]*loop.WorkItemRecord, error) {
+	var out []*loop.WorkItemRecord
 	err := t.tx.Bucket(bucketSessions).ForEach(func(k, v []byte) error {
 		rec, err := decodeSession(t.tx, string(k), v)
 		if err != nil {
@@ -212,7 +180,7 @@ func (t *Tx) ListSessions() ([]*SessionRecord, error) {
 	return out, err
 }
 
-func putSessionImpl(tx *bolt.Tx, key string, rec *SessionRecord) error {
+func putSessionImpl(tx *bolt.Tx, key string, rec *loop.WorkItemRecord) error {
 	if err := checkSessionKey(key); err != nil {
 		return err
 	}
@@ -226,8 +194,8 @@ func putSessionImpl(tx *bolt.Tx, key string, rec *SessionRecord) error {
 	return tx.Bucket(bucketSessions).Put([]byte(key), v)
 }
 
-func decodeSession(tx *bolt.Tx, key string, v []byte) (*SessionRecord, error) {
-	var rec SessionRecord
+func decodeSession(tx *bolt.Tx, key string, v []byte) (*loop.WorkItemRecord, error) {
+	var rec loop.WorkItemRecord
 	if err := json.Unmarshal(v, &rec); err != nil {
 		return nil, loop.Internal("store: the work-item session '%s' in %s is unreadable: %w", key, tx.DB().Path(), err)
 	}

@@ -177,7 +177,7 @@ func TestRead_ValuesSurviveTheTransactionAndTheFile(t *testing.T) {
 		if err := tx.PutStanding(rec("keep")); err != nil {
 			return err
 		}
-		if err := tx.PutSession("github-octo-repo-15", &SessionRecord{Harness: "claude", PullRequests: []byte(`[{"n":1}]`)}); err != nil {
+		if err := tx.PutSession("github-octo-repo-15", &loop.WorkItemRecord{Harness: "claude", PullRequests: []byte(`[{"n":1}]`)}); err != nil {
 			return err
 		}
 		if err := tx.BindThread("1700000000.000100", "standing:keep", "C1"); err != nil {
@@ -187,7 +187,7 @@ func TestRead_ValuesSurviveTheTransactionAndTheFile(t *testing.T) {
 	})
 	var (
 		r      *loop.StandingRecord
-		s      *SessionRecord
+		s      *loop.WorkItemRecord
 		evs    []loop.Event
 		thread string
 		binds  []ThreadBinding
@@ -223,8 +223,8 @@ func TestRead_ValuesSurviveTheTransactionAndTheFile(t *testing.T) {
 
 func TestSessions_RoundTripListAndDelete(t *testing.T) {
 	db := openTest(t, Options{})
-	s := &SessionRecord{
-		WorkItem: WorkItem{Ref: "github:octo/repo#15", Provider: "github", Owner: "octo", Repo: "repo", Number: 15},
+	s := &loop.WorkItemRecord{
+		WorkItem: loop.WorkItemInfo{Ref: "github:octo/repo#15", Provider: "github", Owner: "octo", Repo: "repo", Number: 15},
 		Harness:  "claude", HarnessSessionID: "u-1", Cwd: "/w", Status: "active",
 		CreatedAt: "2026-07-22T06:31:20Z", LastEventAt: "2026-07-22T06:32:00Z", TmuxTarget: "loop-github-octo-repo-15",
 		RecentDeliveries: []string{"d1", "d2"}, URL: "https://github.com/octo/repo/issues/15",
@@ -233,7 +233,7 @@ func TestSessions_RoundTripListAndDelete(t *testing.T) {
 		if err := tx.PutSession("github-octo-repo-15", s); err != nil {
 			return err
 		}
-		return tx.PutSession("github-a-b-2", &SessionRecord{WorkItem: WorkItem{Ref: "github:a/b#2"}})
+		return tx.PutSession("github-a-b-2", &loop.WorkItemRecord{WorkItem: loop.WorkItemInfo{Ref: "github:a/b#2"}})
 	})
 	if err := db.Update(func(tx *Tx) error { return tx.PutSession("../x", s) }); loop.ErrorCode(err) != loop.EINVALID {
 		t.Errorf("PutSession(../x) = %v, want invalid", err)
