@@ -76,11 +76,7 @@ func (s *Service) stopOne(ctx context.Context, cfg *config.Config, block *config
 			return row(nil, loop.OutcomeNotRunning, "the-loop has no record of this session; nothing of its own to stop")
 		}
 		if rec.Claim != nil {
-			if s.claimLive(rec.Claim) {
-				if err := s.waitClaim(ctx, name, rec.Claim); err != nil {
-					return row(rec, loop.OutcomeFailed, loop.ErrorMessage(err))
-				}
-			} else if _, err := s.settleStaleClaim(ctx, rec); err != nil && !errors.Is(err, errStale) {
+			if err := clearClaim(ctx, s, standingKind{name: name}, rec); err != nil {
 				return row(rec, loop.OutcomeFailed, loop.ErrorMessage(err))
 			}
 			continue

@@ -212,11 +212,7 @@ func (s *Service) CloseSession(ctx context.Context, cfg *config.Config, ref stri
 			return loop.CloseResult{}, err
 		}
 		if rec != nil && rec.Claim != nil {
-			if s.claimLive(rec.Claim) {
-				if err := s.waitWorkItemClaim(ctx, item, rec.Claim); err != nil {
-					return loop.CloseResult{}, err
-				}
-			} else if err := s.settleWorkItemClaim(ctx, item, rec); err != nil && !errors.Is(err, errStale) {
+			if err := clearClaim(ctx, s, workItemKind{ref: item}, rec); err != nil {
 				return loop.CloseResult{}, err
 			}
 			continue
