@@ -62,6 +62,17 @@ func readIn[R any](s *Service, k kind[R]) (*R, error) {
 	return rec, err
 }
 
+// listIn returns what list reads in one read-only transaction.
+func listIn[R any](s *Service, list func(tx *store.Tx) ([]*R, error)) ([]*R, error) {
+	var recs []*R
+	err := s.DB.View(func(tx *store.Tx) error {
+		var err error
+		recs, err = list(tx)
+		return err
+	})
+	return recs, err
+}
+
 // transitionIn is one machine event in one store transaction: it re-reads
 // k's record, refuses an event its state does not allow, lets mutate change
 // a copy (mutate may return errStale when the record is not what the caller

@@ -32,13 +32,7 @@ func tolerantBlock(cfg *config.Config) *config.StandingConfig {
 
 // records lists every standing record.
 func (s *Service) records() ([]*loop.StandingRecord, error) {
-	var recs []*loop.StandingRecord
-	err := s.DB.View(func(tx *store.Tx) error {
-		var err error
-		recs, err = tx.ListStanding()
-		return err
-	})
-	return recs, err
+	return listIn(s, (*store.Tx).ListStanding)
 }
 
 // entryFor answers "what is this session" from whichever source has it

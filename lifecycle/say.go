@@ -12,14 +12,18 @@ import (
 	"github.com/the-loop-dev/the-loop/config"
 )
 
+// signed is how a frame names its sender: " (actor)", or nothing.
+func signed(actor string) string {
+	if actor == "" {
+		return ""
+	}
+	return " (" + actor + ")"
+}
+
 // Frame returns what the pane receives for a say: the operator's framing,
 // a blank line, then the text (original §5.10).
 func Frame(name, actor, text string) string {
-	who := ""
-	if actor != "" {
-		who = " (" + actor + ")"
-	}
-	return fmt.Sprintf("Message from your operator%s to standing session `%s`:\n\n%s", who, name, text)
+	return fmt.Sprintf("Message from your operator%s to standing session `%s`:\n\n%s", signed(actor), name, text)
 }
 
 // Say pastes text into a running standing session and submits it. It never

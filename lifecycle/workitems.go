@@ -20,11 +20,7 @@ import (
 // FrameReply returns what the pane receives for a reply: the operator's
 // framing, a blank line, then the text (original §10.2).
 func FrameReply(ref, actor, text string) string {
-	who := ""
-	if actor != "" {
-		who = " (" + actor + ")"
-	}
-	return fmt.Sprintf("Reply from the operator via the-loop control plane%s to your question on %s:\n\n%s", who, ref, text)
+	return fmt.Sprintf("Reply from the operator via the-loop control plane%s to your question on %s:\n\n%s", signed(actor), ref, text)
 }
 
 // workItemRow renders one record (original §4.2 fields, plus its flat ref,

@@ -56,18 +56,19 @@ const (
 	WorkItemRespawning = "respawning"
 )
 
-// Work-item machine events.
+// Work-item machine events. The start's events are the standing machine's
+// (the engine fires Ev* on both); reply and close are the work item's own.
 const (
-	WorkItemEvClaimStart     = "claim-start"
-	WorkItemEvRefuse         = "refuse"
-	WorkItemEvAlreadyRunning = "already-running"
-	WorkItemEvClearDead      = "clear-dead"
-	WorkItemEvResumeFailed   = "resume-failed"
-	WorkItemEvStarted        = "started"
-	WorkItemEvResumed        = "resumed"
-	WorkItemEvRecover        = "recover"
-	WorkItemEvSpawnFailed    = "spawn-failed"
-	WorkItemEvAbandon        = "abandon"
+	WorkItemEvClaimStart     = EvClaimStart
+	WorkItemEvRefuse         = EvRefuse
+	WorkItemEvAlreadyRunning = EvAlreadyRunning
+	WorkItemEvClearDead      = EvClearDead
+	WorkItemEvResumeFailed   = EvResumeFailed
+	WorkItemEvStarted        = EvStarted
+	WorkItemEvResumed        = EvResumed
+	WorkItemEvRecover        = EvRecover
+	WorkItemEvSpawnFailed    = EvSpawnFailed
+	WorkItemEvAbandon        = EvAbandon
 	WorkItemEvReply          = "reply"
 	WorkItemEvClose          = "close"
 )

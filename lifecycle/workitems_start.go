@@ -208,4 +208,3 @@ func unknownHarness(err error, harness, ref string) error {
 	}
 	return loop.Invalid("unknown harness '%s' for the session of %s%s", harness, ref, known)
 }
-

@@ -33,13 +33,7 @@ func (s *Service) readWorkItem(ref loop.WorkItemRef) (*loop.WorkItemRecord, erro
 
 // workItemRecords lists every work-item record, sorted by key.
 func (s *Service) workItemRecords() ([]*loop.WorkItemRecord, error) {
-	var recs []*loop.WorkItemRecord
-	err := s.DB.View(func(tx *store.Tx) error {
-		var err error
-		recs, err = tx.ListSessions()
-		return err
-	})
-	return recs, err
+	return listIn(s, (*store.Tx).ListSessions)
 }
 
 // workItemTransition is one work-item machine event in one store
