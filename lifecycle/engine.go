@@ -192,6 +192,20 @@ func settleIn[R any](ctx context.Context, s *Service, k kind[R], rec *R) (recove
 	return false, err
 }
 
+// delivered records a paste that happened (a say, a reply): event stamps
+// the record and logs ev; a record stopped, closed or claimed meanwhile
+// gets ev alone — the paste happened, so the log says so.
+func delivered[R any](ctx context.Context, s *Service, k kind[R], event string, stamp func(rec *R), ev loop.Event) error {
+	_, err := transitionIn(ctx, s, k, event, func(r *R) error {
+		stamp(r)
+		return nil
+	}, nil, ev)
+	if errors.Is(err, ErrTransition) {
+		err = s.Emit(ev)
+	}
+	return err
+}
+
 // stale reports whether a transition lost a race: the record changed
 // meanwhile (errStale) or its state no longer allows the event; the caller
 // evaluates again.

@@ -111,8 +111,8 @@ var transitions = fsm.Events{
 	{Name: EvAnnounced, Src: []string{StateRunning}, Dst: StateRunning},
 }
 
-// StateOf derives the machine state from a stored record (nil: absent).
-func StateOf(rec *loop.StandingRecord) string {
+// StandingStateOf derives the machine state from a stored record (nil: absent).
+func StandingStateOf(rec *loop.StandingRecord) string {
 	switch {
 	case rec == nil:
 		return StateAbsent
@@ -145,13 +145,13 @@ func (e *TransitionError) Error() string {
 // Unwrap lets errors.Is(err, ErrTransition) hold.
 func (e *TransitionError) Unwrap() error { return ErrTransition }
 
-// Next rebuilds the machine in state and fires event, returning the
+// NextStanding rebuilds the machine in state and fires event, returning the
 // destination state. An event the state does not allow is a *TransitionError.
 //
 // The machine has no callbacks, so ctx is not handed to it: a caller
 // cancelled after its side effect (Ctrl-C right after a spawn) must still
 // be able to record what happened.
-func Next(_ context.Context, state, event string) (string, error) {
+func NextStanding(_ context.Context, state, event string) (string, error) {
 	return fire(fsm.NewFSM(state, transitions, nil), state, event)
 }
 

@@ -148,10 +148,10 @@ func (k standingKind) copyOf(cur *loop.StandingRecord) *loop.StandingRecord {
 	return &c
 }
 
-func (k standingKind) state(rec *loop.StandingRecord) string { return StateOf(rec) }
+func (k standingKind) state(rec *loop.StandingRecord) string { return StandingStateOf(rec) }
 
 func (k standingKind) next(state, event string) (string, error) {
-	return Next(context.Background(), state, event)
+	return NextStanding(context.Background(), state, event)
 }
 
 // enter: running and stopped are stored statuses (the claim ends), a first

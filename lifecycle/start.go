@@ -17,26 +17,26 @@ func okStart(outcome string) bool {
 	return outcome == loop.OutcomeStarted || outcome == loop.OutcomeResumed || outcome == loop.OutcomeAlreadyRunning
 }
 
-// Start brings standing sessions up: the named one, or (name "") every
+// StartStanding brings standing sessions up: the named one, or (name "") every
 // declared entry and every created session (decisions D20); autoOnly keeps
 // the ones that auto-start (what `the-loop start` uses). Sessions start
 // concurrently; a session that fails is a failed row, never an error.
-func (s *Service) Start(ctx context.Context, cfg *config.Config, name string, autoOnly bool) (loop.ControlResult, error) {
+func (s *Service) StartStanding(ctx context.Context, cfg *config.Config, name string, autoOnly bool) (loop.StandingControlResult, error) {
 	block, err := standingBlock(cfg)
 	if err != nil {
-		return loop.ControlResult{}, err
+		return loop.StandingControlResult{}, err
 	}
 	var defs []loop.StandingDefinition
 	if name != "" {
 		def, err := s.entryFor(cfg, block, name)
 		if err != nil {
-			return loop.ControlResult{}, err
+			return loop.StandingControlResult{}, err
 		}
 		defs = append(defs, def)
 	} else {
 		recs, err := s.records()
 		if err != nil {
-			return loop.ControlResult{}, err
+			return loop.StandingControlResult{}, err
 		}
 		for _, d := range block.Sessions {
 			if !autoOnly || d.AutoStart {
@@ -52,7 +52,7 @@ func (s *Service) Start(ctx context.Context, cfg *config.Config, name string, au
 			}
 		}
 	}
-	rows := make([]loop.Row, len(defs))
+	rows := make([]loop.StandingRow, len(defs))
 	var wg sync.WaitGroup
 	for i, d := range defs {
 		wg.Add(1)
@@ -62,7 +62,7 @@ func (s *Service) Start(ctx context.Context, cfg *config.Config, name string, au
 		}()
 	}
 	wg.Wait()
-	res := loop.ControlResult{Sessions: rows, OK: true}
+	res := loop.StandingControlResult{Sessions: rows, OK: true}
 	for _, r := range rows {
 		res.OK = res.OK && okStart(r.Outcome)
 	}
@@ -80,7 +80,7 @@ type standingStart struct {
 
 // startOne is one session's start (original §5.6 _start_one, made safe for
 // concurrent processes by the claim).
-func (s *Service) startOne(ctx context.Context, cfg *config.Config, def loop.StandingDefinition) loop.Row {
+func (s *Service) startOne(ctx context.Context, cfg *config.Config, def loop.StandingDefinition) loop.StandingRow {
 	defer s.lock(def.Name)()
 	st := &standingStart{standingKind: standingKind{name: def.Name}, s: s, cfg: cfg, def: def}
 	row, err := startIn(ctx, s, cfg, st)
@@ -197,7 +197,7 @@ func (st *standingStart) up(r *loop.StandingRecord, p spawnPlan, id, _ string) {
 }
 
 // result is the start's row.
-func (st *standingStart) result(rec *loop.StandingRecord, running bool, outcome, detail string) loop.Row {
+func (st *standingStart) result(rec *loop.StandingRecord, running bool, outcome, detail string) loop.StandingRow {
 	var def *loop.StandingDefinition
 	if st.def.Declared {
 		def = &st.def

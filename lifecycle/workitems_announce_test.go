@@ -10,7 +10,7 @@ import (
 	"github.com/the-loop-dev/the-loop/store"
 )
 
-func slackStart(t *testing.T) loop.SessionStartRequest {
+func slackStart(t *testing.T) loop.WorkItemStartRequest {
 	req := startReq(t, octo)
 	req.Slack = true
 	return req
@@ -48,7 +48,7 @@ func TestStartSession_SlackAnnouncesOnceAndBindsTheThreadToTheRef(t *testing.T) 
 	// Already running, then close and start again: the work item keeps its
 	// one thread.
 	mustStart(t, s, cfg, slackStart(t), "already-running")
-	if _, err := s.CloseSession(ctx, cfg, octo, nil); err != nil {
+	if _, err := s.CloseWorkItem(ctx, cfg, octo, nil); err != nil {
 		t.Fatal(err)
 	}
 	res = mustStart(t, s, cfg, slackStart(t), "resumed")

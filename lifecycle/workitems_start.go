@@ -24,7 +24,7 @@ func DefaultWorkItemPrompt(ref loop.WorkItemRef) string {
 		"\"Reply from the operator via the-loop control plane\"."
 }
 
-// StartSession starts a work item's session (decisions D23: an operator
+// StartWorkItem starts a work item's session (decisions D23: an operator
 // drives one by hand). A new session is a fresh conversation
 // (--session-id <uuid>) booted with req.Prompt, or DefaultWorkItemPrompt;
 // a recorded one whose pane is gone resumes its conversation (probed, and
@@ -35,10 +35,10 @@ func DefaultWorkItemPrompt(ref loop.WorkItemRef) string {
 // code 1 (session.spawn_failed); an invalid ref or unknown harness is an
 // EINVALID error. With req.Slack, a session that is up is announced in
 // Slack (announceWorkItem).
-func (s *Service) StartSession(ctx context.Context, cfg *config.Config, req loop.SessionStartRequest) (loop.SessionStartResult, error) {
+func (s *Service) StartWorkItem(ctx context.Context, cfg *config.Config, req loop.WorkItemStartRequest) (loop.WorkItemStartResult, error) {
 	item, err := loop.ParseWorkItemRef(req.Ref)
 	if err != nil {
-		return loop.SessionStartResult{}, err
+		return loop.WorkItemStartResult{}, err
 	}
 	defer s.lock(workItemLock(item))()
 	st := &workItemStart{workItemKind: workItemKind{ref: item}, s: s, cfg: cfg, req: req}
@@ -55,7 +55,7 @@ type workItemStart struct {
 	workItemKind
 	s   *Service
 	cfg *config.Config
-	req loop.SessionStartRequest
+	req loop.WorkItemStartRequest
 	// harness and adapter are what ready resolved.
 	harness string
 	adapter loop.Harness
@@ -179,9 +179,9 @@ func (st *workItemStart) announce(_ context.Context, rec *loop.WorkItemRecord) *
 }
 
 // result is the start's result, with the lines the CLI prints.
-func (st *workItemStart) result(rec *loop.WorkItemRecord, running bool, outcome, detail string) loop.SessionStartResult {
+func (st *workItemStart) result(rec *loop.WorkItemRecord, running bool, outcome, detail string) loop.WorkItemStartResult {
 	name := st.ref.String()
-	res := loop.SessionStartResult{WorkItem: name, Outcome: outcome, Messages: []loop.Message{}}
+	res := loop.WorkItemStartResult{WorkItem: name, Outcome: outcome, Messages: []loop.Message{}}
 	if rec != nil && shown(rec) {
 		row := workItemRow(rec, running)
 		res.Session = &row

@@ -33,7 +33,7 @@ func (s *Service) readWorkItem(ref loop.WorkItemRef) (*loop.WorkItemRecord, erro
 
 // workItemRecords lists every work-item record, sorted by key.
 func (s *Service) workItemRecords() ([]*loop.WorkItemRecord, error) {
-	return listIn(s, (*store.Tx).ListSessions)
+	return listIn(s, (*store.Tx).ListWorkItems)
 }
 
 // workItemTransition is one work-item machine event in one store
@@ -52,7 +52,7 @@ type workItemKind struct {
 func (k workItemKind) what() string { return "the session of " + k.ref.String() }
 
 func (k workItemKind) get(tx *store.Tx) (*loop.WorkItemRecord, error) {
-	rec, err := tx.Session(k.ref.Slug())
+	rec, err := tx.WorkItem(k.ref.Slug())
 	if err != nil || rec == nil {
 		return nil, err
 	}
@@ -69,11 +69,11 @@ func (k workItemKind) put(tx *store.Tx, next, _ *loop.WorkItemRecord, stamp stri
 	if next.CreatedAt == "" {
 		next.CreatedAt = stamp
 	}
-	return tx.PutSession(ref.Slug(), next)
+	return tx.PutWorkItem(ref.Slug(), next)
 }
 
 func (k workItemKind) del(tx *store.Tx) error {
-	_, err := tx.DeleteSession(k.ref.Slug())
+	_, err := tx.DeleteWorkItem(k.ref.Slug())
 	return err
 }
 

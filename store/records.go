@@ -145,9 +145,9 @@ func checkSessionKey(key string) error {
 	return nil
 }
 
-// Session returns the work-item session stored under key (the ref's slug),
+// WorkItem returns the work-item session stored under key (the ref's slug),
 // or nil and no error when there is none.
-func (t *Tx) Session(key string) (*loop.WorkItemRecord, error) {
+func (t *Tx) WorkItem(key string) (*loop.WorkItemRecord, error) {
 	v := t.tx.Bucket(bucketSessions).Get([]byte(key))
 	if v == nil {
 		return nil, nil
@@ -155,19 +155,19 @@ func (t *Tx) Session(key string) (*loop.WorkItemRecord, error) {
 	return decodeSession(t.tx, key, v)
 }
 
-// PutSession stores rec under key (the ref's slug).
-func (t *Tx) PutSession(key string, rec *loop.WorkItemRecord) error {
+// PutWorkItem stores rec under key (the ref's slug).
+func (t *Tx) PutWorkItem(key string, rec *loop.WorkItemRecord) error {
 	return putSessionImpl(t.tx, key, rec)
 }
 
-// DeleteSession removes the work-item session under key and reports
+// DeleteWorkItem removes the work-item session under key and reports
 // whether there was one.
-func (t *Tx) DeleteSession(key string) (bool, error) {
+func (t *Tx) DeleteWorkItem(key string) (bool, error) {
 	return deleteImpl(t.tx.Bucket(bucketSessions), key)
 }
 
-// ListSessions returns every work-item session, sorted by key.
-func (t *Tx) ListSessions() ([]*loop.WorkItemRecord, error) {
+// ListWorkItems returns every work-item session, sorted by key.
+func (t *Tx) ListWorkItems() ([]*loop.WorkItemRecord, error) {
 	var out []*loop.WorkItemRecord
 	err := t.tx.Bucket(bucketSessions).ForEach(func(k, v []byte) error {
 		rec, err := decodeSession(t.tx, string(k), v)

@@ -177,7 +177,7 @@ func TestRead_ValuesSurviveTheTransactionAndTheFile(t *testing.T) {
 		if err := tx.PutStanding(rec("keep")); err != nil {
 			return err
 		}
-		if err := tx.PutSession("github-octo-repo-15", &loop.WorkItemRecord{Harness: "claude", PullRequests: []byte(`[{"n":1}]`)}); err != nil {
+		if err := tx.PutWorkItem("github-octo-repo-15", &loop.WorkItemRecord{Harness: "claude", PullRequests: []byte(`[{"n":1}]`)}); err != nil {
 			return err
 		}
 		if err := tx.BindThread("1700000000.000100", "standing:keep", "C1"); err != nil {
@@ -194,7 +194,7 @@ func TestRead_ValuesSurviveTheTransactionAndTheFile(t *testing.T) {
 	)
 	_ = db.View(func(tx *Tx) (err error) {
 		r, _ = tx.Standing("keep")
-		s, _ = tx.Session("github-octo-repo-15")
+		s, _ = tx.WorkItem("github-octo-repo-15")
 		evs, _ = tx.Events(EventQuery{})
 		thread, _, _ = tx.ThreadFor("standing:keep")
 		binds, err = tx.Threads()
@@ -230,20 +230,20 @@ func TestSessions_RoundTripListAndDelete(t *testing.T) {
 		RecentDeliveries: []string{"d1", "d2"}, URL: "https://github.com/octo/repo/issues/15",
 	}
 	mustUpdate(t, db, func(tx *Tx) error {
-		if err := tx.PutSession("github-octo-repo-15", s); err != nil {
+		if err := tx.PutWorkItem("github-octo-repo-15", s); err != nil {
 			return err
 		}
-		return tx.PutSession("github-a-b-2", &loop.WorkItemRecord{WorkItem: loop.WorkItemInfo{Ref: "github:a/b#2"}})
+		return tx.PutWorkItem("github-a-b-2", &loop.WorkItemRecord{WorkItem: loop.WorkItemInfo{Ref: "github:a/b#2"}})
 	})
-	if err := db.Update(func(tx *Tx) error { return tx.PutSession("../x", s) }); loop.ErrorCode(err) != loop.EINVALID {
+	if err := db.Update(func(tx *Tx) error { return tx.PutWorkItem("../x", s) }); loop.ErrorCode(err) != loop.EINVALID {
 		t.Errorf("PutSession(../x) = %v, want invalid", err)
 	}
 	_ = db.View(func(tx *Tx) error {
-		got, err := tx.Session("github-octo-repo-15")
+		got, err := tx.WorkItem("github-octo-repo-15")
 		if err != nil || !reflect.DeepEqual(got, s) {
 			t.Errorf("Session = %+v, %v; want %+v", got, err, s)
 		}
-		all, _ := tx.ListSessions()
+		all, _ := tx.ListWorkItems()
 		if len(all) != 2 || all[0].WorkItem.Ref != "github:a/b#2" {
 			t.Errorf("ListSessions = %+v", all)
 		}
@@ -253,10 +253,10 @@ func TestSessions_RoundTripListAndDelete(t *testing.T) {
 		return nil
 	})
 	mustUpdate(t, db, func(tx *Tx) error {
-		if ok, _ := tx.DeleteSession("github-a-b-2"); !ok {
+		if ok, _ := tx.DeleteWorkItem("github-a-b-2"); !ok {
 			t.Error("DeleteSession found nothing")
 		}
-		if got, _ := tx.Session("github-a-b-2"); got != nil {
+		if got, _ := tx.WorkItem("github-a-b-2"); got != nil {
 			t.Error("deleted session still there")
 		}
 		return nil
