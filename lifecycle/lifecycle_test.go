@@ -365,37 +365,3 @@ func TestStart_ResumeSpawnFailureKeepsTheConversationAndTheForeignSession(t *tes
 		t.Fatalf("a resume that never ran was recorded as failed: %+v", evs)
 	}
 }
-
-func TestStart_NeverClearsADeadPaneTheLoopDidNotTag(t *testing.T) {
-	r := newFakeRunner()
-	s := newTestService(t, r)
-	cfg := testConfig(t, "supervisor")
-	ctx := context.Background()
-	first, _ := s.StartStanding(ctx, cfg, "supervisor", false)
-	id := first.Sessions[0].HarnessSessionID
-	if _, err := s.StopStanding(ctx, cfg, "supervisor"); err != nil {
-		t.Fatal(err)
-	}
-	target := loop.TmuxTargetFor("supervisor")
-	r.Mu.Lock()
-	r.Panes[target], r.Tags[target] = loop.PaneDead, "" // someone else's, its command exited
-	r.Mu.Unlock()
-	killed := len(r.Killed)
-	res, _ := s.StartStanding(ctx, cfg, "supervisor", false)
-	if row := res.Sessions[0]; row.Outcome != loop.OutcomeFailed || !strings.Contains(row.Detail, "did not start it") {
-		t.Fatalf("row %+v, want refused", row)
-	}
-	if len(r.Killed) != killed || r.SpawnCount() != 1 {
-		t.Fatalf("killed %v, %d spawns: the foreign session was touched", r.Killed[killed:], r.SpawnCount())
-	}
-	if rec, err := s.read("supervisor"); err != nil || rec.HarnessSessionID != id || rec.Status != loop.StatusStopped {
-		t.Fatalf("record %+v (%v), want stopped with conversation %s", rec, err, id)
-	}
-	// Once it carries the-loop's tag (its own agent's dead pane), it is cleared.
-	r.Mu.Lock()
-	r.Tags[target] = id
-	r.Mu.Unlock()
-	if res, _ := s.StartStanding(ctx, cfg, "supervisor", false); res.Sessions[0].Outcome != loop.OutcomeResumed {
-		t.Fatalf("row %+v, want resumed", res.Sessions[0])
-	}
-}

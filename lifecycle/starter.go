@@ -145,18 +145,6 @@ func (st *starter[R, Res]) attempt(ctx context.Context) (res Res, again bool, er
 			return st.failed(rec, fmt.Sprintf("tmux session %s on the configured socket is %s; not spawning over it", target, state)), false, nil
 		}
 	}
-	if state == loop.PaneDead {
-		// A dead pane is cleared before the spawn, but only one the-loop
-		// started: never kill a tmux session the-loop did not tag.
-		if why := untagged(ctx, runner, target); why != "" {
-			shown := rec
-			if !k.owns(rec) {
-				shown = nil
-			}
-			res, again := st.refuse(ctx, rec, shown, st.socket, why)
-			return res, again, nil
-		}
-	}
 	st.runner = runner
 	res, again = st.spawn(ctx, rec, state)
 	return res, again, nil
@@ -202,28 +190,6 @@ func (st *starter[R, Res]) live(ctx context.Context, rec *R, runner loop.Runner,
 		}
 		why = k.notMine()
 	}
-	return st.refuse(ctx, rec, shown, socket, why)
-}
-
-// untagged reports why a dead pane under the name may not be cleared: ""
-// when the-loop tagged it (SpawnSpec.Tag), so it is what is left of one of
-// its own agents.
-func untagged(ctx context.Context, runner loop.Runner, target string) string {
-	tag, ok := runner.Tag(ctx, target)
-	switch {
-	case !ok:
-		return "tmux did not answer whose session it is"
-	case tag == "":
-		return "its pane is dead and the-loop did not start it"
-	}
-	return ""
-}
-
-// refuse refuses a tmux session under the name that the-loop cannot
-// account for, and never touches it; shown is the record the result shows.
-func (st *starter[R, Res]) refuse(ctx context.Context, rec, shown *R, socket, why string) (Res, bool) {
-	s, k, target := st.s, st.k, st.k.target()
-	var none Res
 	ev := s.event(k.logEvent("spawn_failed"), loop.LevelError, k.subject(),
 		loop.F("tmux_target", target), loop.F("error", "tmux session exists but "+why))
 	// A refusal is a transition where the machine has one for the state

@@ -547,23 +547,3 @@ func TestStartSession_ResumeSpawnFailureKeepsTheConversationAndTheForeignSession
 		t.Fatalf("record %+v (%v), want closed with conversation %s", rec, err, id)
 	}
 }
-
-func TestStartWorkItem_NeverClearsADeadPaneTheLoopDidNotTag(t *testing.T) {
-	s, w := newItemService(t)
-	cfg := testConfig(t)
-	ref, _ := loop.ParseWorkItemRef(octo)
-	w.Mu.Lock()
-	w.Panes[ref.TmuxTarget()] = loop.PaneDead // untagged: not the-loop's
-	w.Mu.Unlock()
-	mustStart(t, s, cfg, startReq(t, octo), "failed")
-	if len(w.Killed) != 0 || w.SpawnCount() != 0 {
-		t.Fatalf("killed %v, %d spawns: the foreign session was touched", w.Killed, w.SpawnCount())
-	}
-	if rec, err := s.readWorkItem(ref); rec != nil || err != nil {
-		t.Fatalf("record %+v (%v), want none", rec, err)
-	}
-	got := eventNames(events(t, s, store.EventQuery{}))
-	if want := []string{"session.spawn_failed"}; !slices.Equal(got, want) {
-		t.Fatalf("events %v, want %v", got, want)
-	}
-}
