@@ -49,7 +49,7 @@ func (m *Mirror) Mirror(ctx context.Context, cfg *config.Config, r Inbound) bool
 	return err == nil
 }
 
-// Reply delivers r into its work item's session (lifecycle.ReplySession:
+// Reply delivers r into its work item's session (lifecycle.Service.ReplyWorkItem:
 // the operator's framing, actor slack:<member id>; it never spawns). A
 // delivery refused or failed is an error saying why, for channel.dropped.
 func (m *Mirror) Reply(ctx context.Context, cfg *config.Config, r Inbound) (bool, error) {

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	loop "github.com/the-loop-dev/the-loop"
+	"github.com/the-loop-dev/the-loop/config"
 	"github.com/the-loop-dev/the-loop/store"
 )
 
@@ -70,15 +71,9 @@ func TestStop_KeepsRecordAndResumes(t *testing.T) {
 }
 
 func TestStart_ResumeThatDiesFallsBackFresh(t *testing.T) {
-	r := newFakeRunner()
-	s := newTestService(t, r)
-	cfg := testConfig(t, "supervisor")
+	r, cfg := newFakeRunner(), testConfig(t, "supervisor")
+	s, old := startedThenStopped(t, r, cfg)
 	ctx := context.Background()
-	first, _ := s.StartStanding(ctx, cfg, "supervisor", false)
-	old := first.Sessions[0].HarnessSessionID
-	if _, err := s.StopStanding(ctx, cfg, "supervisor"); err != nil {
-		t.Fatal(err)
-	}
 	r.OnSpawn = func(spec loop.SpawnSpec) loop.PaneState {
 		if spec.Argv[1] == "--resume" {
 			return loop.PaneDead
@@ -334,15 +329,9 @@ func usurp(r *fakeRunner, target string) {
 }
 
 func TestStart_ResumeSpawnFailureKeepsTheConversationAndTheForeignSession(t *testing.T) {
-	r := newFakeRunner()
-	s := newTestService(t, r)
-	cfg := testConfig(t, "supervisor")
+	r, cfg := newFakeRunner(), testConfig(t, "supervisor")
+	s, id := startedThenStopped(t, r, cfg)
 	ctx := context.Background()
-	first, _ := s.StartStanding(ctx, cfg, "supervisor", false)
-	id := first.Sessions[0].HarnessSessionID
-	if _, err := s.StopStanding(ctx, cfg, "supervisor"); err != nil {
-		t.Fatal(err)
-	}
 	target := loop.TmuxTargetFor("supervisor")
 	usurp(r, target)
 	killed := len(r.Killed)
@@ -364,4 +353,17 @@ func TestStart_ResumeSpawnFailureKeepsTheConversationAndTheForeignSession(t *tes
 	if evs := events(t, s, store.EventQuery{Types: []string{"standing.resume_failed"}}); len(evs) != 0 {
 		t.Fatalf("a resume that never ran was recorded as failed: %+v", evs)
 	}
+}
+
+// startedThenStopped is a service whose session supervisor was started and
+// stopped, and the conversation id its record keeps.
+func startedThenStopped(t *testing.T, r *fakeRunner, cfg *config.Config) (*Service, string) {
+	t.Helper()
+	s := newTestService(t, r)
+	ctx := context.Background()
+	first, _ := s.StartStanding(ctx, cfg, "supervisor", false)
+	if _, err := s.StopStanding(ctx, cfg, "supervisor"); err != nil {
+		t.Fatal(err)
+	}
+	return s, first.Sessions[0].HarnessSessionID
 }

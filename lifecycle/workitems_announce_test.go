@@ -16,7 +16,7 @@ func slackStart(t *testing.T) loop.WorkItemStartRequest {
 	return req
 }
 
-func TestStartSession_SlackAnnouncesOnceAndBindsTheThreadToTheRef(t *testing.T) {
+func TestStartWorkItem_SlackAnnouncesOnceAndBindsTheThreadToTheRef(t *testing.T) {
 	s, _ := newItemService(t)
 	ann := &fakeAnnouncer{}
 	s.Announcer = ann
@@ -60,7 +60,7 @@ func TestStartSession_SlackAnnouncesOnceAndBindsTheThreadToTheRef(t *testing.T) 
 	}
 }
 
-func TestStartSession_WithoutSlackOrWithSlackDisabledPostsNothing(t *testing.T) {
+func TestStartWorkItem_WithoutSlackOrWithSlackDisabledPostsNothing(t *testing.T) {
 	s, _ := newItemService(t)
 	ann := &fakeAnnouncer{}
 	s.Announcer = ann
@@ -75,7 +75,7 @@ func TestStartSession_WithoutSlackOrWithSlackDisabledPostsNothing(t *testing.T) 
 	}
 }
 
-func TestStartSession_AnnounceFailureNeverStopsTheSession(t *testing.T) {
+func TestStartWorkItem_AnnounceFailureNeverStopsTheSession(t *testing.T) {
 	s, w := newItemService(t)
 	s.Announcer = &fakeAnnouncer{err: loop.Internal("slack: post failed: not_in_channel")}
 	res := mustStart(t, s, slackConfig(t), slackStart(t), "started")
@@ -91,7 +91,7 @@ func TestStartSession_AnnounceFailureNeverStopsTheSession(t *testing.T) {
 	}
 }
 
-func TestStartSession_AFailedStartIsNotAnnounced(t *testing.T) {
+func TestStartWorkItem_AFailedStartIsNotAnnounced(t *testing.T) {
 	s, _ := newItemService(t)
 	ann := &fakeAnnouncer{}
 	s.Announcer = ann

@@ -88,7 +88,7 @@ func mustStart(t *testing.T, s *Service, cfg *config.Config, req loop.WorkItemSt
 	return res
 }
 
-func TestStartSession_FreshThenAlreadyRunning(t *testing.T) {
+func TestStartWorkItem_FreshThenAlreadyRunning(t *testing.T) {
 	s, w := newItemService(t)
 	cfg := testConfig(t)
 	res := mustStart(t, s, cfg, startReq(t, " github:github.com/octo/repo#5 "), "started")
@@ -125,7 +125,7 @@ func TestStartSession_FreshThenAlreadyRunning(t *testing.T) {
 	}
 }
 
-func TestStartSession_GivenPromptAndHarnessArgs(t *testing.T) {
+func TestStartWorkItem_GivenPromptAndHarnessArgs(t *testing.T) {
 	s, w := newItemService(t)
 	cfg := testConfig(t)
 	cfg.Routing.HarnessArgs["claude"] = []string{"--model", "opus"}
@@ -140,7 +140,7 @@ func TestStartSession_GivenPromptAndHarnessArgs(t *testing.T) {
 	}
 }
 
-func TestStartSession_RefusesStandingRefsAndUnknownHarness(t *testing.T) {
+func TestStartWorkItem_RefusesStandingRefsAndUnknownHarness(t *testing.T) {
 	s, w := newItemService(t)
 	cfg := testConfig(t)
 	for _, ref := range []string{"standing:supervisor", "supervisor", "github:octo/repo"} {
@@ -163,7 +163,7 @@ func TestStartSession_RefusesStandingRefsAndUnknownHarness(t *testing.T) {
 	}
 }
 
-func TestStartSession_RefusesLivePaneWithoutRecord(t *testing.T) {
+func TestStartWorkItem_RefusesLivePaneWithoutRecord(t *testing.T) {
 	s, w := newItemService(t)
 	w.Panes[octoTarget] = loop.PaneLive
 	res, err := s.StartWorkItem(context.Background(), testConfig(t), startReq(t, octo))
@@ -183,7 +183,7 @@ func TestStartSession_RefusesLivePaneWithoutRecord(t *testing.T) {
 	}
 }
 
-func TestStartSession_MissingCwdFailsAndRecordsNothing(t *testing.T) {
+func TestStartWorkItem_MissingCwdFailsAndRecordsNothing(t *testing.T) {
 	s, w := newItemService(t)
 	req := loop.WorkItemStartRequest{Ref: octo, Cwd: filepath.Join(t.TempDir(), "gone")}
 	res, err := s.StartWorkItem(context.Background(), testConfig(t), req)
@@ -202,7 +202,7 @@ func TestStartSession_MissingCwdFailsAndRecordsNothing(t *testing.T) {
 	}
 }
 
-func TestStartSession_ConcurrentStartsSpawnOnce(t *testing.T) {
+func TestStartWorkItem_ConcurrentStartsSpawnOnce(t *testing.T) {
 	s, w := newItemService(t)
 	cfg := testConfig(t)
 	req := startReq(t, octo)
@@ -226,7 +226,7 @@ func TestStartSession_ConcurrentStartsSpawnOnce(t *testing.T) {
 	}
 }
 
-func TestReplySession_FramedIntoTheLivePane(t *testing.T) {
+func TestReplyWorkItem_FramedIntoTheLivePane(t *testing.T) {
 	s, w := newItemService(t)
 	cfg := testConfig(t)
 	mustStart(t, s, cfg, startReq(t, octo), "started")
@@ -254,7 +254,7 @@ func TestReplySession_FramedIntoTheLivePane(t *testing.T) {
 	}
 }
 
-func TestReplySession_RefusalsNeverSpawn(t *testing.T) {
+func TestReplyWorkItem_RefusalsNeverSpawn(t *testing.T) {
 	s, w := newItemService(t)
 	cfg := testConfig(t)
 	ctx := context.Background()
@@ -291,7 +291,7 @@ func TestReplySession_RefusalsNeverSpawn(t *testing.T) {
 	}
 }
 
-func TestCloseSession_KeepsTmuxAndEndsTheHarnessByDefault(t *testing.T) {
+func TestCloseWorkItem_KeepsTmuxAndEndsTheHarnessByDefault(t *testing.T) {
 	s, w := newItemService(t)
 	cfg := testConfig(t)
 	mustStart(t, s, cfg, startReq(t, octo), "started")
@@ -329,7 +329,7 @@ func TestCloseSession_KeepsTmuxAndEndsTheHarnessByDefault(t *testing.T) {
 	}
 }
 
-func TestCloseSession_KillsTmuxWhenNotKept(t *testing.T) {
+func TestCloseWorkItem_KillsTmuxWhenNotKept(t *testing.T) {
 	for name, c := range map[string]struct {
 		keepCfg bool
 		flag    *bool
@@ -354,7 +354,7 @@ func TestCloseSession_KillsTmuxWhenNotKept(t *testing.T) {
 	}
 }
 
-func TestCloseSession_KeepsHarnessWhenKillHarnessOnCloseIsOff(t *testing.T) {
+func TestCloseWorkItem_KeepsHarnessWhenKillHarnessOnCloseIsOff(t *testing.T) {
 	s, w := newItemService(t)
 	cfg := testConfig(t)
 	cfg.Routing.Tmux.KillHarnessOnClose = false
@@ -372,7 +372,7 @@ func TestCloseSession_KeepsHarnessWhenKillHarnessOnCloseIsOff(t *testing.T) {
 	}
 }
 
-func TestStartSession_ResumesAClosedSessionsConversation(t *testing.T) {
+func TestStartWorkItem_ResumesAClosedSessionsConversation(t *testing.T) {
 	s, w := newItemService(t)
 	cfg := testConfig(t)
 	first := mustStart(t, s, cfg, startReq(t, octo), "started")
@@ -398,7 +398,7 @@ func TestStartSession_ResumesAClosedSessionsConversation(t *testing.T) {
 	}
 }
 
-func TestStartSession_ResumeThatDiesFallsBackFresh(t *testing.T) {
+func TestStartWorkItem_ResumeThatDiesFallsBackFresh(t *testing.T) {
 	s, w := newItemService(t)
 	cfg := testConfig(t)
 	first := mustStart(t, s, cfg, startReq(t, octo), "started")
@@ -426,7 +426,7 @@ func TestStartSession_ResumeThatDiesFallsBackFresh(t *testing.T) {
 	}
 }
 
-func TestStartSession_SettlesAStaleClaim(t *testing.T) {
+func TestStartWorkItem_SettlesAStaleClaim(t *testing.T) {
 	s, w := newItemService(t)
 	cfg := testConfig(t)
 	ref, _ := loop.ParseWorkItemRef(octo)
@@ -444,7 +444,7 @@ func TestStartSession_SettlesAStaleClaim(t *testing.T) {
 	}
 }
 
-func TestListSessions_OnlyWorkItemsAndStatusFilter(t *testing.T) {
+func TestListWorkItems_OnlyWorkItemsAndStatusFilter(t *testing.T) {
 	s, _ := newItemService(t)
 	cfg := testConfig(t, "supervisor")
 	ctx := context.Background()
@@ -525,7 +525,7 @@ func TestWorkItems_SharedKeyIsRefused(t *testing.T) {
 	}
 }
 
-func TestStartSession_ResumeSpawnFailureKeepsTheConversationAndTheForeignSession(t *testing.T) {
+func TestStartWorkItem_ResumeSpawnFailureKeepsTheConversationAndTheForeignSession(t *testing.T) {
 	s, w := newItemService(t)
 	cfg := testConfig(t)
 	ctx := context.Background()

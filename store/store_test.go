@@ -245,7 +245,7 @@ func TestSessions_RoundTripListAndDelete(t *testing.T) {
 		}
 		all, _ := tx.ListWorkItems()
 		if len(all) != 2 || all[0].WorkItem.Ref != "github:a/b#2" {
-			t.Errorf("ListSessions = %+v", all)
+			t.Errorf("ListWorkItems = %+v", all)
 		}
 		if none, _ := tx.ListStanding(); len(none) != 0 {
 			t.Errorf("a work-item session shows as standing: %+v", none)
