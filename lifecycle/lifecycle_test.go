@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	loop "github.com/the-loop-dev/the-loop"
@@ -366,4 +367,46 @@ func startedThenStopped(t *testing.T, r *fakeRunner, cfg *config.Config) (*Servi
 		t.Fatal(err)
 	}
 	return s, first.Sessions[0].HarnessSessionID
+}
+
+// usurpedAfterSpawn is the fake tmux where, once armed, the next state
+// query finds the resumed pane dead and a session the-loop did not start
+// (untagged, live) in its place.
+type usurpedAfterSpawn struct {
+	*fakeRunner
+	armed atomic.Bool
+}
+
+func (u *usurpedAfterSpawn) State(ctx context.Context, target string) loop.PaneState {
+	if u.armed.CompareAndSwap(true, false) {
+		u.Mu.Lock()
+		u.Panes[target], u.Tags[target] = loop.PaneLive, ""
+		u.Mu.Unlock()
+		return loop.PaneDead
+	}
+	return u.fakeRunner.State(ctx, target)
+}
+
+func TestStart_ResumeThatDiesNeverKillsWhatTookItsName(t *testing.T) {
+	r, cfg := newFakeRunner(), testConfig(t, "supervisor")
+	s, id := startedThenStopped(t, r, cfg)
+	ctx := context.Background()
+	u := &usurpedAfterSpawn{fakeRunner: r}
+	s.Runner = func(string) loop.Runner { return u }
+	r.BeforeSpawn = func(_ string, spec loop.SpawnSpec) error {
+		u.armed.Store(spec.Argv[1] == "--resume")
+		return nil
+	}
+	killed := len(r.Killed)
+	res, _ := s.StartStanding(ctx, cfg, "supervisor", false)
+	if row := res.Sessions[0]; row.Outcome != loop.OutcomeFailed || !strings.Contains(row.Detail, "not touching it") {
+		t.Fatalf("row %+v, want failed, leaving the session alone", row)
+	}
+	target := loop.TmuxTargetFor("supervisor")
+	if len(r.Killed) != killed || r.State(ctx, target) != loop.PaneLive || r.SpawnCount() != 2 {
+		t.Fatalf("killed %v, %d spawns: the session under the name was touched", r.Killed[killed:], r.SpawnCount())
+	}
+	if rec, err := s.read("supervisor"); err != nil || rec.HarnessSessionID != id || rec.Status != loop.StatusStopped {
+		t.Fatalf("record %+v (%v), want stopped with conversation %s", rec, err, id)
+	}
 }

@@ -264,13 +264,18 @@ func survives(ctx context.Context, runner loop.Runner, target string, probe time
 	}
 }
 
-// clearOwn kills what is left of a resume that failed its probe, but only
-// when it is the pane the-loop spawned for conversation id (its tag): a
-// tmux session someone else put under the name meanwhile is never killed.
-// It returns "" when the name is free for a fresh spawn, else why not.
+// clearOwn clears what is left of a resume that failed its probe: a dead
+// pane (nothing runs in it: cleared like any dead pane before a spawn), or
+// a live one only when it is the pane the-loop spawned for conversation id
+// (its tag) — a live tmux session someone else put under the name meanwhile
+// is never killed. It returns "" when the name is free for a fresh spawn,
+// else why not.
 func clearOwn(ctx context.Context, runner loop.Runner, target, id string) string {
-	if runner.State(ctx, target) == loop.PaneAbsent {
+	switch runner.State(ctx, target) {
+	case loop.PaneAbsent:
 		return ""
+	case loop.PaneDead:
+		return killed(ctx, runner, target)
 	}
 	mine, err := ours(ctx, runner, target, id)
 	if err != nil {
@@ -279,6 +284,11 @@ func clearOwn(ctx context.Context, runner loop.Runner, target, id string) string
 	if !mine {
 		return fmt.Sprintf("the resumed pane did not survive the probe, and tmux session %s is not the one the-loop spawned; not touching it", target)
 	}
+	return killed(ctx, runner, target)
+}
+
+// killed kills target for clearOwn: "" once it is gone, else why not.
+func killed(ctx context.Context, runner loop.Runner, target string) string {
 	if err := runner.KillTarget(ctx, target); err != nil && runner.State(ctx, target) != loop.PaneAbsent {
 		return fmt.Sprintf("the resumed pane did not survive the probe and tmux session %s could not be cleared (%v); not spawning over it", target, err)
 	}
