@@ -34,6 +34,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/google/uuid"
 )
 
 // childRole marks a re-executed idle child.
@@ -50,15 +52,41 @@ func main() {
 	os.Exit(run())
 }
 
-// agent is one fake session.
+// agent is one fake session. Everything but the input goroutine runs on
+// the main goroutine.
 type agent struct {
 	log       *logFile
 	dir       string
 	sessionID string
+	cwd       string
+	configDir string
+	model     string
+	permMode  string
+	hooks     hookSet
+	think     time.Duration
+	answerFmt string
+
+	cur      *turn    // the running turn, nil when idle
+	queue    []string // messages submitted during the running turn
+	lastUUID string   // the transcript's last uuid (parentUuid of the next line)
+	timer    *time.Timer
 
 	mu       sync.Mutex
 	messages []string
 	flushed  bool
+}
+
+// turn is one prompt being answered.
+type turn struct {
+	promptID string
+	text     string
+	tool     *toolCall // set while a /fake-tool turn runs
+	waiting  bool      // its permission dialog is on screen
+}
+
+// toolCall is the tool a /fake-tool turn uses.
+type toolCall struct {
+	id, name, arg string
 }
 
 func run() int {
@@ -73,8 +101,17 @@ func run() int {
 		fmt.Fprintln(os.Stderr, "fakeagent:", err)
 		return 2
 	}
-	a := &agent{log: lf, dir: dir, sessionID: args.sessionID}
 	cwd, _ := os.Getwd()
+	a := &agent{log: lf, dir: dir, sessionID: args.sessionID, cwd: cwd, configDir: claudeConfigDir(),
+		model: args.model, permMode: args.permissionMode,
+		think:     time.Duration(envInt("FAKE_AGENT_TURN_MS", 50)) * time.Millisecond,
+		answerFmt: os.Getenv("FAKE_AGENT_ANSWER")}
+	if a.model == "" {
+		a.model = "claude-opus-4-5"
+	}
+	if a.sessionID == "" {
+		a.sessionID = uuid.NewString()
+	}
 	start := entry{Kind: "start", Pid: os.Getpid(), Argv: os.Args[1:], SessionID: args.sessionID,
 		Resume: args.resume, Prompt: args.prompt, Cwd: cwd, Env: selectedEnv()}
 
@@ -86,11 +123,16 @@ func run() int {
 			return 1
 		}
 	}
+	hooks, err := loadSettings(args.settings)
+	a.hooks = hooks
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGHUP)
 
 	start.Children = startChildren(envInt("FAKE_AGENT_CHILDREN", 0))
 	a.log.write(start)
+	if err != nil {
+		a.log.write(entry{Kind: "settings_error", Error: err.Error()})
+	}
 
 	term := newTerminal(0)
 	fmt.Printf("fake agent %s starting…\r\n", args.sessionID)
@@ -99,20 +141,36 @@ func run() int {
 	if ms := envInt("FAKE_AGENT_EXIT_AFTER_MS", -1); ms >= 0 {
 		exitAfter = time.After(time.Duration(ms) * time.Millisecond)
 	}
-	msgs := make(chan string)
+	inputs := make(chan input)
+	ready := make(chan struct{})
 	eof := make(chan error, 1)
 	delay := time.Duration(envInt("FAKE_AGENT_DELAY_MS", 300)) * time.Millisecond
-	go a.input(term, delay, msgs, eof)
+	go a.input(term, delay, envInt("FAKE_AGENT_SWALLOW_SUBMITS", 0), ready, inputs, eof)
 
+	a.timer = time.NewTimer(time.Hour)
+	a.timer.Stop()
 	ignoreTerm := os.Getenv("FAKE_AGENT_IGNORE_TERM") == "1"
 	for {
 		select {
-		case m := <-msgs:
-			a.mu.Lock()
-			a.messages = append(a.messages, m)
-			a.mu.Unlock()
-			a.log.write(entry{Kind: "message", Text: m})
-			fmt.Printf("\r\n● received %d bytes\r\n❯ ", len(m))
+		case <-ready:
+			ready = nil
+			source := "startup"
+			if args.resume {
+				source = "resume"
+			}
+			a.fire("SessionStart", map[string]any{"source": source, "model": a.model})
+			if args.prompt != "" {
+				a.process(args.prompt)
+			}
+		case in := <-inputs:
+			if code, exit := a.handle(in); exit {
+				err := a.flush()
+				a.log.write(entry{Kind: "exit", Code: code, Error: errText(err)})
+				term.restore()
+				return code
+			}
+		case <-a.timer.C:
+			a.finishTurn()
 		case sig := <-sigs:
 			if sig == syscall.SIGHUP {
 				a.log.write(entry{Kind: "sighup"})
@@ -123,12 +181,14 @@ func run() int {
 				continue
 			}
 			err := a.flush()
+			a.fire("SessionEnd", map[string]any{"reason": "other"})
 			a.log.write(entry{Kind: "sigterm", Error: errText(err)})
 			term.restore()
 			return 0
 		case <-exitAfter:
 			code := envInt("FAKE_AGENT_EXIT_CODE", 0)
 			err := a.flush()
+			a.fire("SessionEnd", map[string]any{"reason": "other"})
 			a.log.write(entry{Kind: "exit", Code: code, Error: errText(err)})
 			term.restore()
 			return code
@@ -148,18 +208,20 @@ func run() int {
 }
 
 // input discards what is typed during the start-up delay, then reads the
-// raw terminal and sends each submitted message.
-func (a *agent) input(term *terminal, delay time.Duration, msgs chan<- string, eof chan<- error) {
+// raw terminal, signals ready once the prompt is drawn, and sends each
+// submit, empty return and swallowed return.
+func (a *agent) input(term *terminal, delay time.Duration, swallow int, ready chan<- struct{}, inputs chan<- input, eof chan<- error) {
 	term.discardUntil(time.Now().Add(delay))
 	term.makeRaw()
 	fmt.Print("\x1b[?2004h\r\n❯ ")
-	var p parser
+	ready <- struct{}{}
+	p := parser{swallow: swallow}
 	buf := make([]byte, 32*1024)
 	for {
 		n, err := term.read(buf)
 		for _, b := range buf[:n] {
-			if m, ok := p.feed(b); ok {
-				msgs <- m
+			if in := p.feedEvent(b); in.kind != inputNone {
+				inputs <- in
 			}
 		}
 		if err != nil {
@@ -229,9 +291,12 @@ func startChildren(n int) []int {
 
 // args is what the fake understood of its command line.
 type args struct {
-	sessionID string
-	resume    bool
-	prompt    string
+	sessionID      string
+	resume         bool
+	prompt         string
+	settings       []string // every --settings value, in order
+	model          string
+	permissionMode string
 }
 
 // parseArgs reads --session-id/--resume (also in --flag=value form) and
@@ -252,6 +317,19 @@ func parseArgs(argv []string) args {
 			a.sessionID, a.resume = strings.TrimPrefix(s, "--session-id="), false
 		case strings.HasPrefix(s, "--resume="):
 			a.sessionID, a.resume = strings.TrimPrefix(s, "--resume="), true
+		case s == "--settings" || s == "--model" || s == "--permission-mode":
+			if i+1 < len(argv) {
+				a.setValue(s, argv[i+1])
+				i++
+			}
+		case strings.HasPrefix(s, "--settings=") || strings.HasPrefix(s, "--model=") || strings.HasPrefix(s, "--permission-mode="):
+			k, v, _ := strings.Cut(s, "=")
+			a.setValue(k, v)
+		case s == "--dangerously-skip-permissions":
+			a.permissionMode = "bypassPermissions"
+		case s == "--":
+			positional = append(positional, argv[i+1:]...)
+			i = len(argv)
 		case strings.HasPrefix(s, "-"):
 		default:
 			positional = append(positional, s)
@@ -261,6 +339,18 @@ func parseArgs(argv []string) args {
 		a.prompt = positional[len(positional)-1]
 	}
 	return a
+}
+
+// setValue records a flag that takes a value.
+func (a *args) setValue(flag, v string) {
+	switch flag {
+	case "--settings":
+		a.settings = append(a.settings, v)
+	case "--model":
+		a.model = v
+	case "--permission-mode":
+		a.permissionMode = v
+	}
 }
 
 // selectedEnv returns the environment variables worth recording.
