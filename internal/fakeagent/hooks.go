@@ -91,6 +91,8 @@ func matchSubject(payload map[string]any) string {
 // fire runs every command hook declared for the payload's event, one
 // after the other, each with the payload on stdin (sh -c, the agent's cwd
 // and environment), and logs each run; exit statuses are only logged.
+// Nothing is logged for an event without hooks, so the log of an agent
+// spawned without --settings holds only what it was sent.
 func (a *agent) fire(event string, fields map[string]any) {
 	payload := map[string]any{
 		"session_id":      a.sessionID,
@@ -103,7 +105,6 @@ func (a *agent) fire(event string, fields map[string]any) {
 	}
 	body, _ := json.Marshal(payload)
 	subject := matchSubject(payload)
-	ran := false
 	for _, g := range a.hooks[event] {
 		if !g.matches(subject) {
 			continue
@@ -112,14 +113,10 @@ func (a *agent) fire(event string, fields map[string]any) {
 			if h.Type != "command" || h.Command == "" {
 				continue
 			}
-			ran = true
 			code, err := runHook(h, a.cwd, body)
 			a.log.write(entry{Kind: "hook", Event: event, Command: h.Command, Code: code,
 				Error: errText(err), Payload: body})
 		}
-	}
-	if !ran {
-		a.log.write(entry{Kind: "hook", Event: event, Payload: body})
 	}
 }
 

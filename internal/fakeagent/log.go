@@ -26,7 +26,7 @@ type entry struct {
 	Error     string            `json:"error,omitempty"`
 	Event     string            `json:"event,omitempty"`    // hook: the event name
 	Command   string            `json:"command,omitempty"`  // hook: the command run ("" when none is declared)
-	PromptID  string            `json:"promptId,omitempty"` // turn_start, turn_end, queued
+	PromptID  string            `json:"promptId,omitempty"` // queued, dialog_answered
 	Payload   json.RawMessage   `json:"payload,omitempty"`  // hook: the payload sent on stdin
 }
 

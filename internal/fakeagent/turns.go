@@ -86,7 +86,6 @@ func (a *agent) permissionMode() string {
 func (a *agent) startTurn(promptID, text string) {
 	a.cur = &turn{promptID: promptID, text: text}
 	a.recordUser(promptID, text)
-	a.log.write(entry{Kind: "turn_start", PromptID: promptID, Text: text})
 	if rest, ok := strings.CutPrefix(text, toolCmd); ok {
 		name, arg, _ := strings.Cut(strings.TrimSpace(rest), " ")
 		if name == "" {
@@ -141,7 +140,6 @@ func (a *agent) finishTurn() {
 	a.cur = nil
 	a.fire("Stop", map[string]any{"prompt_id": t.promptID, "stop_hook_active": false,
 		"last_assistant_message": answer, "effort": "medium"})
-	a.log.write(entry{Kind: "turn_end", PromptID: t.promptID, Text: answer})
 	fmt.Printf("\r\n● %s\r\n✻ Brewed for 0s · done\r\n❯ ", strings.ReplaceAll(answer, "\n", "\r\n  "))
 	for len(a.queue) > 0 && a.cur == nil {
 		m := a.queue[0]

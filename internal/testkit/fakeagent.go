@@ -197,8 +197,8 @@ func (a *Agent) Path() string { return filepath.Join(a.binDir, "claude") }
 // Entry is one line of the fake's log.jsonl.
 type Entry struct {
 	// Kind: start, resume_failed, settings_error, message, swallowed,
-	// hook, turn_start, queued, dialog_answered, turn_end, clear,
-	// transcript_error, sigterm, sighup, exit, eof.
+	// hook (one per command hook run; none without --settings), queued,
+	// dialog_answered, clear, transcript_error, sigterm, sighup, exit, eof.
 	Kind      string            `json:"kind"`
 	Time      string            `json:"time"`
 	Pid       int               `json:"pid"`
@@ -215,7 +215,7 @@ type Entry struct {
 	Error     string            `json:"error"`
 	Event     string            `json:"event"`    // hook: the event name
 	Command   string            `json:"command"`  // hook: the command run, "" when none was declared
-	PromptID  string            `json:"promptId"` // turn_start, turn_end (Text = the answer), queued
+	PromptID  string            `json:"promptId"` // queued, dialog_answered: the running turn's
 	Payload   json.RawMessage   `json:"payload"`  // hook: the payload, as sent on stdin
 }
 
