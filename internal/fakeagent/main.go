@@ -1,26 +1,78 @@
 //go:build linux
 
 // Command fakeagent stands in for Claude Code in tests. It honours the
-// contract the-loop relies on: `--session-id <id>` starts a conversation,
-// `--resume <id>` continues one (failing fast when no transcript exists),
-// the last positional argument is the prompt; during a start-up delay the
-// tty stays in canonical mode and typed input is read and discarded; then
-// the tty goes raw, bracketed paste is switched on and a `❯ ` prompt is
-// drawn; a bracketed paste followed by a carriage return is one message.
-// SIGTERM flushes the transcript (so a later --resume works) and exits 0;
-// SIGHUP exits without flushing.
+// contract the-loop relies on (docs/claude-code.md): `--session-id <id>`
+// starts a conversation, `--resume <id>` continues one (failing fast when
+// no transcripts/<id>.jsonl exists), the last positional argument (or the
+// last one after `--`) is the prompt, submitted as the first turn; during a
+// start-up delay the tty stays in canonical mode and typed input is read
+// and discarded; then the tty goes raw, bracketed paste is switched on and
+// a `❯ ` prompt is drawn; a bracketed paste followed by a carriage return is
+// one message. SIGTERM flushes transcripts/<id>.jsonl (so a later --resume
+// works), fires SessionEnd (reason other) and exits 0; SIGHUP exits without
+// flushing and without hooks.
+//
+// Flags: --settings <file or inline JSON> (repeatable; the `hooks` of all
+// are merged), --model (the payloads' model), --permission-mode and
+// --dangerously-skip-permissions (the payloads' permission_mode); others
+// are only recorded in the start entry's argv.
+//
+// Hooks: each command hook of the event runs with `sh -c` in the agent's
+// cwd and environment (plus CLAUDE_PROJECT_DIR), the payload as JSON on
+// stdin, synchronously, within 10 s (or its `timeout`); a matcher (a
+// regular expression over the whole notification_type, tool_name, source
+// or reason; "" or "*" = all) filters. Exit statuses are only logged.
+// Every payload has session_id, transcript_path, cwd, hook_event_name:
+//
+//	SessionStart      source (startup|resume|clear), model — once the prompt is drawn
+//	UserPromptSubmit  prompt, prompt_id, permission_mode
+//	Stop              prompt_id, stop_hook_active (false), last_assistant_message, effort ("medium")
+//	Notification      message, notification_type
+//	PostToolUse       tool_name, tool_input, tool_response, tool_use_id, permission_mode
+//	SessionEnd        reason (clear, prompt_input_exit, other)
+//
+// Turns: a submitted message starts a turn (UserPromptSubmit, new
+// prompt_id); after FAKE_AGENT_TURN_MS the fake answers (FAKE_AGENT_ANSWER)
+// and fires Stop. A message submitted during a turn is queued as Claude
+// Code does: "⎿  Queued · ctrl+x ctrl+s to send now" on screen,
+// UserPromptSubmit at once with the running turn's prompt_id, an enqueue
+// line in the transcript; after the running turn's Stop, a dequeue line, a
+// user entry with a new promptId and a turn (and Stop) of its own.
+//
+// Magic messages (typed or pasted, then submitted):
+//
+//	/clear                         SessionEnd (clear) under the old id, SessionStart (clear) under a new uuid, a new transcript
+//	/exit                          SessionEnd (prompt_input_exit), flush, exit 0
+//	/fake-notify <type> <message>  fire a Notification at once (no turn)
+//	/fake-tool <tool> <argument>   a turn that first fires Notification permission_prompt and shows a permission
+//	                               dialog ("Do you want to proceed?", "❯ 1. Yes"); the next return or message answers
+//	                               it, then PostToolUse fires and the turn goes on to its answer and Stop
+//
+// Transcript: Claude-shaped lines are appended as they happen to
+// <config dir>/projects/<cwd, each non-alphanumeric character as '-'>/<id>.jsonl,
+// the config dir being $CLAUDE_CONFIG_DIR, else $FAKE_AGENT_CONFIG_DIR (set
+// by internal/testkit), else $HOME/.claude: user (promptId, string content),
+// attachment, assistant (one line per answer part, parts split at blank
+// lines, one message.id, usage), a tool_use and a tool_result (list
+// content) line for /fake-tool, queue-operation, last-prompt.
 //
 // Environment:
 //
-//	FAKE_AGENT_DIR            required: log.jsonl and transcripts/<id>.jsonl live here
-//	FAKE_AGENT_DELAY_MS       start-up delay (default 300)
-//	FAKE_AGENT_IGNORE_TERM=1  log SIGTERM and keep running
-//	FAKE_AGENT_CHILDREN=N     start N idle children, each in its own process group
-//	FAKE_AGENT_EXIT_AFTER_MS  exit by itself after this long (flushing first)
-//	FAKE_AGENT_EXIT_CODE      status of that exit (default 0)
+//	FAKE_AGENT_DIR              required: log.jsonl and transcripts/<id>.jsonl live here
+//	FAKE_AGENT_DELAY_MS         start-up delay (default 300)
+//	FAKE_AGENT_TURN_MS          think time of a turn (default 50)
+//	FAKE_AGENT_ANSWER           the answer, "{prompt}" replaced by the prompt (default "fake answer to: <prompt>")
+//	FAKE_AGENT_SWALLOW_SUBMITS  drop the first N carriage returns (the text stays pending; a "swallowed" entry)
+//	FAKE_AGENT_CONFIG_DIR       the config dir when CLAUDE_CONFIG_DIR is unset
+//	FAKE_AGENT_IGNORE_TERM=1    log SIGTERM and keep running
+//	FAKE_AGENT_CHILDREN=N       start N idle children, each in its own process group
+//	FAKE_AGENT_EXIT_AFTER_MS    exit by itself after this long (flushing first; SessionEnd other)
+//	FAKE_AGENT_EXIT_CODE        status of that exit (default 0)
 //
 // Every event is one JSON line appended to $FAKE_AGENT_DIR/log.jsonl with
-// a single write: start, resume_failed, message, sigterm, sighup, exit, eof.
+// a single write: start, resume_failed, settings_error, message, swallowed,
+// hook (one per command run), queued, dialog_answered, clear,
+// transcript_error, sigterm, sighup, exit, eof.
 package main
 
 import (
