@@ -62,9 +62,11 @@ func ClaudeTranscriptPath(configDir, cwd, sessionID string) string {
 
 // transcriptLine is what ReadClaudeTranscript decodes of one line.
 type transcriptLine struct {
-	Type      string    `json:"type"`
-	Timestamp time.Time `json:"timestamp"`
-	Message   struct {
+	Type        string    `json:"type"`
+	Timestamp   time.Time `json:"timestamp"`
+	IsMeta      bool      `json:"isMeta"`      // a line Claude Code adds itself (caveats, command output)
+	IsSidechain bool      `json:"isSidechain"` // a subagent's line
+	Message     struct {
 		ID      string          `json:"id"`
 		Content json.RawMessage `json:"content"`
 		Usage   *struct {
@@ -79,7 +81,8 @@ type transcriptLine struct {
 // ReadClaudeTranscript returns the last n entries (n ≤ 0: none) of the
 // Claude Code transcript at path, oldest first: one per user prompt (a user
 // line whose content is a string; list contents are tool results and are
-// skipped) and one per assistant message (the text blocks of the lines
+// skipped, and so are lines marked isMeta or isSidechain) and one per
+// assistant message (the text blocks of the lines
 // sharing its message.id, joined by a blank line; a message without text
 // is skipped). An entry's At is its last line's timestamp; an answer's
 // Usage is its last line's usage. Lines of other types, and lines that do
@@ -169,7 +172,7 @@ func (c *collector) line(b []byte) {
 		return
 	}
 	var l transcriptLine
-	if json.Unmarshal(b, &l) != nil {
+	if json.Unmarshal(b, &l) != nil || l.IsMeta || l.IsSidechain {
 		return
 	}
 	switch l.Type {

@@ -110,3 +110,27 @@ func jsonLines(data []byte) []map[string]any {
 	}
 	return out
 }
+
+// Magic messages the fake agent acts on when one is submitted (pasted or
+// typed, then a carriage return); see internal/fakeagent's package comment.
+const (
+	// FakeClear starts a new conversation in the same process: SessionEnd
+	// (reason clear) under the old id, SessionStart (source clear) under a
+	// new uuid, a new transcript.
+	FakeClear = "/clear"
+	// FakeExit fires SessionEnd (reason prompt_input_exit) and exits 0.
+	FakeExit = "/exit"
+)
+
+// FakeNotify is the message that makes the fake fire a Notification at
+// once (no turn): notification_type typ (permission_prompt, idle_prompt,
+// auth_success, elicitation_dialog), message msg.
+func FakeNotify(typ, msg string) string { return "/fake-notify " + typ + " " + msg }
+
+// FakeTool is the message that starts a turn asking permission for tool
+// first: UserPromptSubmit, a Notification permission_prompt ("Claude needs
+// your permission to use <tool>") and a dialog on screen ("Do you want to
+// proceed?", "❯ 1. Yes", so the harness is not Ready) until the next
+// carriage return or message answers it; then PostToolUse (tool_input
+// {"command": arg}), the answer and Stop.
+func FakeTool(tool, arg string) string { return "/fake-tool " + tool + " " + arg }

@@ -166,7 +166,7 @@ func TestFakeAgent_ATurnFiresItsHooksAndWritesAClaudeShapedTranscript(t *testing
 		t.Errorf("parentUuid chain broken: %v", assistants[0])
 	}
 
-	r.say(t, "/exit")
+	r.say(t, testkit.FakeExit)
 	end := rec.WaitCount(t, "SessionEnd", 1, 10*time.Second)[0]
 	wantFields(t, "SessionEnd", end, map[string]any{"reason": "prompt_input_exit", "session_id": sessionID})
 	agent.WaitFor(t, func(e testkit.Entry) bool { return e.Kind == "exit" && e.Code == 0 }, 5*time.Second)
@@ -228,7 +228,7 @@ func TestFakeAgent_ClearStartsANewConversationInTheSameProcess(t *testing.T) {
 	rec := testkit.RecordHooks(t, t.TempDir())
 	r := startFake(t, agent, "--session-id", sessionID, "--settings", rec.Settings)
 	rec.WaitCount(t, "SessionStart", 1, 10*time.Second)
-	r.say(t, "/clear")
+	r.say(t, testkit.FakeClear)
 	r.say(t, "after")
 	rec.WaitCount(t, "Stop", 1, 10*time.Second)
 	end := rec.Of("SessionEnd")
@@ -281,12 +281,12 @@ func TestFakeAgent_NotificationsAndAPermissionDialog(t *testing.T) {
 	}
 	r := startFake(t, agent, "--session-id", sessionID, "--settings", rec.Settings, "--settings", other)
 	rec.WaitCount(t, "SessionStart", 1, 10*time.Second)
-	r.say(t, "/fake-notify idle_prompt Claude is waiting for your input")
+	r.say(t, testkit.FakeNotify("idle_prompt", "Claude is waiting for your input"))
 	n := rec.WaitCount(t, "Notification", 1, 10*time.Second)[0]
 	wantFields(t, "Notification", n, map[string]any{"session_id": sessionID, "notification_type": "idle_prompt",
 		"message": "Claude is waiting for your input"})
 
-	r.say(t, "/fake-tool Bash ls -la")
+	r.say(t, testkit.FakeTool("Bash", "ls -la"))
 	n = rec.WaitCount(t, "Notification", 2, 10*time.Second)[1]
 	wantFields(t, "permission Notification", n, map[string]any{"notification_type": "permission_prompt",
 		"message": "Claude needs your permission to use Bash"})
