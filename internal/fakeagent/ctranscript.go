@@ -3,6 +3,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -87,6 +88,26 @@ func (a *agent) record(line map[string]any) {
 	if _, err := f.Write(jsonLine(line)); err != nil {
 		a.log.write(entry{Kind: "transcript_error", Error: err.Error()})
 	}
+}
+
+// lastTranscriptUUID is the uuid of the last line of the conversation's
+// transcript that has one ("" when there is none), so a resumed
+// conversation's lines chain on.
+func (a *agent) lastTranscriptUUID() string {
+	data, err := os.ReadFile(a.claudeTranscriptPath())
+	if err != nil {
+		return ""
+	}
+	last := ""
+	for _, line := range strings.Split(string(data), "\n") {
+		var l struct {
+			UUID string `json:"uuid"`
+		}
+		if json.Unmarshal([]byte(line), &l) == nil && l.UUID != "" {
+			last = l.UUID
+		}
+	}
+	return last
 }
 
 // recordUser writes a prompt's user entry and the attachment line Claude

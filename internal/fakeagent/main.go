@@ -175,6 +175,9 @@ func run() int {
 			return 1
 		}
 	}
+	if args.resume {
+		a.lastUUID = a.lastTranscriptUUID()
+	}
 	hooks, err := loadSettings(args.settings)
 	a.hooks = hooks
 	sigs := make(chan os.Signal, 4)

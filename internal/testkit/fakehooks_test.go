@@ -46,7 +46,13 @@ type running struct {
 // startFake runs the fake in a fresh cwd with argv, its stdin a pipe.
 func startFake(t *testing.T, agent *testkit.Agent, argv ...string) *running {
 	t.Helper()
-	r := &running{screen: &lockedBuffer{}, cwd: t.TempDir()}
+	return startFakeIn(t, agent, t.TempDir(), argv...)
+}
+
+// startFakeIn runs the fake in cwd.
+func startFakeIn(t *testing.T, agent *testkit.Agent, cwd string, argv ...string) *running {
+	t.Helper()
+	r := &running{screen: &lockedBuffer{}, cwd: cwd}
 	r.cmd = exec.Command(agent.Path(), argv...)
 	r.cmd.Dir = r.cwd
 	r.cmd.Stdout, r.cmd.Stderr = r.screen, r.screen
@@ -353,17 +359,31 @@ func TestFakeAgent_SwallowSubmitsKeepsTheTextUntilTheNextReturn(t *testing.T) {
 }
 
 func TestFakeAgent_SigtermEndsTheSessionAndAResumeStartsWithSourceResume(t *testing.T) {
-	agent := testkit.FakeAgent(t, testkit.Delay(0))
+	agent := testkit.FakeAgent(t, testkit.Delay(0), testkit.TurnTime(10*time.Millisecond))
 	rec := testkit.RecordHooks(t, t.TempDir())
-	r := startFake(t, agent, "--session-id", sessionID, "--settings", rec.Settings)
-	rec.WaitCount(t, "SessionStart", 1, 10*time.Second)
+	r := startFake(t, agent, "--session-id", sessionID, "--settings", rec.Settings, "--", "hello")
+	rec.WaitCount(t, "Stop", 1, 10*time.Second)
 	if err := r.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
 	end := rec.WaitCount(t, "SessionEnd", 1, 10*time.Second)[0]
 	wantFields(t, "SessionEnd", end, map[string]any{"reason": "other", "session_id": sessionID})
 	agent.WaitForKind(t, "sigterm", 5*time.Second)
-	startFake(t, agent, "--resume", sessionID, "--settings", rec.Settings)
+	before := agent.ClaudeTranscript(r.cwd, sessionID)
+
+	startFakeIn(t, agent, r.cwd, "--resume", sessionID, "--settings", rec.Settings, "--", "go on")
 	starts := rec.WaitCount(t, "SessionStart", 2, 10*time.Second)
 	wantFields(t, "resumed SessionStart", starts[1], map[string]any{"source": "resume", "session_id": sessionID})
+	rec.WaitCount(t, "Stop", 2, 10*time.Second)
+	after := agent.ClaudeTranscript(r.cwd, sessionID)
+	var lastUUID any
+	for _, l := range before {
+		if l["uuid"] != nil {
+			lastUUID = l["uuid"]
+		}
+	}
+	if lastUUID == nil || len(after) <= len(before) || after[len(before)]["type"] != "user" ||
+		after[len(before)]["parentUuid"] != lastUUID {
+		t.Fatalf("the resumed conversation does not go on in the same transcript:\nbefore %v\nafter %v", before, after)
+	}
 }
