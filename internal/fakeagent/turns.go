@@ -22,13 +22,16 @@ const (
 	exitCmd = "/exit"
 )
 
+// dialogLines is how many lines the permission dialog takes on screen.
+const dialogLines = 5
+
 // handle takes one input event; exit is true when the agent must end with
 // code.
 func (a *agent) handle(in input) (code int, exit bool) {
 	switch in.kind {
 	case inputSwallowed:
+		fmt.Printf("\r\x1b[K❯ %s", firstLine(in.text)) // on screen before the log says so
 		a.log.write(entry{Kind: "swallowed", Text: in.text})
-		fmt.Printf("\r\x1b[K❯ %s", firstLine(in.text))
 		return 0, false
 	case inputEmpty:
 		if a.cur != nil && a.cur.waiting {
@@ -93,9 +96,9 @@ func (a *agent) startTurn(promptID, text string) {
 		}
 		a.cur.tool = &toolCall{id: "toolu_" + strings.ReplaceAll(uuid.NewString(), "-", "")[:24], name: name, arg: arg}
 		a.cur.waiting = true
+		fmt.Printf("\r\n╭─ %s(%s)\r\n│ Do you want to proceed?\r\n│ ❯ 1. Yes\r\n│   2. No\r\n╰─\r\n", name, arg)
 		a.fire("Notification", map[string]any{"message": "Claude needs your permission to use " + name,
 			"notification_type": "permission_prompt"})
-		fmt.Printf("\r\n╭─ %s(%s)\r\n│ Do you want to proceed?\r\n│ ❯ 1. Yes\r\n│   2. No\r\n╰─\r\n", name, arg)
 		return
 	}
 	a.timer.Reset(a.think)
@@ -112,19 +115,20 @@ func (a *agent) answerDialog(choice string) {
 	a.recordToolUse(t.tool.id, t.tool.name, input, response)
 	a.fire("PostToolUse", map[string]any{"tool_name": t.tool.name, "tool_input": input,
 		"tool_response": response, "tool_use_id": t.tool.id, "permission_mode": a.permissionMode()})
-	fmt.Printf("\r\n● %s(%s)\r\n  ⎿  ran %s\r\n❯ ", t.tool.name, t.tool.arg, t.tool.arg)
+	// The dialog (five lines) goes away, as Claude Code redraws in place.
+	fmt.Printf("\x1b[%dA\r\x1b[J● %s(%s)\r\n  ⎿  ran %s\r\n❯ ", dialogLines, t.tool.name, t.tool.arg, t.tool.arg)
 	a.timer.Reset(a.think)
 }
 
 // enqueue queues a message submitted while a turn runs, as Claude Code
-// does: UserPromptSubmit at once with the running turn's prompt_id, an
-// enqueue line in the transcript, and the "Queued" note on screen.
+// does: an enqueue line in the transcript, the "Queued" note on screen,
+// and UserPromptSubmit at once with the running turn's prompt_id.
 func (a *agent) enqueue(m string) {
 	a.queue = append(a.queue, m)
 	a.record(map[string]any{"type": "queue-operation", "operation": "enqueue", "content": m})
+	fmt.Printf("\r\n  %s\r\n  ⎿  Queued · ctrl+x ctrl+s to send now\r\n❯ ", firstLine(m))
 	a.fire("UserPromptSubmit", map[string]any{"prompt": m, "prompt_id": a.cur.promptID, "permission_mode": a.permissionMode()})
 	a.log.write(entry{Kind: "queued", PromptID: a.cur.promptID, Text: m})
-	fmt.Printf("\r\n  %s\r\n  ⎿  Queued · ctrl+x ctrl+s to send now\r\n❯ ", firstLine(m))
 }
 
 // finishTurn answers the running turn (transcript lines, Stop, screen) and
