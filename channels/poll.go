@@ -311,7 +311,9 @@ const (
 // process_reply): unmapped → bot → allow-list → channel.reply_received →
 // mirror → deliver. Everything up to the mirror step is recorded in one
 // transaction with the cursor's advance, before any delivery (decisions
-// D25). It returns the outcome: a drop reason, processed or delivered.
+// D25). A reply its session cannot take yet — or one behind replies its
+// thread already keeps — is kept for retryKept (channel.reply_queued). It
+// returns the outcome: a drop reason, processed or delivered.
 func (p *Poller) process(ctx context.Context, cfg *config.Config, in Inbound) (string, error) {
 	svc := p.Service
 	authorized := slices.Contains(cfg.Slack.AuthorizedUsers, in.Author)
