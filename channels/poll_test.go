@@ -413,14 +413,20 @@ func TestDelete_ThenRecreateGetsANewThreadAndTheOldOneIsDroppedUnmapped(t *testi
 	want(t, w.poll(), loop.PollSummary{})
 }
 
+// A reply to a stopped session waits channels.slack.retrySeconds for it;
+// past that it is dropped with the reason.
 func TestPoll_UndeliverableRepliesAreDroppedWithTheReason(t *testing.T) {
 	w := newWorld(t)
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	w.poller.Clock = func() time.Time { return now }
 	thread := w.start("supervisor").SlackThread
 	if _, err := w.svc.StopStanding(context.Background(), w.cfg, "supervisor"); err != nil {
 		t.Fatal(err)
 	}
 	w.ws.Reply("COWN", thread, "UOPS", "anyone home?")
 	want(t, w.poll(), loop.PollSummary{Replies: 1, Processed: 1})
+	now = now.Add(w.cfg.Slack.RetryWindow())
+	want(t, w.poll(), loop.PollSummary{Dropped: 1})
 	evs := w.events("channel.dropped")
 	if len(evs) != 1 || evs[0].Level != "warning" || evs[0].Field("reason") != "undeliverable" ||
 		!strings.Contains(evs[0].Field("error").(string), "no live tmux pane") {

@@ -178,10 +178,19 @@ type Slack struct {
 	AuthorizedUsers []string // empty admits nobody
 	ReadMode        string   // read.mode: poll (default) | socket | off
 	IntervalSeconds int      // read.intervalSeconds, default 30
+	// RetrySeconds is retrySeconds (default 600, at least 1): how long a
+	// reply to a session that cannot take it (stopped, restarting, not
+	// ready) is kept for delivery before it is dropped.
+	RetrySeconds int
 }
 
 // PollInterval is the poll-mode cadence.
 func (s Slack) PollInterval() time.Duration { return time.Duration(s.IntervalSeconds) * time.Second }
+
+// RetryWindow is how long a reply waits for its session (retrySeconds).
+func (s Slack) RetryWindow() time.Duration {
+	return time.Duration(max(1, s.RetrySeconds)) * time.Second
+}
 
 // Default returns the config used when there is no file: every default of
 // the original, no standing sessions.
@@ -224,6 +233,7 @@ func Default() *Config {
 			ReadMode:    "poll",
 			// AuthorizedUsers stays empty: nobody is admitted.
 			IntervalSeconds: 30,
+			RetrySeconds:    600,
 		},
 		GitHubBinary: "gh",
 		Standing:     &StandingConfig{},
@@ -350,6 +360,7 @@ func (c *Config) apply(doc map[string]any) {
 		c.Slack.ReadMode = "off" // unknown ⇒ off, never a reading mode
 	}
 	c.Slack.IntervalSeconds = max(5, int(number(read, "intervalSeconds", float64(c.Slack.IntervalSeconds))))
+	c.Slack.RetrySeconds = max(1, int(number(sl, "retrySeconds", float64(c.Slack.RetrySeconds))))
 
 	gh := mapping(mapping(mapping(doc["integrations"])["github"])["cli"])
 	c.GitHubBinary = nonEmpty(gh, "binary", c.GitHubBinary)
