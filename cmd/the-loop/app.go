@@ -23,7 +23,7 @@ import (
 
 // CLI is the command tree. Each command lives in its own *_cmd.go file.
 type CLI struct {
-	Config   string          `short:"c" help:"Path of the CLI config (else THE_LOOP_CLI_CONFIG, ./.the-loop/cli-config.yaml, ~/.the-loop/cli-config.yaml)." placeholder:"PATH"`
+	Config   string          `short:"c" help:"Path of the CLI config (else THE_LOOP_CLI_CONFIG, ./.the-loop/cli-config.yaml, ~/.the-loop/cli-config.yaml, $XDG_CONFIG_HOME/the-loop/cli-config.yaml)." placeholder:"PATH"`
 	Start    StartCmd        `cmd:"" help:"Start the service (when enabled) and the standing sessions that auto-start."`
 	Stop     StopCmd         `cmd:"" help:"Stop every recorded standing session, then the service."`
 	Status   StatusCmd       `cmd:"" help:"Report the service and the standing sessions; exit 1 when something that should be up is not."`
