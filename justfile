@@ -6,9 +6,9 @@ set shell := ["bash", "-euo", "pipefail", "-c"]
 default:
     @just --list
 
-# Build the binary into bin/the-loop.
+# Build the binary into bin/the-loop (stamped with the commit for --version when git is there).
 build:
-    go build -o bin/the-loop ./cmd/the-loop
+    go build -buildvcs=auto -o bin/the-loop ./cmd/the-loop
 
 # Run every test (race detector on; real tmux on private servers).
 test:

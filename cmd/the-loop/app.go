@@ -23,6 +23,8 @@ import (
 
 // CLI is the command tree. Each command lives in its own *_cmd.go file.
 type CLI struct {
+	Version kong.VersionFlag `help:"Print the-loop's version and commit, and exit."`
+
 	Config   string          `short:"c" help:"Path of the CLI config (else THE_LOOP_CLI_CONFIG, ./.the-loop/cli-config.yaml, ~/.the-loop/cli-config.yaml, $XDG_CONFIG_HOME/the-loop/cli-config.yaml)." placeholder:"PATH"`
 	Start    StartCmd        `cmd:"" help:"Start the service (when enabled) and the standing sessions that auto-start."`
 	Stop     StopCmd         `cmd:"" help:"Stop every recorded standing session, then the service."`
@@ -70,6 +72,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			}
 		}),
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
+		kong.Vars{"version": "the-loop " + loop.Version()},
 	)
 	if err != nil {
 		fmt.Fprintf(stderr, "error: %v\n", err)
