@@ -38,6 +38,9 @@ type CLI struct {
 	Channels ChannelsCmd     `cmd:"" help:"The Slack channel: poll its bound threads once, or show its settings."`
 	Cfg      ConfigCmd       `cmd:"" name:"config" help:"Check or print the CLI config's schema."`
 	Exec     InternalExecCmd `cmd:"" name:"internal-exec" hidden:"" help:"Exec a harness argv from a file (used inside tmux panes)."`
+
+	Completion CompletionCmd `cmd:"" help:"Print the shell completion script for bash, zsh or fish (verbs, flags, session names)."`
+	Complete   CompleteCmd   `cmd:"" name:"__complete" hidden:"" help:"Print the completion candidates for the words given (used by the completion scripts)."`
 }
 
 // App is what every command's Run receives: the resolved config path, the
@@ -103,10 +106,12 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 }
 
 // needsConfig reports whether the command reads the CLI config: all but
-// `config schema`, `config validate FILE` and internal-exec do.
+// `config schema`, `config validate FILE`, internal-exec and completion
+// (which reads it only when it can) do.
 func needsConfig(kctx *kong.Context, cli *CLI) bool {
 	switch cmd := kctx.Command(); {
-	case strings.HasPrefix(cmd, "config schema"), strings.HasPrefix(cmd, "internal-exec"):
+	case strings.HasPrefix(cmd, "config schema"), strings.HasPrefix(cmd, "internal-exec"),
+		strings.HasPrefix(cmd, "completion"), strings.HasPrefix(cmd, "__complete"):
 		return false
 	case strings.HasPrefix(cmd, "config validate"):
 		return cli.Cfg.Validate.File == ""
