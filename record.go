@@ -48,6 +48,10 @@ type StandingRecord struct {
 	// Claim marks a transition in flight (a start spawning, a stop
 	// signalling). It is stored beside Status and never shown as a status.
 	Claim *Claim `json:"claim,omitempty"`
+	// AgentTokenHash is the hex sha256 of the credential handed to the
+	// agent of the current spawn (THE_LOOP_AGENT_TOKEN), replaced at every
+	// spawn; the credential itself is never stored.
+	AgentTokenHash string `json:"agentTokenHash,omitempty"`
 }
 
 // Claim is an in-flight transition held by one process.

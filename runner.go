@@ -29,6 +29,13 @@ type SpawnSpec struct {
 	// spawned for): the-loop adopts or signals a live session only when its
 	// tag is the one its record expects.
 	Tag string
+	// Env, when not nil, is the agent's whole environment ("K=V" entries):
+	// the pane's process gets exactly these (plus the terminal variables
+	// tmux sets for the pane: TERM, TMUX, TMUX_PANE, COLORTERM,
+	// TERM_PROGRAM, TERM_PROGRAM_VERSION), never the tmux server's global
+	// environment. It can hold the agent's credential, so the runner never
+	// puts it on a command line. Nil inherits what tmux gives the pane.
+	Env []string
 }
 
 // PaneSnapshot is what a readiness check looks at.

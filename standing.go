@@ -3,6 +3,7 @@ package loop
 import (
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // StandingPrefix starts the ref string of a standing session ("standing:<name>").
@@ -13,11 +14,31 @@ const StandingTargetPrefix = "loop-standing-"
 
 // NameRE is the grammar of a standing session's name: it becomes a tmux
 // session name and a store key.
-var NameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,39}$`)
+var NameRE = NewGrammar(`^[a-z0-9][a-z0-9-]{0,39}$`)
 
 // TargetRE guards every signal the-loop sends: only tmux sessions named like
 // the ones it creates (no '.', no ':') are ever terminated.
-var TargetRE = regexp.MustCompile(`^loop-[A-Za-z0-9_-]+$`)
+var TargetRE = NewGrammar(`^loop-[A-Za-z0-9_-]+$`)
+
+// Grammar is a regular expression compiled on first use, not in the package
+// init every process (every CLI call, `--help` included) pays; NameRE's
+// {0,39} alone costs about 500 allocations to compile.
+type Grammar struct {
+	src string
+	re  func() *regexp.Regexp
+}
+
+// NewGrammar returns the grammar of the regular expression src (which must
+// compile: it panics on first use otherwise, as regexp.MustCompile would).
+func NewGrammar(src string) *Grammar {
+	return &Grammar{src: src, re: sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(src) })}
+}
+
+// MatchString reports whether s matches the grammar.
+func (g *Grammar) MatchString(s string) bool { return g.re().MatchString(s) }
+
+// String returns the expression's source (what a message shows).
+func (g *Grammar) String() string { return g.src }
 
 // ValidName reports whether name is a valid standing-session name.
 func ValidName(name string) bool { return NameRE.MatchString(name) }

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -26,16 +27,20 @@ const (
 	SessionClosed = "closed"
 )
 
+// The grammars below compile on first use, not in the package init every
+// CLI start pays.
 var (
 	// workItemRE is the ref grammar: <provider>:<path>#<number>.
-	workItemRE = regexp.MustCompile(`^([a-z][a-z0-9-]*):([^#]+)#([0-9]+)$`)
+	workItemRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([a-z][a-z0-9-]*):([^#]+)#([0-9]+)$`) })
 	// hostRE is a host in a ref: dotted (with an optional port), or a bare
 	// name with an explicit port — what tells host/owner/repo from a typo.
-	hostRE = regexp.MustCompile(`^(?:[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+(?::[0-9]+)?|[A-Za-z0-9-]+:[0-9]+)$`)
+	hostRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^(?:[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+(?::[0-9]+)?|[A-Za-z0-9-]+:[0-9]+)$`)
+	})
 	// slugUnsafeRE is what a slug rewrites to "-".
-	slugUnsafeRE = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+	slugUnsafeRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^A-Za-z0-9._-]+`) })
 	// githubNameRE is an owner or repository name GitHub accepts.
-	githubNameRE = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
+	githubNameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9._-]+$`) })
 )
 
 // WorkItemRef names a work item: <provider>:[<host>/]<owner>/<repo>#<number>
@@ -56,7 +61,7 @@ type WorkItemRef struct {
 // through a tmux name (loop-standing-…).
 func ParseWorkItemRef(s string) (WorkItemRef, error) {
 	ref := strings.TrimSpace(s)
-	m := workItemRE.FindStringSubmatch(ref)
+	m := workItemRE().FindStringSubmatch(ref)
 	if m == nil {
 		return WorkItemRef{}, Invalid("invalid work-item ref '%s'; expected <provider>:[<host>/]<owner>/<repo>#<number> "+
 			"(e.g. github:octo/repo#15, github:ghe.corp.example/octo/repo#15)", s)
@@ -75,7 +80,7 @@ func ParseWorkItemRef(s string) (WorkItemRef, error) {
 		owner, repo = parts[0], parts[1]
 	case 3:
 		host, owner, repo = parts[0], parts[1], parts[2]
-		if !hostRE.MatchString(host) {
+		if !hostRE().MatchString(host) {
 			return WorkItemRef{}, badPath(s)
 		}
 	default:
@@ -119,7 +124,7 @@ func (r WorkItemRef) String() string {
 // every run of characters outside [A-Za-z0-9._-] made "-".
 func (r WorkItemRef) Slug() string {
 	raw := fmt.Sprintf("%s-%s-%d", r.Provider, strings.ReplaceAll(r.Path(), "/", "-"), r.Number)
-	return slugUnsafeRE.ReplaceAllString(raw, "-")
+	return slugUnsafeRE().ReplaceAllString(raw, "-")
 }
 
 // TmuxTarget is the tmux session name of the work item's session:
@@ -133,7 +138,7 @@ func (r WorkItemRef) URL() string {
 	if host == "" {
 		host = DefaultGitHubHost
 	}
-	if r.Provider != "github" || !hostRE.MatchString(host) || !githubNameRE.MatchString(r.Owner) || !githubNameRE.MatchString(r.Repo) {
+	if r.Provider != "github" || !hostRE().MatchString(host) || !githubNameRE().MatchString(r.Owner) || !githubNameRE().MatchString(r.Repo) {
 		return ""
 	}
 	return fmt.Sprintf("https://%s/%s/%s/issues/%d", host, r.Owner, r.Repo, r.Number)

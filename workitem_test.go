@@ -1,6 +1,7 @@
 package loop_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -157,5 +158,18 @@ func TestTmuxSessionName_RewritesTargetSyntax(t *testing.T) {
 		if got := loop.TmuxSessionName(loop.TmuxSessionName(in)); got != want {
 			t.Errorf("TmuxSessionName is not idempotent on %q", in)
 		}
+	}
+}
+
+// TestGrammar_MatchesAndPrintsItsSource: a lazily compiled grammar answers
+// as the regexp does and renders as its source in messages.
+func TestGrammar_MatchesAndPrintsItsSource(t *testing.T) {
+	for name, want := range map[string]bool{"a": true, "agent-01": true, "-a": false, "A": false, strings.Repeat("a", 41): false} {
+		if got := loop.ValidName(name); got != want {
+			t.Errorf("ValidName(%q) = %v", name, got)
+		}
+	}
+	if s := fmt.Sprint(loop.NameRE); s != `^[a-z0-9][a-z0-9-]{0,39}$` {
+		t.Errorf("NameRE prints %q", s)
 	}
 }

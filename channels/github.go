@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -157,22 +158,27 @@ const Redacted = "[redacted]"
 // xapp-), GitHub tokens (ghp_, gho_, ghu_, ghs_, ghr_, github_pat_),
 // OpenAI/Anthropic-style keys (sk-…) and the credential of an
 // `Authorization: Bearer …` header (the word Bearer is kept).
-var secretPatterns = []*regexp.Regexp{
-	regexp.MustCompile(`\b(?:xox[a-z]|xapp)-[A-Za-z0-9-]{6,}`),
-	regexp.MustCompile(`\bgh[pousr]_[A-Za-z0-9]{16,}`),
-	regexp.MustCompile(`\bgithub_pat_[A-Za-z0-9_]{16,}`),
-	regexp.MustCompile(`\bsk-[A-Za-z0-9_-]{16,}`),
-}
+// They compile on first use, not in the package init every CLI start pays.
+var secretPatterns = sync.OnceValue(func() []*regexp.Regexp {
+	return []*regexp.Regexp{
+		regexp.MustCompile(`\b(?:xox[a-z]|xapp)-[A-Za-z0-9-]{6,}`),
+		regexp.MustCompile(`\bgh[pousr]_[A-Za-z0-9]{16,}`),
+		regexp.MustCompile(`\bgithub_pat_[A-Za-z0-9_]{16,}`),
+		regexp.MustCompile(`\bsk-[A-Za-z0-9_-]{16,}`),
+	}
+})
 
 // bearerPattern is a bearer credential; its first group is kept.
-var bearerPattern = regexp.MustCompile(`(?i)\b(bearer\s+)[A-Za-z0-9._~+/-]{8,}=*`)
+var bearerPattern = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)\b(bearer\s+)[A-Za-z0-9._~+/-]{8,}=*`)
+})
 
 // Scrub replaces every secret secretPatterns names in text with Redacted.
 func Scrub(text string) string {
-	for _, re := range secretPatterns {
+	for _, re := range secretPatterns() {
 		text = re.ReplaceAllLiteralString(text, Redacted)
 	}
-	return bearerPattern.ReplaceAllString(text, "${1}"+Redacted)
+	return bearerPattern().ReplaceAllString(text, "${1}"+Redacted)
 }
 
 // zwj is U+200D ZERO WIDTH JOINER.
@@ -184,7 +190,7 @@ const zwj = "\u200d"
 const zeroWidth = `[\x{200B}\x{200C}\x{200D}\x{2060}\x{FEFF}\x{00AD}]`
 
 // stripZeroWidth removes zeroWidth's characters.
-var stripZeroWidth = regexp.MustCompile(zeroWidth)
+var stripZeroWidth = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(zeroWidth) })
 
 // Defang makes every configured control keyword in text inert: the
 // original matches a keyword as whole tokens, case-insensitively, anywhere
@@ -213,7 +219,7 @@ func Defang(text string, keywords []string) string {
 		sep := `(?:` + zeroWidth + `*[\s\p{Zs}])+` + zeroWidth + `*`
 		re := regexp.MustCompile(`(?i)` + zeroWidth + `*` + strings.Join(words, sep))
 		text = re.ReplaceAllStringFunc(text, func(m string) string {
-			m = stripZeroWidth.ReplaceAllLiteralString(m, "")
+			m = stripZeroWidth().ReplaceAllLiteralString(m, "")
 			_, size := utf8.DecodeRuneInString(m)
 			return m[:size] + zwj + m[size:]
 		})

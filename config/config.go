@@ -31,6 +31,10 @@ type Config struct {
 	Slack    Slack
 	// GitHubBinary is integrations.github.cli.binary (default "gh").
 	GitHubBinary string
+	// StandingMCP is standingSessions.mcp (default false): every claude
+	// spawn also gets an MCP config pointing at the service's /mcp with the
+	// agent's own credential.
+	StandingMCP bool
 
 	// Standing is the parsed standingSessions block. It is nil when the block
 	// is refused (StandingErr says why) — except after LoadTolerant, which
@@ -129,13 +133,27 @@ type Service struct {
 	Exposed    bool   // default false
 	AutoStart  bool   // default true
 	MCPEnabled bool   // service.mcp.enabled, default true
-	// TokenEnv names the env var holding the bearer token ("" = none).
+	// TokenEnv names the env var holding the operator's bearer token (""
+	// = the token file <state.root>/service.token).
 	TokenEnv string
+	// Auth is service.auth: "token" (default) requires a credential on
+	// every route but health; "none" turns that off (refused together with
+	// service.exposed: true).
+	Auth string
 	// AllowedHosts is the Host-header allow-list; nil means the defaults
 	// derived from Host and Port.
 	AllowedHosts []string
 	MaxBodyBytes int64 // default 1 MiB
 }
+
+// The values of service.auth.
+const (
+	AuthToken = "token" // a credential on every route but health (default)
+	AuthNone  = "none"  // no credential asked (never with service.exposed)
+)
+
+// AuthOff reports whether service.auth is "none".
+func (s Service) AuthOff() bool { return s.Auth == AuthNone }
 
 // Addr is host:port for listening and dialling.
 func (s Service) Addr() string { return net.JoinHostPort(s.Host, strconv.Itoa(s.Port)) }
@@ -194,6 +212,7 @@ func Default() *Config {
 			Port:         4114,
 			AutoStart:    true,
 			MCPEnabled:   true,
+			Auth:         AuthToken,
 			MaxBodyBytes: 1 << 20,
 		},
 		EventLog: EventLog{Enabled: true, MaxEvents: 100000},
@@ -289,6 +308,10 @@ func (c *Config) apply(doc map[string]any) {
 	c.Service.AutoStart = boolean(s, "autoStart", c.Service.AutoStart)
 	c.Service.MCPEnabled = boolean(mapping(s["mcp"]), "enabled", c.Service.MCPEnabled)
 	c.Service.TokenEnv = str(s, "tokenEnv", c.Service.TokenEnv)
+	if a := str(s, "auth", c.Service.Auth); a == AuthNone || a == AuthToken {
+		c.Service.Auth = a
+	}
+	c.StandingMCP = boolean(mapping(doc["standingSessions"]), "mcp", c.StandingMCP)
 	if hosts, ok := stringList(s["allowedHosts"]); ok {
 		c.Service.AllowedHosts = hosts
 	}

@@ -175,6 +175,8 @@ func analyse(raw any) *analysis {
 
 	a.typed = Default()
 	a.typed.apply(a.doc)
+	a.general = append(a.general, crossProblems(a.typed)...)
+	sortProblems(a.general)
 	parsed, parser := parseStanding(a.doc, a.typed.Routing)
 	a.parsed = parsed
 	a.standing = append(parser, uncovered(schemaStanding, parser)...)
@@ -203,4 +205,15 @@ func describeTop(v any) string {
 	default:
 		return "a single " + kindOf(v)
 	}
+}
+
+// crossProblems are the refusals no schema can state: keys that are valid
+// alone and refused together.
+func crossProblems(c *Config) []problem {
+	var out []problem
+	if c.Service.AuthOff() && c.Service.Exposed {
+		out = append(out, problem{path: keyPath{"service", "auth"}, msg: "service.auth: none is refused together with service.exposed: true " +
+			"(a service reachable from other hosts must ask for a credential); set service.auth: token, or service.exposed: false"})
+	}
+	return out
 }

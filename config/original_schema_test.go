@@ -1,51 +1,67 @@
 package config
 
 import (
-	"bytes"
+	"cmp"
 	"encoding/json"
+	"fmt"
+	"net/url"
 	"os"
+	"path"
 	"path/filepath"
 	"testing"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/google/jsonschema-go/jsonschema"
 )
 
 // originalSchemaDir is where the original's published schema sits beside the
-// checkout (the spec folder); tests that need it skip when it is absent.
-const originalSchemaDir = "../../shared/spec/original-schema"
+// checkout (the spec folder), or at $THE_LOOP_ORIGINAL_SCHEMA (a worktree
+// elsewhere); tests that need it skip when it is absent.
+func originalSchemaDir() string {
+	return cmp.Or(os.Getenv("THE_LOOP_ORIGINAL_SCHEMA"), "../../shared/spec/original-schema")
+}
 
 // originalSchema compiles the original's cli-config schema, with the
-// collaborators schema it references, or skips the test.
-func originalSchema(t *testing.T) *jsonschema.Schema {
+// collaborators schema it references, or skips the test. It is compiled by
+// an independent validator (github.com/google/jsonschema-go), not ours, so
+// the comparisons below are not ours agreeing with ourselves.
+func originalSchema(t *testing.T) *jsonschema.Resolved {
 	t.Helper()
-	main := filepath.Join(originalSchemaDir, "cli-config.schema.json")
+	main := filepath.Join(originalSchemaDir(), "cli-config.schema.json")
 	if _, err := os.Stat(main); err != nil {
-		t.Skipf("original schema not found beside the checkout (%s): %v", originalSchemaDir, err)
+		t.Skipf("original schema not found beside the checkout (%s): %v", originalSchemaDir(), err)
 	}
-	c := jsonschema.NewCompiler()
-	var mainID string
-	for _, f := range []string{"cli-config.schema.json", "collaborators.schema.json"} {
-		raw, err := os.ReadFile(filepath.Join(originalSchemaDir, f))
+	return independentSchema(t, func(name string) ([]byte, error) {
+		return os.ReadFile(filepath.Join(originalSchemaDir(), name))
+	})
+}
+
+// independentSchema compiles cli-config.schema.json, and the
+// collaborators.schema.json it references, read by name through read, with
+// github.com/google/jsonschema-go.
+func independentSchema(t testing.TB, read func(name string) ([]byte, error)) *jsonschema.Resolved {
+	t.Helper()
+	load := func(name string) (*jsonschema.Schema, error) {
+		raw, err := read(name)
 		if err != nil {
-			t.Fatal(err)
+			return nil, err
 		}
-		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
-		if err != nil {
-			t.Fatal(err)
+		var s jsonschema.Schema
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
 		}
-		id, _ := doc.(map[string]any)["$id"].(string)
-		if err := c.AddResource(id, doc); err != nil {
-			t.Fatal(err)
-		}
-		if f == "cli-config.schema.json" {
-			mainID = id
-		}
+		return &s, nil
 	}
-	s, err := c.Compile(mainID)
+	root, err := load("cli-config.schema.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	return s
+	rs, err := root.Resolve(&jsonschema.ResolveOptions{Loader: func(u *url.URL) (*jsonschema.Schema, error) {
+		return load(path.Base(u.Path))
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rs
 }
 
 // yamlDoc decodes a YAML (or JSON) document the way Load does.
@@ -118,7 +134,7 @@ func TestSchema_AcceptsEveryValueTheOriginalDocuments(t *testing.T) {
 
 func originalProperties(t *testing.T) map[string]any {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join(originalSchemaDir, "cli-config.schema.json"))
+	raw, err := os.ReadFile(filepath.Join(originalSchemaDir(), "cli-config.schema.json"))
 	if err != nil {
 		t.Skip(err)
 	}
@@ -138,16 +154,7 @@ var fillers = map[string]any{"name": "a", "handle": "@a", "roles": []any{"qa"}, 
 // with index 0 and their required keys filled in.
 func walkSchema(node map[string]any, path []any, try func(path []any, value any)) {
 	if len(path) > 0 {
-		if d, ok := node["default"]; ok {
-			try(path, d)
-		}
-		for _, key := range []string{"examples", "enum"} {
-			if l, ok := node[key].([]any); ok {
-				for _, v := range l {
-					try(path, v)
-				}
-			}
-		}
+		tryDocumented(node, path, try)
 	}
 	if props, ok := node["properties"].(map[string]any); ok {
 		for k, sub := range props {
@@ -159,6 +166,21 @@ func walkSchema(node map[string]any, path []any, try func(path []any, value any)
 	if items, ok := node["items"].(map[string]any); ok {
 		req, _ := items["required"].([]any)
 		walkSchema(items, append(append([]any(nil), path...), required{req}), try)
+	}
+}
+
+// tryDocumented calls try with each value node documents: its default,
+// examples and enum members.
+func tryDocumented(node map[string]any, path []any, try func(path []any, value any)) {
+	if d, ok := node["default"]; ok {
+		try(path, d)
+	}
+	for _, key := range []string{"examples", "enum"} {
+		if l, ok := node[key].([]any); ok {
+			for _, v := range l {
+				try(path, v)
+			}
+		}
 	}
 }
 

@@ -1,19 +1,12 @@
 package config
 
 import (
-	"bytes"
 	"embed"
-	"errors"
+	"encoding/json"
 	"fmt"
-	"math/big"
-	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
-
-	"github.com/santhosh-tekuri/jsonschema/v6"
-	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 )
 
 // SchemaID is the $id of the embedded CLI-config schema.
@@ -22,8 +15,20 @@ const SchemaID = "https://github.com/the-loop-dev/the-loop/config/schema/cli-con
 // collaboratorsID is the $id of the schema the main one references.
 const collaboratorsID = "https://github.com/the-loop-dev/the-loop/config/schema/collaborators.schema.json"
 
-//go:embed schema/cli-config.schema.json schema/collaborators.schema.json
+// schemaFS holds the schemas as published (with their descriptions) and,
+// under schema/validation/, the same schemas with every annotation
+// (description, title, default, examples) removed: an eighth of the bytes,
+// which is what a validating process parses. A test holds the two equal
+// (`go test ./config -run ValidationCopy -args -update` rewrites the copies).
+//
+//go:embed schema/cli-config.schema.json schema/collaborators.schema.json schema/validation
 var schemaFS embed.FS
+
+// schemaFiles are the schemas' $id and file name.
+var schemaFiles = [...]struct{ id, name string }{
+	{SchemaID, "cli-config.schema.json"},
+	{collaboratorsID, "collaborators.schema.json"},
+}
 
 // Schema returns the embedded JSON Schema of the CLI config (what
 // `the-loop config schema` prints).
@@ -36,41 +41,37 @@ func Schema() []byte {
 }
 
 // compiledSchema is the schema compiled for validation, plus the parsed
-// documents (to name the keys an object allows).
+// main document (to prune empty sections).
 type compiledSchema struct {
-	schema *jsonschema.Schema
-	docs   map[string]any // $id → parsed document
+	root *schemaNode
+	doc  map[string]any
 }
 
-// compiled compiles the embedded schema once per process; the result is
+// compiled compiles the embedded schema once per process, on first use (a
+// process that validates no config never pays for it); the result is
 // immutable and safe for concurrent use.
 var compiled = sync.OnceValues(compileSchema)
 
 func compileSchema() (*compiledSchema, error) {
-	c := jsonschema.NewCompiler()
 	docs := map[string]any{}
-	for id, file := range map[string]string{
-		SchemaID:        "schema/cli-config.schema.json",
-		collaboratorsID: "schema/collaborators.schema.json",
-	} {
+	for _, f := range schemaFiles {
+		file := "schema/validation/" + f.name
 		raw, err := schemaFS.ReadFile(file)
 		if err != nil {
 			return nil, err
 		}
-		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
-		if err != nil {
+		var doc any
+		if err := json.Unmarshal(raw, &doc); err != nil {
 			return nil, fmt.Errorf("embedded schema %s: %w", file, err)
 		}
-		if err := c.AddResource(id, doc); err != nil {
-			return nil, fmt.Errorf("embedded schema %s: %w", file, err)
-		}
-		docs[id] = doc
+		docs[f.id] = doc
 	}
-	s, err := c.Compile(SchemaID)
+	root, err := compileSchemaDocs(docs, SchemaID)
 	if err != nil {
 		return nil, fmt.Errorf("embedded schema: %w", err)
 	}
-	return &compiledSchema{schema: s, docs: docs}, nil
+	main, _ := docs[SchemaID].(map[string]any)
+	return &compiledSchema{root: root, doc: main}, nil
 }
 
 // schemaProblems validates doc (JSON-compatible values) against the embedded
@@ -80,113 +81,13 @@ func schemaProblems(doc map[string]any) []problem {
 	if err != nil {
 		return []problem{{msg: "the embedded schema does not compile: " + err.Error(), err: err}}
 	}
-	err = cs.schema.Validate(doc)
-	if err == nil {
+	var out []problem
+	cs.root.validate(doc, nil, &out)
+	if len(out) == 0 {
 		return nil
 	}
-	var ve *jsonschema.ValidationError
-	if !errors.As(err, &ve) {
-		return []problem{{msg: err.Error(), err: err}}
-	}
-	var out []problem
-	cs.collect(ve, doc, &out)
 	sortProblems(out)
 	return slices.CompactFunc(out, func(a, b problem) bool { return a.String() == b.String() })
-}
-
-// collect walks a ValidationError tree and renders its leaves.
-func (cs *compiledSchema) collect(e *jsonschema.ValidationError, doc any, out *[]problem) {
-	switch e.ErrorKind.(type) {
-	case *kind.AnyOf, *kind.OneOf:
-		if len(e.Causes) > 0 {
-			path, v := locate(doc, e.InstanceLocation)
-			var alts []string
-			for _, c := range e.Causes {
-				var sub []problem
-				cs.collect(c, doc, &sub)
-				for _, p := range sub {
-					alts = append(alts, p.msg)
-				}
-			}
-			*out = append(*out, problem{path: path, msg: fmt.Sprintf("%s matches none of the allowed forms (%s)", describe(v), strings.Join(alts, "; or "))})
-			return
-		}
-	}
-	if len(e.Causes) > 0 {
-		for _, c := range e.Causes {
-			cs.collect(c, doc, out)
-		}
-		return
-	}
-	path, v := locate(doc, e.InstanceLocation)
-	switch k := e.ErrorKind.(type) {
-	case *kind.AdditionalProperties:
-		allowed := cs.allowedKeys(e.SchemaURL)
-		for _, name := range k.Properties {
-			msg := fmt.Sprintf("unknown key '%s'", name)
-			if s := suggest(name, allowed); s != "" {
-				msg += fmt.Sprintf(" (did you mean '%s'?)", s)
-			}
-			if len(allowed) > 0 {
-				msg += "; allowed here: " + strings.Join(allowed, ", ")
-			}
-			*out = append(*out, problem{path: path.child(name), msg: msg})
-		}
-	case *kind.Required:
-		for _, name := range k.Missing {
-			*out = append(*out, problem{path: path.child(name), msg: "required key is missing"})
-		}
-	default:
-		*out = append(*out, problem{path: path, msg: leafMessage(e.ErrorKind, v)})
-	}
-}
-
-// leafMessage words one failed keyword for an operator.
-func leafMessage(k jsonschema.ErrorKind, v any) string {
-	switch k := k.(type) {
-	case *kind.Type:
-		got := kindOf(v)
-		if got == "mapping" || got == "list" || got == "null" {
-			return fmt.Sprintf("expected %s, got %s", wantTypes(k.Want), got)
-		}
-		return fmt.Sprintf("expected %s, got %s %s", wantTypes(k.Want), got, describe(v))
-	case *kind.Enum:
-		want := make([]string, len(k.Want))
-		for i, w := range k.Want {
-			if w == "" {
-				want[i] = "'' (empty)"
-			} else {
-				want[i] = fmt.Sprint(w)
-			}
-		}
-		return fmt.Sprintf("%s is not one of: %s", describe(v), strings.Join(want, ", "))
-	case *kind.Const:
-		return fmt.Sprintf("%s must be %v", describe(v), k.Want)
-	case *kind.Pattern:
-		return fmt.Sprintf("'%s' does not match %s", k.Got, k.Want)
-	case *kind.Minimum:
-		return fmt.Sprintf("must be at least %s, got %s", ratString(k.Want), ratString(k.Got))
-	case *kind.Maximum:
-		return fmt.Sprintf("must be at most %s, got %s", ratString(k.Want), ratString(k.Got))
-	case *kind.ExclusiveMinimum:
-		return fmt.Sprintf("must be greater than %s, got %s", ratString(k.Want), ratString(k.Got))
-	case *kind.ExclusiveMaximum:
-		return fmt.Sprintf("must be less than %s, got %s", ratString(k.Want), ratString(k.Got))
-	case *kind.MinItems:
-		return fmt.Sprintf("needs at least %d item(s), got %d", k.Want, k.Got)
-	case *kind.MaxItems:
-		return fmt.Sprintf("takes at most %d item(s), got %d", k.Want, k.Got)
-	case *kind.UniqueItems:
-		return fmt.Sprintf("items [%d] and [%d] are equal; list each value once", k.Duplicates[0], k.Duplicates[1])
-	case *kind.MinLength:
-		return fmt.Sprintf("must be at least %d character(s) long, got %d", k.Want, k.Got)
-	case *kind.MaxLength:
-		return fmt.Sprintf("must be at most %d character(s) long, got %d", k.Want, k.Got)
-	case *kind.FalseSchema:
-		return "is not allowed here"
-	default:
-		return fmt.Sprintf("%s fails the schema's '%s'", describe(v), strings.Join(k.KeywordPath(), "/"))
-	}
 }
 
 // wantTypes renders a schema's accepted types in the operator's words.
@@ -205,72 +106,6 @@ func wantTypes(want []string) string {
 		}
 	}
 	return strings.Join(words, " or ")
-}
-
-// ratString renders a schema number (integers without a fraction).
-func ratString(r *big.Rat) string {
-	if r == nil {
-		return "?"
-	}
-	if r.IsInt() {
-		return r.Num().String()
-	}
-	f, _ := r.Float64()
-	return strconv.FormatFloat(f, 'g', -1, 64)
-}
-
-// locate turns a jsonschema instance location into a keyPath (list indices
-// as ints) and returns the value found there.
-func locate(doc any, loc []string) (keyPath, any) {
-	path := make(keyPath, 0, len(loc))
-	cur := doc
-	for _, tok := range loc {
-		switch c := cur.(type) {
-		case []any:
-			i, err := strconv.Atoi(tok)
-			if err != nil || i < 0 || i >= len(c) {
-				path = append(path, tok)
-				cur = nil
-				continue
-			}
-			path = append(path, i)
-			cur = c[i]
-		case map[string]any:
-			path = append(path, tok)
-			cur = c[tok]
-		default:
-			path = append(path, tok)
-			cur = nil
-		}
-	}
-	return path, cur
-}
-
-// allowedKeys lists the properties the schema object at schemaURL declares.
-func (cs *compiledSchema) allowedKeys(schemaURL string) []string {
-	base, frag, _ := strings.Cut(schemaURL, "#")
-	var node any = cs.docs[base]
-	if frag != "" {
-		if f, err := url.PathUnescape(frag); err == nil {
-			frag = f
-		}
-		for _, tok := range strings.Split(strings.TrimPrefix(frag, "/"), "/") {
-			tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
-			m, ok := node.(map[string]any)
-			if !ok {
-				return nil
-			}
-			node = m[tok]
-		}
-	}
-	m, _ := node.(map[string]any)
-	props, _ := m["properties"].(map[string]any)
-	keys := make([]string, 0, len(props))
-	for k := range props {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // suggest returns the allowed key closest to name, if one is close enough to
@@ -316,8 +151,7 @@ func schemaDoc() map[string]any {
 	if err != nil {
 		return nil
 	}
-	m, _ := cs.docs[SchemaID].(map[string]any)
-	return m
+	return cs.doc
 }
 
 // isObjectSchema reports whether a schema node declares type object.

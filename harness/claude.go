@@ -53,14 +53,15 @@ func (*Claude) Name() string { return "claude" }
 // Binary returns "claude".
 func (*Claude) Binary() string { return "claude" }
 
-// FreshArgv returns `--session-id <id> <args…> <prompt>`: a new conversation
-// whose id the-loop chose, flags first, the prompt last as one element
-// (multi-line text included) and left out when empty.
+// FreshArgv returns `--session-id <id> <args…> -- <prompt>`: a new
+// conversation whose id the-loop chose, flags first, then `--` and the
+// prompt as one element (multi-line text included); both left out when the
+// prompt is empty.
 func (*Claude) FreshArgv(sessionID string, args []string, prompt string) ([]string, error) {
 	return claudeArgv("--session-id", sessionID, args, prompt)
 }
 
-// ResumeArgv returns `--resume <id> <args…> <prompt>`: the TUI continues
+// ResumeArgv returns `--resume <id> <args…> -- <prompt>`: the TUI continues
 // conversation id (no -p) and the prompt, if any, is submitted into it.
 func (*Claude) ResumeArgv(sessionID string, args []string, prompt string) ([]string, error) {
 	return claudeArgv("--resume", sessionID, args, prompt)
@@ -70,11 +71,15 @@ func claudeArgv(flag, sessionID string, args []string, prompt string) ([]string,
 	if sessionID == "" {
 		return nil, loop.Invalid("the claude harness needs a conversation id for %s", flag)
 	}
-	argv := make([]string, 0, len(args)+3)
+	argv := make([]string, 0, len(args)+4)
 	argv = append(argv, flag, sessionID)
 	argv = append(argv, args...)
 	if prompt != "" {
-		argv = append(argv, prompt)
+		// "--" ends the options: a variadic flag in args (--allowedTools
+		// Read Grep) cannot swallow the prompt, and a prompt starting with
+		// "-" or "---" is not read as a flag (Claude Code takes the prompt
+		// after "--").
+		argv = append(argv, "--", prompt)
 	}
 	return argv, nil
 }

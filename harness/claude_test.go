@@ -21,17 +21,23 @@ func TestClaude_Argv(t *testing.T) {
 		want   []string
 	}{
 		{"fresh bare", false, nil, "", []string{"--session-id", id}},
-		{"fresh prompt", false, nil, "hello", []string{"--session-id", id, "hello"}},
+		{"fresh prompt", false, nil, "hello", []string{"--session-id", id, "--", "hello"}},
 		{"fresh args", false, []string{"--model", "opus"}, "", []string{"--session-id", id, "--model", "opus"}},
 		{"fresh args and multi-line prompt", false, []string{"--permission-mode", "acceptEdits"}, multiLinePrompt,
-			[]string{"--session-id", id, "--permission-mode", "acceptEdits", multiLinePrompt}},
+			[]string{"--session-id", id, "--permission-mode", "acceptEdits", "--", multiLinePrompt}},
 		{"resume bare", true, nil, "", []string{"--resume", id}},
-		{"resume prompt", true, nil, "hello", []string{"--resume", id, "hello"}},
+		{"resume prompt", true, nil, "hello", []string{"--resume", id, "--", "hello"}},
 		{"resume args", true, []string{"--dangerously-skip-permissions"}, "", []string{"--resume", id, "--dangerously-skip-permissions"}},
 		{"resume args and multi-line prompt", true, []string{"--model", "opus", "--verbose"}, multiLinePrompt,
-			[]string{"--resume", id, "--model", "opus", "--verbose", multiLinePrompt}},
+			[]string{"--resume", id, "--model", "opus", "--verbose", "--", multiLinePrompt}},
 		{"prompt with semicolon and spaces stays one element", false, nil, "a; b c;",
-			[]string{"--session-id", id, "a; b c;"}},
+			[]string{"--session-id", id, "--", "a; b c;"}},
+		// Issue 14, defect 2: a variadic option cannot swallow the prompt,
+		// and a prompt that looks like a flag stays the prompt.
+		{"variadic allowedTools keeps the prompt apart", false, []string{"--allowedTools", "Read", "Grep"}, "do the work",
+			[]string{"--session-id", id, "--allowedTools", "Read", "Grep", "--", "do the work"}},
+		{"prompt starting with a dash", false, nil, "-v is not a flag here", []string{"--session-id", id, "--", "-v is not a flag here"}},
+		{"prompt starting with front matter", true, nil, "---\nkind: directive\n---", []string{"--resume", id, "--", "---\nkind: directive\n---"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

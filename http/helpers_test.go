@@ -42,6 +42,7 @@ type fixture struct {
 	http  *http.Client
 	plain *http.Client
 	agent *testkit.Agent // nil when fixtureOptions.agentBin was given
+	token string         // the operator's token
 }
 
 // fixtureOptions shape a fixture.
@@ -53,7 +54,8 @@ type fixtureOptions struct {
 	// agentBin is the directory whose `claude` is the harness binary
 	// (default: the fake agent's wrapper).
 	agentBin string
-	// token is the bearer token the service requires (Options.Token).
+	// token is the operator's token the service requires (Options.Token;
+	// default a fresh one). The fixture's client and requests send it.
 	token string
 	// logger is the service's log (default: discarded).
 	logger *slog.Logger
@@ -125,6 +127,7 @@ func newFixture(t testing.TB, o fixtureOptions) *fixture {
 			}
 			r := lifecycle.CachedRunner(runner.New(runner.Options{
 				Socket: socket, ConfigFile: testkit.TmuxConfig, SubmitDelay: 20 * time.Millisecond,
+				Launcher: testkit.Launcher(t),
 			}), lifecycle.DefaultLivenessTTL)
 			runners[socket] = r
 			return r
@@ -133,7 +136,12 @@ func newFixture(t testing.TB, o fixtureOptions) *fixture {
 		LookPath: func(bin string) (string, error) { return filepath.Join(o.agentBin, bin), nil },
 		Source:   "service",
 	}
-	f.server = NewServer(Options{Lifecycle: f.svc, Config: holder.Current, Version: "test-version", Token: o.token, Logger: o.logger})
+	if o.token == "" {
+		o.token = NewSecret()
+	}
+	f.token = o.token
+	f.server = NewServer(Options{Lifecycle: f.svc, Config: holder.Current, Version: "test-version", Token: o.token, Logger: o.logger,
+		TokenSource: TokenSource(cfg), Agents: f.svc.AgentFor})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -153,8 +161,8 @@ func newFixture(t testing.TB, o fixtureOptions) *fixture {
 		_, _ = f.svc.Stop(context.Background(), config.LoadTolerant(f.cfgPath), "")
 	})
 	f.url = "http://" + ln.Addr().String()
-	f.http = validatedClient(t, &http.Transport{MaxIdleConnsPerHost: 64})
-	f.plain = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+	f.http = &http.Client{Transport: tokenTransport{next: validatedClient(t, &http.Transport{MaxIdleConnsPerHost: 64}).Transport, token: o.token}}
+	f.plain = &http.Client{Transport: tokenTransport{next: &http.Transport{MaxIdleConnsPerHost: 64}, token: o.token}}
 	f.client = NewClient(f.url, ClientOptions{HTTP: f.http, Token: o.token})
 	return f
 }
@@ -213,8 +221,33 @@ func withHeader(key, value string) func(*http.Request) {
 	}
 }
 
+// withoutToken sends the request without the operator's token (the
+// fixture's clients add it to any request that has no Authorization key).
+func withoutToken() func(*http.Request) {
+	return func(r *http.Request) { r.Header["Authorization"] = nil }
+}
+
+// tokenTransport sends the operator's token with every request whose
+// header has no Authorization key at all (withoutToken leaves a nil one),
+// as the CLI, the SDK and an MCP client configured with the header do.
+type tokenTransport struct {
+	next  http.RoundTripper
+	token string
+}
+
+func (t tokenTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if _, set := r.Header["Authorization"]; !set {
+		r = r.Clone(r.Context())
+		r.Header.Set("Authorization", "Bearer "+t.token)
+	} else if r.Header.Get("Authorization") == "" {
+		r = r.Clone(r.Context())
+		r.Header.Del("Authorization")
+	}
+	return t.next.RoundTrip(r)
+}
+
 // request sends a request shaped by mods, through the contract-checking
-// client.
+// client, with the operator's token unless a mod removes or replaces it.
 func (f *fixture) request(method, path, body string, mods ...func(*http.Request)) response {
 	f.t.Helper()
 	var rd io.Reader

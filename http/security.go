@@ -1,6 +1,7 @@
 package http
 
 import (
+	"context"
 	"crypto/sha256"
 	"crypto/subtle"
 	"mime"
@@ -13,30 +14,79 @@ import (
 
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/config"
+	"github.com/the-loop-dev/the-loop/lifecycle"
 )
 
-// The control plane's own boundary (decisions D24), for REST and /mcp
-// alike. The service can spawn agent sessions and type into them, so it
+// The control plane's own boundary (decisions D24, issue 14), for REST and
+// /mcp alike. The service can spawn agent sessions and type into them, so it
 // answers only
 //   - requests whose Host header it knows (403 otherwise: a page that
 //     rebinds its own DNS name to 127.0.0.1 still sends its own name),
+//   - requests that carry a credential (401 otherwise, naming where the
+//     operator's token lives): the operator's token as Authorization:
+//     Bearer, or — on the agent routes only (/mcp, the hook route) — the
+//     credential of one running agent (403 on any other route). The public
+//     routes (health, so `start` can tell the service is up) need none;
+//     service.auth: none asks for none anywhere,
 //   - state changes sent as application/json (415 otherwise: a web page
 //     cannot send that cross-origin without a preflight, which the service
 //     never grants),
-//   - with service.tokenEnv set, requests that carry its bearer token
-//     (401 otherwise; health is exempt, so `start` can tell the service is
-//     up),
 //   - bodies no larger than service.maxBodyBytes (413 otherwise).
 // Each refusal leaves through errorStatus as {"detail": …}, and the
 // process that binds the address refuses to start where it would be
 // reachable from outside without the operator's say-so (CheckServe).
 
-// healthPath answers without a token.
+// healthPath answers without a credential.
 const healthPath = "/api/v1/health"
 
+// HooksPath is the agents' hook route (issue G): like /mcp, it takes an
+// agent credential.
+const HooksPath = "/api/v1/hooks"
+
+// isPublic reports whether a request needs no credential: health (issue W
+// adds the dashboard's login page and its static assets here).
+func isPublic(method, path string) bool {
+	return (method == http.MethodGet || method == http.MethodHead) && path == healthPath
+}
+
+// agentRoute reports whether an agent credential is valid on path: /mcp and
+// the hook route, nothing else.
+func agentRoute(path string) bool {
+	switch path {
+	case MCPPath, HooksPath:
+		return true
+	}
+	return false
+}
+
+// Caller kinds.
+const (
+	CallerPublic   = "public"   // a public route, no credential looked at
+	CallerOperator = "operator" // the operator's token (or service.auth: none)
+	CallerAgent    = "agent"    // one agent's own credential
+)
+
+// Caller is who sent a request guard let through.
+type Caller struct {
+	// Kind is CallerPublic, CallerOperator or CallerAgent.
+	Kind string
+	// Agent names the agent when Kind is CallerAgent.
+	Agent lifecycle.AgentIdentity
+}
+
+// callerKey is the request context's key of the Caller.
+type callerKey struct{}
+
+// CallerFrom returns the caller guard admitted (ok false outside a request
+// guard let through).
+func CallerFrom(ctx context.Context) (Caller, bool) {
+	c, ok := ctx.Value(callerKey{}).(Caller)
+	return c, ok
+}
+
 // guard enforces decisions D24 on every request, unknown routes included: Host, then
-// token, then content type, then the body's size — a caller who may not
-// talk to the service learns nothing else about its request.
+// credential, then content type, then the body's size — a caller who may
+// not talk to the service learns nothing else about its request.
 func (s *Server) guard(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		cfg := configOf(c)
@@ -44,10 +94,12 @@ func (s *Server) guard(next echo.HandlerFunc) echo.HandlerFunc {
 		if !s.hostAllowed(req.Host, cfg) {
 			return echo.NewHTTPError(http.StatusForbidden, hostRefusal(req.Host))
 		}
-		if s.opt.Token != "" && req.URL.Path != healthPath && !tokenMatches(req.Header.Get(echo.HeaderAuthorization), s.opt.Token) {
-			c.Response().Header().Set(echo.HeaderWWWAuthenticate, `Bearer realm="the-loop"`)
-			return echo.NewHTTPError(http.StatusUnauthorized, tokenRefusal(req, cfg.Service.TokenEnv))
+		caller, err := s.authenticate(c)
+		if err != nil {
+			return err
 		}
+		req = req.WithContext(context.WithValue(req.Context(), callerKey{}, caller))
+		c.SetRequest(req)
 		if changesState(req.Method) && !isJSON(req.Header.Get(echo.HeaderContentType)) {
 			return echo.NewHTTPError(http.StatusUnsupportedMediaType, contentTypeRefusal(req))
 		}
@@ -62,6 +114,52 @@ func (s *Server) guard(next echo.HandlerFunc) echo.HandlerFunc {
 		c.Set(admittedKey, true)
 		return next(c)
 	}
+}
+
+// authenticate finds who sent the request: 401 without a credential it
+// knows (public routes aside), 403 for an agent credential off the agent
+// routes. Tokens are compared in constant time.
+func (s *Server) authenticate(c echo.Context) (Caller, error) {
+	req := c.Request()
+	if s.opt.NoAuth {
+		return Caller{Kind: CallerOperator}, nil
+	}
+	if isPublic(req.Method, req.URL.Path) {
+		return Caller{Kind: CallerPublic}, nil
+	}
+	token, ok := bearer(req.Header.Get(echo.HeaderAuthorization))
+	if ok && s.opt.Token != "" && secretEqual(token, s.opt.Token) {
+		return Caller{Kind: CallerOperator}, nil
+	}
+	if ok && s.opt.Agents != nil {
+		if id, found := s.opt.Agents(req.Context(), token); found {
+			if !agentRoute(req.URL.Path) {
+				return Caller{}, echo.NewHTTPError(http.StatusForbidden, describe(req)+
+					" refused: an agent credential (THE_LOOP_AGENT_TOKEN) is valid on "+MCPPath+" and "+HooksPath+" only; the REST API takes the operator's token")
+			}
+			return Caller{Kind: CallerAgent, Agent: id}, nil
+		}
+	}
+	c.Response().Header().Set(echo.HeaderWWWAuthenticate, `Bearer realm="the-loop"`)
+	return Caller{}, echo.NewHTTPError(http.StatusUnauthorized, tokenRefusal(req, s.opt.TokenSource))
+}
+
+// bearer returns the token of an "Authorization: Bearer <token>" header.
+func bearer(header string) (string, bool) {
+	scheme, token, ok := strings.Cut(strings.TrimSpace(header), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	token = strings.TrimSpace(token)
+	return token, token != ""
+}
+
+// secretEqual compares two secrets in constant time (over digests, so the
+// length does not leak either).
+func secretEqual(got, want string) bool {
+	g := sha256.Sum256([]byte(got))
+	w := sha256.Sum256([]byte(want))
+	return subtle.ConstantTimeCompare(g[:], w[:]) == 1
 }
 
 // hostAllowed reports whether host (the request's Host header) is one the
@@ -128,28 +226,18 @@ func hostRefusal(host string) string {
 		" (a DNS-rebinding guard); reach it as localhost or 127.0.0.1 on its port, or add the name (host:port) to service.allowedHosts"
 }
 
-// tokenMatches compares the Authorization header's bearer token with want
-// in constant time (over digests, so the length does not leak either).
-func tokenMatches(header, want string) bool {
-	scheme, token, ok := strings.Cut(strings.TrimSpace(header), " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return false
-	}
-	got := sha256.Sum256([]byte(strings.TrimSpace(token)))
-	exp := sha256.Sum256([]byte(want))
-	return subtle.ConstantTimeCompare(got[:], exp[:]) == 1
-}
-
-func tokenRefusal(r *http.Request, env string) string {
+// tokenRefusal words a 401: what was wrong and where the operator's token
+// lives (from: a path or "$VAR (service.tokenEnv)"), never a token.
+func tokenRefusal(r *http.Request, from string) string {
 	what := "no bearer token"
 	if r.Header.Get(echo.HeaderAuthorization) != "" {
 		what = "the bearer token is wrong"
 	}
-	from := "the token service.tokenEnv names"
-	if env != "" {
-		from = "the value of $" + env + " (service.tokenEnv)"
+	if from == "" {
+		from = "the file <state.root>/" + TokenFile + ", or the variable service.tokenEnv names"
 	}
-	return describe(r) + " refused: " + what + "; send Authorization: Bearer <" + from + ">"
+	return describe(r) + " refused: " + what + "; send Authorization: Bearer <the operator's token>, which lives in " + from +
+		" (`the-loop token` prints it)"
 }
 
 // changesState reports whether a request may change state and so must be
@@ -176,12 +264,17 @@ func contentTypeRefusal(r *http.Request) string {
 // CheckServe is what the process that binds service.host:service.port
 // (`the-loop serve`, and `the-loop start` before it spawns one) refuses
 // (decisions D24; exit 2): a host beyond loopback without service.exposed,
-// and a service.tokenEnv whose variable getenv finds empty. It returns the
-// bearer token ("" when service.tokenEnv is not set).
+// service.auth: none with service.exposed, and a service.tokenEnv whose
+// variable getenv finds empty. It returns the bearer token service.tokenEnv
+// names ("" when it is not set: the token file is then the token, see
+// OperatorToken).
 func CheckServe(svc config.Service, getenv func(string) string) (string, error) {
 	if !isLoopback(svc.Host) && !svc.Exposed {
 		return "", loop.Invalid("refusing to bind service.host %s beyond loopback without service.exposed: true; "+
 			"set service.host to 127.0.0.1, or set service.exposed: true and protect the API (service.tokenEnv, or an auth-terminating gateway): it can spawn agent sessions", svc.Host)
+	}
+	if svc.AuthOff() && svc.Exposed {
+		return "", loop.Invalid("refusing service.auth: none together with service.exposed: true: a service reachable from other hosts must ask for a credential; set service.auth: token, or service.exposed: false")
 	}
 	if svc.TokenEnv == "" {
 		return "", nil

@@ -174,7 +174,7 @@ func TestSecurity_RefusalsGoToTheLogRateLimitedNotToTheEventLog(t *testing.T) {
 	bearer := withHeader("Authorization", "Bearer "+token)
 	for range 25 {
 		f.request(http.MethodPost, "/api/v1/standing-sessions/control", `{"verb":"stop"}`, withHeader("Host", "evil.example:80"))
-		f.request(http.MethodPost, "/api/v1/standing-sessions/control", `{"verb":"stop"}`, withHeader("Content-Type", "application/json"))
+		f.request(http.MethodPost, "/api/v1/standing-sessions/control", `{"verb":"stop"}`, withHeader("Content-Type", "application/json"), withoutToken())
 		f.request(http.MethodPost, "/api/v1/standing-sessions/control", `{"verb":"stop"}`, withHeader("Content-Type", "text/plain"), bearer)
 		f.request(http.MethodPost, "/api/v1/standing-sessions/say", strings.Repeat("x", 100), withHeader("Content-Type", "application/json"), bearer)
 	}
@@ -224,7 +224,7 @@ func TestSecurity_BearerToken(t *testing.T) {
 		mods []func(*http.Request)
 		want string
 	}{
-		{"no token", nil, "no bearer token"},
+		{"no token", []func(*http.Request){withoutToken()}, "no bearer token"},
 		{"a wrong token", []func(*http.Request){bearer("s3cret-t0kem")}, "the bearer token is wrong"},
 		{"a prefix of the token", []func(*http.Request){bearer("s3cret")}, "the bearer token is wrong"},
 		{"another scheme", []func(*http.Request){withHeader("Authorization", "Basic "+token)}, "the bearer token is wrong"},
@@ -252,6 +252,7 @@ func TestSecurity_BearerToken(t *testing.T) {
 	}
 	// The challenge names the scheme.
 	req, _ := http.NewRequest(http.MethodGet, f.url+"/api/v1/status", nil)
+	withoutToken()(req)
 	resp, err := f.http.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -266,7 +267,7 @@ func TestSecurity_BearerToken(t *testing.T) {
 	}
 
 	// Health is exempt; the host check is not.
-	if r := f.get("/api/v1/health"); r.status != http.StatusOK {
+	if r := f.request(http.MethodGet, "/api/v1/health", "", withoutToken()); r.status != http.StatusOK {
 		t.Fatalf("health without a token: %d %s", r.status, r.body)
 	}
 	if r := f.request(http.MethodGet, "/api/v1/health", "", withHeader("Host", "rebound.example")); r.status != http.StatusForbidden {
@@ -285,7 +286,7 @@ func TestSecurity_BearerToken(t *testing.T) {
 		t.Fatalf("MCP with the token: %d tools, %v", n, err)
 	}
 	// Without it the typed client reads the 401's detail.
-	_, err = NewClient(f.url, ClientOptions{HTTP: f.http}).ListStanding(t.Context())
+	_, err = NewClient(f.url, ClientOptions{HTTP: f.clientWith(withoutToken())}).ListStanding(t.Context())
 	var le *loop.Error
 	if !errors.As(err, &le) || !strings.Contains(le.Message, "no bearer token") {
 		t.Fatalf("the client without the token: %v", err)

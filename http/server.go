@@ -46,10 +46,20 @@ type Options struct {
 	// URL is the service row's url (default: http://<listener address>,
 	// set by Serve).
 	URL string
-	// Token, when set, is the bearer token every route but health requires
-	// (decisions D24; CheckServe reads it from service.tokenEnv when the
-	// service starts).
+	// Token is the operator's token: every route but the public ones
+	// (health) requires it as a bearer token (issue 14; OperatorToken reads
+	// it when the service starts). Empty, with NoAuth false, admits no
+	// operator at all.
 	Token string
+	// TokenSource names where the operator's token lives, for the 401's
+	// message (TokenSource of the config: a path, or "$VAR").
+	TokenSource string
+	// NoAuth is service.auth: none: no credential is asked anywhere.
+	NoAuth bool
+	// Agents finds the running agent a credential belongs to
+	// (lifecycle.Service.AgentFor); such a credential is valid on /mcp and
+	// the hook route only. Nil: no agent credential is valid.
+	Agents func(ctx context.Context, token string) (lifecycle.AgentIdentity, bool)
 	// StateRoot is the absolute state root whose store the service holds,
 	// reported by health so a CLI can tell its own service from another
 	// project's (default: the request's config's state root).

@@ -230,11 +230,16 @@ func (st *starter) spawn(ctx context.Context, rec *loop.StandingRecord, state lo
 	if !def.Declared {
 		origin = loop.OriginCreated
 	}
+	cred, err := s.newAgentCredential(st.cfg, st.target) // issue 14: the spawn's own credential
+	if err != nil {
+		return st.failed(rec, loop.ErrorMessage(err)), false
+	}
 	claimed, err := s.transition(ctx, name, EvClaimStart, func(r *loop.StandingRecord) error {
 		if r.Rev != seen || r.Claim != nil {
 			return errStale
 		}
 		r.Claim = claim
+		r.AgentTokenHash = cred.hash
 		r.TmuxSocket = st.socket
 		if r.Origin == "" {
 			r.Origin = origin
@@ -287,7 +292,7 @@ func (st *starter) spawn(ctx context.Context, rec *loop.StandingRecord, state lo
 	if resume {
 		argv, err := adapter.ResumeArgv(id, def.HarnessArgs, prompt)
 		if err == nil {
-			err = st.runner.SpawnIn(ctx, st.target, loop.SpawnSpec{Argv: append([]string{bin}, argv...), Cwd: cwd, Tag: id})
+			err = st.runner.SpawnIn(ctx, st.target, cred.spec(adapter.Name(), loop.SpawnSpec{Argv: append([]string{bin}, argv...), Cwd: cwd, Tag: id}))
 		}
 		if err == nil && !survives(ctx, st.runner, st.target, tmux.ResumeProbe()) {
 			err = errors.New("the resumed pane did not survive the probe")
@@ -307,7 +312,7 @@ func (st *starter) spawn(ctx context.Context, rec *loop.StandingRecord, state lo
 	}
 	argv, err := adapter.FreshArgv(id, def.HarnessArgs, prompt)
 	if err == nil {
-		err = st.runner.SpawnIn(ctx, st.target, loop.SpawnSpec{Argv: append([]string{bin}, argv...), Cwd: cwd, Tag: id})
+		err = st.runner.SpawnIn(ctx, st.target, cred.spec(adapter.Name(), loop.SpawnSpec{Argv: append([]string{bin}, argv...), Cwd: cwd, Tag: id}))
 	}
 	if err != nil {
 		return st.spawnFailed(ctx, prior, loop.ErrorMessage(err), loop.F("harness", def.Harness), loop.F("tmux_target", st.target))

@@ -229,11 +229,16 @@ func (st *itemStarter) spawn(ctx context.Context, rec *store.SessionRecord, stat
 	if rec != nil {
 		seenStatus, seenID = rec.Status, rec.HarnessSessionID
 	}
+	cred, err := s.newAgentCredential(st.cfg, st.target) // issue 14: the spawn's own credential
+	if err != nil {
+		return st.failed(rec, loop.ErrorMessage(err)), false
+	}
 	claimed, err := s.workItemTransition(ctx, st.item, WorkItemEvClaimStart, func(r *store.SessionRecord) error {
 		if r.Status != seenStatus || r.HarnessSessionID != seenID || r.Claim != nil {
 			return errStale
 		}
 		r.Claim = claim
+		r.AgentTokenHash = cred.hash
 		r.TmuxSocket = st.socket
 		r.TmuxTarget = st.target
 		return nil
@@ -286,7 +291,7 @@ func (st *itemStarter) spawn(ctx context.Context, rec *store.SessionRecord, stat
 		// submitted into it.
 		argv, err := adapter.ResumeArgv(id, args, st.req.Prompt)
 		if err == nil {
-			err = st.wr.Spawn(ctx, st.item, loop.SpawnSpec{Argv: append([]string{bin}, argv...), Cwd: cwd, Tag: id})
+			err = st.wr.Spawn(ctx, st.item, cred.spec(adapter.Name(), loop.SpawnSpec{Argv: append([]string{bin}, argv...), Cwd: cwd, Tag: id}))
 		}
 		if err == nil && !survives(ctx, st.runner, st.target, tmux.ResumeProbe()) {
 			err = errors.New("the resumed pane did not survive the probe")
@@ -311,7 +316,7 @@ func (st *itemStarter) spawn(ctx context.Context, rec *store.SessionRecord, stat
 	}
 	argv, err := adapter.FreshArgv(id, args, prompt)
 	if err == nil {
-		err = st.wr.Spawn(ctx, st.item, loop.SpawnSpec{Argv: append([]string{bin}, argv...), Cwd: cwd, Tag: id})
+		err = st.wr.Spawn(ctx, st.item, cred.spec(adapter.Name(), loop.SpawnSpec{Argv: append([]string{bin}, argv...), Cwd: cwd, Tag: id}))
 	}
 	if err != nil {
 		return st.spawnFailed(ctx, loop.ErrorMessage(err), loop.F("harness", harness), loop.F("tmux_target", st.target))

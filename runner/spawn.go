@@ -162,8 +162,11 @@ func (t *Tmux) clear(ctx context.Context, target string, present bool) error {
 }
 
 // paneCommand builds the respawn-pane arguments that start spec, escaped
-// for tmux's parser. An argv too long for a tmux command line goes through
-// Options.Launcher (a JSON file removed by cleanup should the spawn fail).
+// for tmux's parser. An argv too long for a tmux command line, and every
+// spec with an explicit environment (spec.Env), goes through
+// Options.Launcher (a 0600 JSON file removed by cleanup should the spawn
+// fail), so the pane's process gets exactly that environment and not the
+// tmux server's global one.
 func (t *Tmux) paneCommand(target string, spec loop.SpawnSpec) (args []string, cleanup func(), err error) {
 	cleanup = func() {}
 	for i, a := range spec.Argv {
@@ -179,8 +182,14 @@ func (t *Tmux) paneCommand(target string, spec loop.SpawnSpec) (args []string, c
 	}
 	head = append(head, "--")
 	args = append(append([]string{}, head...), commandArgs(spec.Argv)...)
-	if t.lineBytes(args) <= MaxCommandLineBytes {
+	if spec.Env == nil && t.lineBytes(args) <= MaxCommandLineBytes {
 		return args, cleanup, nil
+	}
+	if spec.Env != nil && len(t.opt.Launcher) == 0 {
+		// An explicit environment (it may hold the agent's credential) is
+		// never put on a command line, where other users could read it.
+		return nil, cleanup, fail(loop.EINVALID, nil,
+			"cannot spawn in tmux session %s with an explicit environment: the runner has no Options.Launcher (the-loop internal-exec)", target)
 	}
 	if len(t.opt.Launcher) == 0 {
 		return nil, cleanup, fail(loop.EINVALID, ErrArgvTooLong,

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -234,5 +235,49 @@ func TestSpawnIn_LongArgvGoesThroughTheLauncher(t *testing.T) {
 		if data, _ := os.ReadFile(f); strings.Contains(string(data), agent.Path()) {
 			t.Fatalf("launch file %s was not removed", f)
 		}
+	}
+}
+
+// TestSpawnIn_ExplicitEnvIgnoresTheServersGlobalEnvironment is issue 14's
+// defect 3 at the runner: a tmux server that already runs and whose global
+// environment holds a secret gives it to a pane — but not to a harness
+// spawned with an explicit environment.
+func TestSpawnIn_ExplicitEnvIgnoresTheServersGlobalEnvironment(t *testing.T) {
+	t.Parallel()
+	socket := testkit.Tmux(t)
+	if _, err := testkit.TmuxRun(socket, "new-session", "-d", "-s", "operator", "sleep", "300"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := testkit.TmuxRun(socket, "set-environment", "-g", "THE_LOOP_SLACK_BOT_TOKEN", "xoxb-leaked"); err != nil {
+		t.Fatal(err)
+	}
+	r := newRunner(t, socket, func(o *runner.Options) { o.Launcher = testkit.Launcher(t) })
+
+	// Without an explicit environment the pane inherits the server's.
+	leaky := testkit.FakeAgent(t, testkit.Delay(0))
+	spawnFake(t, r, "loop-standing-leaky", leaky)
+	if got := leaky.WaitForKind(t, "start", 10*time.Second).Env["THE_LOOP_SLACK_BOT_TOKEN"]; got != "xoxb-leaked" {
+		t.Fatalf("control: the server's global variable is %q in a plain pane; the test does not reproduce the leak", got)
+	}
+
+	agent := testkit.FakeAgent(t, testkit.Delay(0))
+	env := append(os.Environ(), "THE_LOOP_AGENT_TOKEN=agent-credential")
+	spec := loop.SpawnSpec{Argv: []string{agent.Path(), "--session-id", "env", "--", "-prompt"}, Cwd: agent.Dir(), Env: env}
+	if err := r.SpawnIn(context.Background(), "loop-standing-env", spec); err != nil {
+		t.Fatal(err)
+	}
+	start := agent.WaitForKind(t, "start", 10*time.Second)
+	if v, ok := start.Env["THE_LOOP_SLACK_BOT_TOKEN"]; ok {
+		t.Fatalf("the server's secret reached the agent: %q", v)
+	}
+	if start.Env["THE_LOOP_AGENT_TOKEN"] != "agent-credential" || start.Env["TMUX_PANE"] == "" || start.Env["TERM"] == "" {
+		t.Fatalf("agent env %v", start.Env)
+	}
+	if start.Prompt != "-prompt" {
+		t.Fatalf("prompt %q", start.Prompt)
+	}
+	data, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(start.Pid), "environ"))
+	if err == nil && strings.Contains(string(data), "xoxb-leaked") {
+		t.Fatal("/proc/<pid>/environ holds the server's secret")
 	}
 }

@@ -3,12 +3,17 @@
 // standing sessions — long-lived AI coding-agent sessions the-loop keeps
 // alive in tmux.
 //
-//	client := sdk.New("http://127.0.0.1:4114")
+//	client := sdk.New("http://127.0.0.1:4114", sdk.WithStateRoot("/home/me/project/.the-loop"))
 //	rows, err := client.Standing.List(ctx)
 //	res, err := client.Standing.Control(ctx, "supervisor", sdk.Restart)
 //	said, err := client.Standing.Say(ctx, "supervisor", "status report, please", "ops")
 //	report, err := client.Status(ctx)
 //	evs, err := client.Events(ctx, sdk.EventsQuery{Types: []string{"standing.*"}})
+//
+// Every call but Health needs the operator's token: WithToken, the token
+// file of WithStateRoot's state root (<state.root>/service.token, which
+// the service creates at its first start), or $THE_LOOP_TOKEN. The SDK
+// never reads the CLI config.
 //
 // The calls mirror the REST operations described by the service's OpenAPI
 // document (GET /api/v1/openapi.yaml) and return the-loop's own types: a
@@ -21,7 +26,8 @@
 // with errors.Is against ErrNotFound (404), ErrInvalid (a caller's mistake,
 // 400, and a request that fails validation, 422), ErrUnprocessable (422
 // only), ErrUnauthorized (401: a missing or wrong token, see WithToken),
-// ErrForbidden (403: a Host the service does not answer to) and
+// ErrForbidden (403: a Host the service does not answer to, or an agent's
+// credential, which is valid on /mcp only) and
 // ErrInternal (anything else). ErrNotRunning says nothing answers
 // at the address — start the service with `the-loop start`. A control
 // result whose OK is false, and a say that could not deliver (Delivered

@@ -22,7 +22,8 @@ var (
 	// none, or another one (HTTP 401; see WithToken).
 	ErrUnauthorized = errors.New("the-loop: unauthorized")
 	// ErrForbidden: the service does not answer to the Host the request
-	// named (HTTP 403; see service.allowedHosts).
+	// named (HTTP 403; see service.allowedHosts), or the token is an agent's
+	// own credential, which REST refuses.
 	ErrForbidden = errors.New("the-loop: forbidden")
 	// ErrInternal: anything else went wrong, in the service or on the way.
 	ErrInternal = errors.New("the-loop: internal error")

@@ -24,7 +24,7 @@ import (
 // over a real bbolt file in a temporary directory, with a config that
 // declares no sessions — on 127.0.0.1, and returns its URL. Nothing is
 // started, so no agent or tmux session is needed.
-func serveForExample() (url string, stop func()) {
+func serveForExample() (url, stateRoot string, stop func()) {
 	dir, err := os.MkdirTemp("", "the-loop-sdk-example-")
 	if err != nil {
 		log.Fatal(err)
@@ -51,14 +51,19 @@ func serveForExample() (url string, stop func()) {
 		LookPath: exec.LookPath,
 		Source:   "service",
 	}
-	server := loophttp.NewServer(loophttp.Options{Lifecycle: svc, Config: func() *config.Config { return cfg }, Version: "example"})
+	// The operator's token, as `the-loop serve` makes it at its first start.
+	token, err := loophttp.EnsureTokenFile(cfg.StateDir())
+	if err != nil {
+		log.Fatal(err)
+	}
+	server := loophttp.NewServer(loophttp.Options{Lifecycle: svc, Config: func() *config.Config { return cfg }, Version: "example", Token: token})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		log.Fatal(err)
 	}
 	done := make(chan error, 1)
 	go func() { done <- server.Serve(ln) }()
-	return "http://" + ln.Addr().String(), func() {
+	return "http://" + ln.Addr().String(), cfg.StateDir(), func() {
 		_ = server.Shutdown(context.Background())
 		<-done
 		db.Close()
@@ -69,11 +74,14 @@ func serveForExample() (url string, stop func()) {
 // A program manages standing sessions through the service: define one at
 // runtime, read the rows, tell refusals apart by kind, read the event log.
 func Example() {
-	url, stop := serveForExample()
+	url, stateRoot, stop := serveForExample()
 	defer stop()
 	ctx := context.Background()
 
-	client := sdk.New(url)
+	// The SDK never reads the CLI config: it takes the token (WithToken),
+	// the state root whose service.token to read (WithStateRoot), or
+	// $THE_LOOP_TOKEN.
+	client := sdk.New(url, sdk.WithStateRoot(stateRoot))
 	res, err := client.Standing.Create(ctx, sdk.CreateOptions{
 		Name:        "nightly",
 		Description: "triages the nightly build",

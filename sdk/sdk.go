@@ -3,6 +3,7 @@ package sdk
 import (
 	"context"
 	"net/http"
+	"os"
 
 	loop "github.com/the-loop-dev/the-loop"
 	loophttp "github.com/the-loop-dev/the-loop/http"
@@ -38,19 +39,35 @@ const (
 )
 
 // Option configures a Client.
-type Option func(*loophttp.ClientOptions)
+type Option func(*options)
 
-// WithToken sends "Authorization: Bearer <token>" with every request (the
-// value of the variable the service's service.tokenEnv names).
+// options are a Client's settings before New resolves the token.
+type options struct {
+	http      loophttp.ClientOptions
+	tokenSet  bool   // WithToken was given
+	stateRoot string // WithStateRoot's directory
+}
+
+// WithToken sends "Authorization: Bearer <token>" with every request: the
+// operator's token (`the-loop token` prints it), or an agent's own
+// THE_LOOP_AGENT_TOKEN (valid on /mcp only, so the REST calls of this SDK
+// answer it with ErrForbidden).
 func WithToken(token string) Option {
-	return func(o *loophttp.ClientOptions) { o.Token = token }
+	return func(o *options) { o.http.Token, o.tokenSet = token, true }
+}
+
+// WithStateRoot reads the operator's token from <dir>/service.token (the
+// state root's token file the service creates at its first start). The SDK
+// never reads the CLI config: dir is the state root's absolute path.
+func WithStateRoot(dir string) Option {
+	return func(o *options) { o.stateRoot = dir }
 }
 
 // WithHTTPClient sends requests through hc (default: a client without an
 // overall timeout — a start may take a while; bound calls with their
 // context).
 func WithHTTPClient(hc *http.Client) Option {
-	return func(o *loophttp.ClientOptions) { o.HTTP = hc }
+	return func(o *options) { o.http.HTTP = hc }
 }
 
 // Client is a client of the-loop's service. It is safe for concurrent use.
@@ -62,13 +79,26 @@ type Client struct {
 }
 
 // New returns a client of the service at baseURL (e.g.
-// "http://127.0.0.1:4114", the default service.host:service.port).
+// "http://127.0.0.1:4114", the default service.host:service.port). The
+// token it sends is WithToken's, else the file WithStateRoot names, else
+// $THE_LOOP_TOKEN; with none, calls but Health answer ErrUnauthorized. A
+// token file that cannot be read (or that others may read) is not an error
+// here: the client sends no token and the refusal names the file.
 func New(baseURL string, opts ...Option) *Client {
-	var o loophttp.ClientOptions
+	var o options
 	for _, opt := range opts {
 		opt(&o)
 	}
-	c := loophttp.NewClient(baseURL, o)
+	switch {
+	case o.tokenSet:
+	case o.stateRoot != "":
+		if token, err := loophttp.ReadTokenFile(o.stateRoot); err == nil {
+			o.http.Token = token
+		}
+	default:
+		o.http.Token = os.Getenv(loophttp.TokenEnvVar)
+	}
+	c := loophttp.NewClient(baseURL, o.http)
 	return &Client{Standing: &Standing{c: c}, c: c}
 }
 

@@ -33,6 +33,7 @@ import (
 type service struct {
 	url   string
 	dir   string
+	root  string // the state root, whose service.token the client reads
 	agent *testkit.Agent
 }
 
@@ -63,7 +64,7 @@ func serve(t *testing.T, declared ...string) *service {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	tmux := runner.New(runner.Options{Socket: socket, ConfigFile: testkit.TmuxConfig, SubmitDelay: 20 * time.Millisecond})
+	tmux := runner.New(runner.Options{Socket: socket, ConfigFile: testkit.TmuxConfig, SubmitDelay: 20 * time.Millisecond, Launcher: testkit.Launcher(t)})
 	svc := &lifecycle.Service{
 		DB:       db,
 		Runner:   func(string) loop.Runner { return tmux },
@@ -71,8 +72,13 @@ func serve(t *testing.T, declared ...string) *service {
 		LookPath: func(bin string) (string, error) { return filepath.Join(s.agent.BinDir(), bin), nil },
 		Source:   "service",
 	}
+	token, err := loophttp.EnsureTokenFile(cfg.StateDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.root = cfg.StateDir()
 	server := loophttp.NewServer(loophttp.Options{Lifecycle: svc, Config: func() *config.Config { return cfg },
-		Version: "test", Logger: slog.New(slog.DiscardHandler)})
+		Version: "test", Logger: slog.New(slog.DiscardHandler), Token: token, TokenSource: loophttp.TokenSource(cfg), Agents: svc.AgentFor})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -92,7 +98,7 @@ func serve(t *testing.T, declared ...string) *service {
 
 func TestStanding_EveryCallAgainstTheService(t *testing.T) {
 	s := serve(t, "alpha")
-	c, ctx := sdk.New(s.url), t.Context()
+	c, ctx := sdk.New(s.url, sdk.WithStateRoot(s.root)), t.Context()
 
 	h, err := c.Health(ctx)
 	if err != nil || h.Status != "ok" || h.Version != "test" {
@@ -151,7 +157,7 @@ func TestStanding_EveryCallAgainstTheService(t *testing.T) {
 // kind errors.Is tells apart, with the service's message.
 func TestErrors_TypedFromTheService(t *testing.T) {
 	s := serve(t, "alpha")
-	c, ctx := sdk.New(s.url), t.Context()
+	c, ctx := sdk.New(s.url, sdk.WithStateRoot(s.root)), t.Context()
 	cases := []struct {
 		name string
 		call func() error
@@ -304,3 +310,36 @@ func TestOptions_SentAsAsked(t *testing.T) {
 type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// TestToken_FromTheStateRootTheEnvOrTheOption: the SDK finds the
+// operator's token without the CLI config — WithStateRoot's file,
+// $THE_LOOP_TOKEN, WithToken — and without one gets ErrUnauthorized
+// naming the file.
+func TestToken_FromTheStateRootTheEnvOrTheOption(t *testing.T) {
+	s := serve(t)
+	ctx := t.Context()
+	token, err := loophttp.ReadTokenFile(s.root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(loophttp.TokenEnvVar, "")
+	_, err = sdk.New(s.url).Standing.List(ctx)
+	if !errors.Is(err, sdk.ErrUnauthorized) || !strings.Contains(err.Error(), loophttp.TokenPath(s.root)) || strings.Contains(err.Error(), token) {
+		t.Fatalf("without a token: %v", err)
+	}
+	for name, c := range map[string]*sdk.Client{
+		"WithStateRoot": sdk.New(s.url, sdk.WithStateRoot(s.root)),
+		"WithToken":     sdk.New(s.url, sdk.WithToken(token)),
+	} {
+		if _, err := c.Standing.List(ctx); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+	}
+	t.Setenv(loophttp.TokenEnvVar, token)
+	if _, err := sdk.New(s.url).Standing.List(ctx); err != nil {
+		t.Fatalf("$THE_LOOP_TOKEN: %v", err)
+	}
+	if _, err := sdk.New(s.url, sdk.WithToken("not-it")).Standing.List(ctx); !errors.Is(err, sdk.ErrUnauthorized) {
+		t.Fatalf("a wrong WithToken beats the env: %v", err)
+	}
+}

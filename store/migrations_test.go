@@ -1,6 +1,8 @@
 package store
 
 import (
+	"bytes"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -97,4 +99,30 @@ func TestMigrate_AppliesPendingMigrationsInOrderOnce(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// TestOpen_OfACurrentFileWritesNothing: a file already at this schema is
+// only read on Open (every CLI call opens the store; an empty commit would
+// fsync twice each time).
+func TestOpen_OfACurrentFileWritesNothing(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "the-loop.db")
+	if _, err := Open(path, Options{Transient: true}); err != nil {
+		t.Fatal(err)
+	}
+	before, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, transient := range []bool{true, false} {
+		db, err := Open(path, Options{Transient: transient})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := db.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if after, _ := os.ReadFile(path); !bytes.Equal(before, after) {
+			t.Errorf("Open(transient=%v) of a current file changed it", transient)
+		}
+	}
 }

@@ -155,6 +155,10 @@ type SessionRecord struct {
 	// Claim marks a start in flight; it is stored beside Status and never
 	// shown as a status.
 	Claim *loop.Claim `json:"claim,omitempty"`
+	// AgentTokenHash is the hex sha256 of the credential handed to the
+	// agent of the current spawn (THE_LOOP_AGENT_TOKEN), replaced at every
+	// spawn; the credential itself is never stored.
+	AgentTokenHash string `json:"agentTokenHash,omitempty"`
 }
 
 // WorkItem is the ticket a work-item session belongs to.

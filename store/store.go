@@ -110,13 +110,23 @@ func Open(path string, opt Options) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := bdb.Update(func(tx *bolt.Tx) error { return migrate(tx, path, migrations) }); err != nil {
-		_ = bdb.Close()
-		var le *loop.Error
-		if errors.As(err, &le) {
-			return nil, err
+	// A file already at this schema is only read: an Update would commit
+	// (and fsync) an empty transaction on every CLI call.
+	current := false
+	_ = bdb.View(func(tx *bolt.Tx) error {
+		meta := tx.Bucket(bucketMeta)
+		current = meta != nil && int(getUint(meta, keySchemaVersion)) == SchemaVersion()
+		return nil
+	})
+	if !current {
+		if err := bdb.Update(func(tx *bolt.Tx) error { return migrate(tx, path, migrations) }); err != nil {
+			_ = bdb.Close()
+			var le *loop.Error
+			if errors.As(err, &le) {
+				return nil, err
+			}
+			return nil, loop.Internal("store: migrating %s: %w", path, err)
 		}
-		return nil, loop.Internal("store: migrating %s: %w", path, err)
 	}
 	if opt.Transient {
 		if err := bdb.Close(); err != nil {

@@ -37,6 +37,7 @@ type CLI struct {
 	Events   EventsCmd       `cmd:"" help:"Read the event log."`
 	Channels ChannelsCmd     `cmd:"" help:"The Slack channel: poll its bound threads once, or show its settings."`
 	Cfg      ConfigCmd       `cmd:"" name:"config" help:"Check or print the CLI config's schema."`
+	Token    TokenCmd        `cmd:"" help:"Print the operator's token (or replace it with --rotate)."`
 	Exec     InternalExecCmd `cmd:"" name:"internal-exec" hidden:"" help:"Exec a harness argv from a file (used inside tmux panes)."`
 
 	Completion CompletionCmd `cmd:"" help:"Print the shell completion script for bash, zsh or fish (verbs, flags, session names)."`
@@ -166,7 +167,7 @@ func (a *App) Lifecycle(current func() *config.Config, db *store.DB, source stri
 				Socket:      socket,
 				SubmitDelay: current().Routing.Tmux.SubmitDelay(),
 				Launcher:    []string{self, "internal-exec"},
-				DropEnv:     secretEnv(current()),
+				DropEnv:     lifecycle.SecretEnv(current()),
 			}
 			key := fmt.Sprintf("%s\x00%d\x00%s", socket, opt.SubmitDelay, strings.Join(opt.DropEnv, "\x00"))
 			mu.Lock()
@@ -193,16 +194,4 @@ func (a *App) Lifecycle(current func() *config.Config, db *store.DB, source stri
 
 		Announcer: channels.Announcer{}, // Slack: a started session's announcement
 	}
-}
-
-// secretEnv names the variables that hold the-loop's secrets (the Slack
-// tokens, the service token): agents never inherit them.
-func secretEnv(cfg *config.Config) []string {
-	var names []string
-	for _, n := range []string{cfg.Slack.BotTokenEnv, cfg.Slack.AppTokenEnv, cfg.Service.TokenEnv} {
-		if n != "" {
-			names = append(names, n)
-		}
-	}
-	return names
 }

@@ -1,10 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // benchEnv declares n sessions (s00…) on a private tmux server.
@@ -40,19 +44,73 @@ func benchRun(b *testing.B, e *env, args ...string) result {
 	return r
 }
 
+// cliStats gathers each run's wall time and the child's peak RSS, so a
+// benchmark reports medians (ms-median, MiB-maxrss-median) beside the mean.
+type cliStats struct {
+	wall []time.Duration
+	rss  []int64 // KiB
+}
+
+// run execs the-loop once, timing it and reading its peak RSS from rusage.
+func (s *cliStats) run(b *testing.B, e *env, args ...string) string {
+	b.Helper()
+	cmd := e.command(args...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	start := time.Now()
+	err := cmd.Run()
+	s.wall = append(s.wall, time.Since(start))
+	if err != nil {
+		b.Fatalf("the-loop %v: %v\nstdout:\n%s\nstderr:\n%s", args, err, out.String(), errb.String())
+	}
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		s.rss = append(s.rss, ru.Maxrss) // KiB on Linux
+	}
+	return out.String()
+}
+
+// report adds the medians to the benchmark's output.
+func (s *cliStats) report(b *testing.B) {
+	b.Helper()
+	if len(s.wall) > 0 {
+		slices.Sort(s.wall)
+		b.ReportMetric(float64(s.wall[len(s.wall)/2])/float64(time.Millisecond), "ms-median")
+	}
+	if len(s.rss) > 0 {
+		slices.Sort(s.rss)
+		b.ReportMetric(float64(s.rss[len(s.rss)/2])/1024, "MiB-maxrss-median")
+	}
+}
+
+// BenchmarkCLIHelp is `the-loop --help`: the cost of starting the binary
+// at all (every package init runs). Target ≤ 5 ms wall.
+func BenchmarkCLIHelp(b *testing.B) {
+	e := newEnv(b)
+	var s cliStats
+	for b.Loop() {
+		if out := s.run(b, e, "--help"); !strings.Contains(out, "standing") {
+			b.Fatalf("help:\n%s", out)
+		}
+	}
+	s.report(b)
+}
+
 // BenchmarkStandingList50 is `standing list` at 50 running sessions (one
-// tmux query). Target ≤ 50 ms a call.
+// tmux query), the service down. Target ≤ 15 ms wall and ≤ 15 MiB peak RSS
+// a call.
 func BenchmarkStandingList50(b *testing.B) {
 	e := benchEnv(b, 50, "1")
 	benchRun(b, e, "standing", "start")
+	var s cliStats
 	b.ResetTimer()
 	for b.Loop() {
-		r := benchRun(b, e, "standing", "list")
-		if strings.Count(r.stdout, "running  yes") != 50 {
-			b.Fatalf("list:\n%s", r.stdout)
+		out := s.run(b, e, "standing", "list")
+		if strings.Count(out, "running  yes") != 50 {
+			b.Fatalf("list:\n%s", out)
 		}
 	}
 	b.StopTimer()
+	s.report(b)
 	benchRun(b, e, "standing", "stop")
 }
 
@@ -104,23 +162,30 @@ func BenchmarkStandingSay(b *testing.B) {
 }
 
 // BenchmarkStatus50 is `the-loop status` at 50 running sessions, with the
-// service down (in-process) and through the service. Target ≤ 50 ms.
+// service down (in-process) and through the service. Target ≤ 15 ms wall.
 func BenchmarkStatus50(b *testing.B) {
 	b.Run("service-down", func(b *testing.B) {
 		e := benchEnv(b, 50, "0")
 		benchRun(b, e, "standing", "start")
+		var s cliStats
+		b.ResetTimer()
 		for b.Loop() {
-			benchRun(b, e, "status")
+			s.run(b, e, "status")
 		}
 		b.StopTimer()
+		s.report(b)
 		benchRun(b, e, "standing", "stop")
 	})
 	b.Run("via-service", func(b *testing.B) {
 		e := benchEnvService(b, 50, "0", freePort(b))
 		benchRun(b, e, "start")
+		var s cliStats
+		b.ResetTimer()
 		for b.Loop() {
-			benchRun(b, e, "status")
+			s.run(b, e, "status")
 		}
+		b.StopTimer()
+		s.report(b)
 	})
 }
 

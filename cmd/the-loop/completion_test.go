@@ -27,7 +27,8 @@ func TestComplete_VerbsFlagsValuesAndNames(t *testing.T) {
 		words []string
 		want  []string
 	}{
-		{[]string{""}, []string{"channels", "completion", "config", "events", "restart", "serve", "service", "sessions", "standing", "start", "status", "stop"}},
+		{[]string{"st"}, []string{"standing", "start", "status", "stop"}},
+		{[]string{"se"}, []string{"serve", "service", "sessions"}},
 		{[]string{"sta"}, []string{"standing", "start", "status"}},
 		{[]string{"internal"}, nil}, // hidden
 		{[]string{"__"}, nil},       // hidden
@@ -43,6 +44,17 @@ func TestComplete_VerbsFlagsValuesAndNames(t *testing.T) {
 		{[]string{"completion", ""}, []string{"bash", "fish", "zsh"}},
 		{[]string{"--ver"}, []string{"--version"}},
 		{[]string{"standing", "list", "--f"}, []string{"--format"}},
+	}
+	all := complete(parser.Model.Node, []string{""}, names)
+	for _, verb := range []string{"start", "standing", "events", "completion", "config"} {
+		if !slices.Contains(all, verb) {
+			t.Errorf("the verbs %q lack %q", all, verb)
+		}
+	}
+	for _, hidden := range []string{"internal-exec", "__complete"} {
+		if slices.Contains(all, hidden) {
+			t.Errorf("the verbs %q offer the hidden %q", all, hidden)
+		}
 	}
 	for _, tt := range tests {
 		if got := complete(parser.Model.Node, tt.words, names); !slices.Equal(got, tt.want) {

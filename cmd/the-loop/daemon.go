@@ -30,12 +30,16 @@ func (a *App) client(cfg *config.Config) *loophttp.Client {
 	return loophttp.NewClient(serviceURL(cfg), loophttp.ClientOptions{Token: serviceToken(cfg)})
 }
 
-// serviceToken is the bearer token the CLI sends (service.tokenEnv).
+// serviceToken is the operator's token the CLI sends: the variable
+// service.tokenEnv names, else <state.root>/service.token (read afresh at
+// every call, so a client made after `start` created it sends it). "" when
+// there is none to read: the service's 401 then names where it lives.
 func serviceToken(cfg *config.Config) string {
-	if cfg.Service.TokenEnv == "" {
+	token, err := loophttp.OperatorToken(cfg, os.Getenv, false)
+	if err != nil {
 		return ""
 	}
-	return os.Getenv(cfg.Service.TokenEnv)
+	return token
 }
 
 // pidLock is the service's single-instance lock: an flock on the pid file,

@@ -112,12 +112,14 @@ func okExit(ok bool) error {
 
 // refuseUnsafeService refuses, before anything is spawned, a service that
 // `the-loop serve` would refuse to run (decisions D24: a host beyond loopback
-// without service.exposed, an empty service.tokenEnv variable).
+// without service.exposed, an empty service.tokenEnv variable; issue 14: a
+// state root, token file or CLI config others may write), creating the
+// operator's token file when there is none yet.
 func refuseUnsafeService(cfg *config.Config) error {
 	if !cfg.Service.Enabled {
 		return nil
 	}
-	_, err := loophttp.CheckServe(cfg.Service, os.Getenv)
+	_, err := serveToken(cfg)
 	return err
 }
 

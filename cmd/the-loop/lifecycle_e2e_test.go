@@ -8,6 +8,7 @@ import (
 	nethttp "net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
@@ -57,6 +58,17 @@ func (e *env) servicePID() int {
 	return pid
 }
 
+// token is the operator's token the service created in the state root
+// (.the-loop/service.token), as `the-loop token` prints it.
+func (e *env) token() string {
+	e.t.Helper()
+	data, err := os.ReadFile(filepath.Join(e.dir, ".the-loop", "service.token"))
+	if err != nil {
+		e.t.Fatalf("the operator's token: %v", err)
+	}
+	return strings.TrimSpace(string(data))
+}
+
 func (e *env) status() (loop.Report, result) {
 	e.t.Helper()
 	r := e.run("status", "--format", "json")
@@ -67,10 +79,13 @@ func (e *env) status() (loop.Report, result) {
 	return rep, r
 }
 
+// threeSessions' resume probe (1 s) leaves room for the launcher's exec
+// (every spawn goes through `the-loop internal-exec`, issue 14) before a
+// resume that fails is told from one that lives, on a loaded machine.
 const threeSessions = `
 state: {root: .the-loop}
 service: {port: %PORT%}
-routing: {tmux: {socketName: %SOCKET%, resumeProbeSeconds: 0.5, harnessKillGraceSeconds: 3}}
+routing: {tmux: {socketName: %SOCKET%, resumeProbeSeconds: 1, harnessKillGraceSeconds: 3}}
 standingSessions:
   enabled: true
   sessions:
@@ -226,6 +241,7 @@ func TestLifecycle_StandingVerbsGoThroughTheService(t *testing.T) {
 	for _, c := range codes {
 		req, _ := nethttp.NewRequest(c.method, base+c.path, strings.NewReader(c.body))
 		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer "+e.token())
 		resp, err := nethttp.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)

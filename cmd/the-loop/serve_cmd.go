@@ -34,7 +34,7 @@ func (c *ServeCmd) Run(a *App) error {
 	holder.Logger = log
 	cfg := holder.Current()
 	current := restartNotes(holder.Current, cfg, log)
-	token, err := loophttp.CheckServe(cfg.Service, os.Getenv)
+	token, err := serveToken(cfg)
 	if err != nil {
 		return err
 	}
@@ -55,14 +55,17 @@ func (c *ServeCmd) Run(a *App) error {
 		return loop.Errorf(loop.EINTERNAL, "cannot listen on %s (service.host, service.port): %w", cfg.Service.Addr(), err)
 	}
 	srv := loophttp.NewServer(loophttp.Options{
-		Lifecycle: svc,
-		Config:    current,
-		Version:   loop.Version(),
-		Logger:    log,
-		URL:       "http://" + ln.Addr().String(),
-		Poller:    poller,
-		Token:     token,
-		StateRoot: cfg.StateDir(),
+		Lifecycle:   svc,
+		Config:      current,
+		Version:     loop.Version(),
+		Logger:      log,
+		URL:         "http://" + ln.Addr().String(),
+		Poller:      poller,
+		Token:       token,
+		TokenSource: loophttp.TokenSource(cfg),
+		NoAuth:      cfg.Service.AuthOff(),
+		Agents:      svc.AgentFor,
+		StateRoot:   cfg.StateDir(),
 	})
 	log.Info("the-loop service listening", "url", "http://"+ln.Addr().String(), "pid", os.Getpid(), "config", a.ConfigPath)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -94,7 +97,7 @@ func (c *ServeCmd) Run(a *App) error {
 
 // restartNotes wraps the holder's Current: when it hands out a reloaded
 // config, the keys that only take effect when the service restarts
-// (service.host, service.port, service.tokenEnv, eventLog.maxEvents,
+// (service.host, service.port, service.tokenEnv, service.auth, eventLog.maxEvents,
 // state.root) and changed from the ones it started with are logged, once
 // per reload. Everything else is read per request.
 func restartNotes(current func() *config.Config, started *config.Config, log *slog.Logger) func() *config.Config {
@@ -128,7 +131,33 @@ func restartKeys(old, new *config.Config) []string {
 	changed("service.host", old.Service.Host != new.Service.Host)
 	changed("service.port", old.Service.Port != new.Service.Port)
 	changed("service.tokenEnv", old.Service.TokenEnv != new.Service.TokenEnv)
+	changed("service.auth", old.Service.Auth != new.Service.Auth)
 	changed("eventLog.maxEvents", old.EventLog.MaxEvents != new.EventLog.MaxEvents)
 	changed("state.root", old.StateDir() != new.StateDir())
 	return keys
+}
+
+// serveToken is what the process that serves checks before it binds
+// (CheckServe, then the files: a state root, token file or CLI config
+// another user owns or others may write is refused, naming it) and the
+// operator's token it asks for: the variable service.tokenEnv names, else
+// <state.root>/service.token, created 0600 at the first start and kept
+// across restarts ("" with service.auth: none).
+func serveToken(cfg *config.Config) (string, error) {
+	token, err := loophttp.CheckServe(cfg.Service, os.Getenv)
+	if err != nil {
+		return "", err
+	}
+	if err := loophttp.EnsureStateRoot(cfg.StateDir()); err != nil {
+		return "", err
+	}
+	if cfg.Path != "" {
+		if err := loophttp.CheckPrivate(cfg.Path, "CLI config (the settings file)"); err != nil {
+			return "", err
+		}
+	}
+	if token != "" || cfg.Service.AuthOff() {
+		return token, nil
+	}
+	return loophttp.OperatorToken(cfg, os.Getenv, true)
 }

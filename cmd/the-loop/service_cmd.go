@@ -14,6 +14,7 @@ import (
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/config"
 	"github.com/the-loop-dev/the-loop/internal/bootunit"
+	"github.com/the-loop-dev/the-loop/lifecycle"
 )
 
 // ServiceCmd groups `the-loop service …`: starting the service at boot.
@@ -235,4 +236,17 @@ func runTool(a *App, argv []string) {
 		return
 	}
 	fmt.Fprintf(a.Stdout, "ran %s\n", strings.Join(argv, " "))
+}
+
+// secretEnv names the variables the config's *TokenEnv keys name: the
+// service needs their values at boot. The SDK's and the agents' own
+// variables are never written to the unit's env file.
+func secretEnv(cfg *config.Config) []string {
+	var names []string
+	for _, n := range lifecycle.SecretEnv(cfg) {
+		if n != lifecycle.OperatorTokenEnv && n != lifecycle.AgentTokenEnv {
+			names = append(names, n)
+		}
+	}
+	return names
 }

@@ -279,7 +279,8 @@ func renderList(stdout, stderr io.Writer, rows []loop.Row) {
 }
 
 // writeTable writes cells left-justified to each column's width, joined by
-// two spaces (the last column padded too, as the original does).
+// two spaces (the last column padded too, as the original does), in one
+// write (not a system call per row).
 func writeTable(w io.Writer, table [][]string) {
 	widths := make([]int, len(table[0]))
 	for _, row := range table {
@@ -287,13 +288,15 @@ func writeTable(w io.Writer, table [][]string) {
 			widths[i] = max(widths[i], len([]rune(c)))
 		}
 	}
+	var b strings.Builder
 	for _, row := range table {
 		cells := make([]string, len(row))
 		for i, c := range row {
 			cells[i] = c + strings.Repeat(" ", widths[i]-len([]rune(c)))
 		}
-		fmt.Fprintln(w, strings.Join(cells, "  "))
+		b.WriteString(strings.Join(cells, "  ") + "\n")
 	}
+	_, _ = io.WriteString(w, b.String())
 }
 
 func writeJSON(w io.Writer, v any) error {

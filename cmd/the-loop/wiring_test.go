@@ -124,3 +124,22 @@ func TestSameDir(t *testing.T) {
 		t.Fatal("sameDir")
 	}
 }
+
+// writeCounter counts the writes it receives.
+type writeCounter struct {
+	b      strings.Builder
+	writes int
+}
+
+func (w *writeCounter) Write(p []byte) (int, error) { w.writes++; return w.b.Write(p) }
+
+// TestWriteTable_AlignsColumnsInOneWrite: a table of 50 rows is one write to
+// stdout, not a system call per row.
+func TestWriteTable_AlignsColumnsInOneWrite(t *testing.T) {
+	var w writeCounter
+	writeTable(&w, [][]string{{"Name", "Running"}, {"s00", "yes"}, {"longer-name", "no"}})
+	want := "Name         Running\ns00          yes    \nlonger-name  no     \n"
+	if w.b.String() != want || w.writes != 1 {
+		t.Errorf("%d writes of:\n%q\nwant one of:\n%q", w.writes, w.b.String(), want)
+	}
+}

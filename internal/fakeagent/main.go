@@ -3,12 +3,17 @@
 // Command fakeagent stands in for Claude Code in tests. It honours the
 // contract the-loop relies on: `--session-id <id>` starts a conversation,
 // `--resume <id>` continues one (failing fast when no transcript exists),
-// the last positional argument is the prompt; during a start-up delay the
+// the last positional argument is the prompt (after `--`, every argument
+// is positional; a variadic option such as --allowedTools takes the
+// non-flag arguments after it, as Claude Code's do); during a start-up delay the
 // tty stays in canonical mode and typed input is read and discarded; then
 // the tty goes raw, bracketed paste is switched on and a `❯ ` prompt is
 // drawn; a bracketed paste followed by a carriage return is one message.
 // SIGTERM flushes the transcript (so a later --resume works) and exits 0;
 // SIGHUP exits without flushing.
+//
+// `fakeagent internal-exec FILE` is the trampoline the-loop's runner
+// launches (runner.ExecFromFile), so tests need not build the-loop for it.
 //
 // Environment:
 //
@@ -34,6 +39,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/the-loop-dev/the-loop/runner"
 )
 
 // childRole marks a re-executed idle child.
@@ -43,6 +50,13 @@ const childRole = "FAKE_AGENT_ROLE=child"
 const childLifetime = 5 * time.Minute
 
 func main() {
+	if len(os.Args) == 3 && os.Args[1] == "internal-exec" {
+		// The trampoline `the-loop internal-exec FILE` is, so tests can
+		// give a runner a launcher without building the-loop.
+		err := runner.ExecFromFile(os.Args[2])
+		fmt.Fprintln(os.Stderr, "fakeagent internal-exec:", err)
+		os.Exit(1)
+	}
 	if os.Getenv("FAKE_AGENT_ROLE") == "child" {
 		time.Sleep(childLifetime)
 		return
@@ -235,7 +249,8 @@ type args struct {
 }
 
 // parseArgs reads --session-id/--resume (also in --flag=value form) and
-// takes the last positional argument as the prompt; other flags are only
+// takes the last positional argument as the prompt — everything after
+// "--" is positional, as Claude Code reads it; other flags are only
 // recorded (in the start entry's argv).
 func parseArgs(argv []string) args {
 	var a args
@@ -243,6 +258,9 @@ func parseArgs(argv []string) args {
 	for i := 0; i < len(argv); i++ {
 		s := argv[i]
 		switch {
+		case s == "--": // the end of the options: the rest is positional
+			positional = append(positional, argv[i+1:]...)
+			i = len(argv)
 		case s == "--session-id" || s == "--resume":
 			if i+1 < len(argv) {
 				a.sessionID, a.resume = argv[i+1], s == "--resume"
@@ -252,6 +270,12 @@ func parseArgs(argv []string) args {
 			a.sessionID, a.resume = strings.TrimPrefix(s, "--session-id="), false
 		case strings.HasPrefix(s, "--resume="):
 			a.sessionID, a.resume = strings.TrimPrefix(s, "--resume="), true
+		case variadic(s):
+			// As Claude Code's variadic options: every following argument
+			// that does not start with "-" is one of its values.
+			for i+1 < len(argv) && !strings.HasPrefix(argv[i+1], "-") {
+				i++
+			}
 		case strings.HasPrefix(s, "-"):
 		default:
 			positional = append(positional, s)
@@ -261,6 +285,17 @@ func parseArgs(argv []string) args {
 		a.prompt = positional[len(positional)-1]
 	}
 	return a
+}
+
+// variadic reports whether a flag takes every following non-flag argument
+// (Claude Code's <values...> options), so a prompt after one without "--"
+// is swallowed as it would be by Claude Code.
+func variadic(flag string) bool {
+	switch flag {
+	case "--allowedTools", "--allowed-tools", "--disallowedTools", "--disallowed-tools", "--mcp-config", "--add-dir", "--tools", "--betas":
+		return true
+	}
+	return false
 }
 
 // selectedEnv returns the environment variables worth recording.

@@ -56,3 +56,22 @@ func TestParseArgs(t *testing.T) {
 		}
 	}
 }
+
+func TestParseArgs_EverythingAfterDoubleDashIsThePrompt(t *testing.T) {
+	got := parseArgs([]string{"--session-id", "x", "--allowedTools", "Read", "Grep", "--", "---\nfront: matter"})
+	if got.sessionID != "x" || got.prompt != "---\nfront: matter" {
+		t.Fatalf("parsed %+v; want session x and the prompt after --", got)
+	}
+	if got := parseArgs([]string{"--resume", "y", "--", "-p"}); !got.resume || got.prompt != "-p" {
+		t.Fatalf("parsed %+v; want a resume of y with prompt -p", got)
+	}
+}
+
+func TestParseArgs_VariadicOptionsSwallowAPromptWithoutDoubleDash(t *testing.T) {
+	if got := parseArgs([]string{"--session-id", "x", "--allowedTools", "Read", "Grep", "the prompt"}); got.prompt != "" {
+		t.Fatalf("prompt %q: the fake should swallow it as Claude Code does", got.prompt)
+	}
+	if got := parseArgs([]string{"--session-id", "x", "---\nfront"}); got.prompt != "" {
+		t.Fatalf("prompt %q: a dash-led prompt without -- is a flag to Claude Code", got.prompt)
+	}
+}

@@ -163,6 +163,10 @@ func FakeAgent(t testing.TB, opts ...AgentOption) *Agent {
 	return a
 }
 
+// Launcher is a runner.Options.Launcher for tests: the fake agent's own
+// `internal-exec FILE`, which is runner.ExecFromFile as in the-loop.
+func Launcher(t testing.TB) []string { return []string{fakeBinary(t), "internal-exec"} }
+
 // Dir is FAKE_AGENT_DIR: log.jsonl and transcripts/ live here.
 func (a *Agent) Dir() string { return a.dir }
 

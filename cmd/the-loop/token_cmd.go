@@ -1,0 +1,45 @@
+package main
+
+import (
+	"fmt"
+	"os"
+
+	loop "github.com/the-loop-dev/the-loop"
+	loophttp "github.com/the-loop-dev/the-loop/http"
+)
+
+// TokenCmd is `the-loop token [--rotate]`: print the operator's token
+// (what a client sends as Authorization: Bearer), or replace it.
+type TokenCmd struct {
+	Rotate bool `help:"Replace the token file with a new token (restart the service to make it ask for the new one)."`
+}
+
+// Run prints the token, creating the token file (and the state root, 0700)
+// when there is none yet; with --rotate it writes a new one. A token that
+// service.tokenEnv names is the operator's to set: printed, never rotated.
+func (c *TokenCmd) Run(a *App) error {
+	cfg, err := a.LoadConfig()
+	if err != nil {
+		return err
+	}
+	if cfg.Service.AuthOff() {
+		return loop.Invalid("service.auth is none: the service asks for no token; set service.auth: token to use one")
+	}
+	var token string
+	switch {
+	case cfg.Service.TokenEnv != "" && c.Rotate:
+		return loop.Invalid("the operator's token is the value of $%s (service.tokenEnv): change that variable, then `the-loop restart`", cfg.Service.TokenEnv)
+	case c.Rotate:
+		token, err = loophttp.RotateTokenFile(cfg.StateDir())
+		if err == nil && servicePID(cfg) != 0 {
+			fmt.Fprintln(a.Stderr, "note: the running service still asks for the old token; run `the-loop restart` to use the new one")
+		}
+	default:
+		token, err = loophttp.OperatorToken(cfg, os.Getenv, true)
+	}
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintln(a.Stdout, token)
+	return err
+}

@@ -1,0 +1,270 @@
+package http
+
+import (
+	"context"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/the-loop-dev/the-loop/config"
+	"github.com/the-loop-dev/the-loop/lifecycle"
+)
+
+// Issue 14: the operator's token by default, each agent's own credential.
+
+// TestCredentials_EveryRouteButHealthNeedsOne: without a credential every
+// registered route, /mcp and an unknown path answer 401 naming where the
+// token lives; health answers.
+func TestCredentials_EveryRouteButHealthNeedsOne(t *testing.T) {
+	f := newFixture(t, fixtureOptions{agentBin: t.TempDir()})
+	where := TokenPath(filepath.Join(f.dir, "state"))
+	paths := []Route{{Method: http.MethodPost, Path: MCPPath}, {Method: http.MethodGet, Path: "/api/v1/nope"}}
+	for _, r := range append(f.server.Routes(), paths...) {
+		resp := f.sendWith(r.Method, r.Path, "", withoutToken())
+		if r.Path == healthPath {
+			if resp.status != http.StatusOK {
+				t.Errorf("%s %s without a token: %d %s", r.Method, r.Path, resp.status, resp.body)
+			}
+			continue
+		}
+		if resp.status != http.StatusUnauthorized || !strings.Contains(resp.detail(t), where) || strings.Contains(string(resp.body), f.token) {
+			t.Errorf("%s %s without a token: %d %s (want 401 naming %s)", r.Method, r.Path, resp.status, resp.body, where)
+		}
+	}
+}
+
+// sendWith is send with extra mods (the fixture's send takes none).
+func (f *fixture) sendWith(method, path, body string, mods ...func(*http.Request)) response {
+	f.t.Helper()
+	if changesState(method) {
+		mods = append([]func(*http.Request){withHeader("Content-Type", "application/json")}, mods...)
+	}
+	return f.request(method, path, body, mods...)
+}
+
+// TestCredentials_AgentCredentialIsForMCPOnly: a started agent finds its
+// own credential in its environment; it is 403 on REST, works on /mcp with
+// the go-sdk client, names its session, and is void once the session stops
+// and replaced at the next spawn.
+func TestCredentials_AgentCredentialIsForMCPOnly(t *testing.T) {
+	f := newFixture(t, fixtureOptions{sessions: []string{"alpha"}})
+	if r := f.post("/api/v1/standing-sessions/control", `{"name":"alpha","verb":"start"}`); r.status != 200 || !strings.Contains(string(r.body), `"ok":true`) {
+		t.Fatalf("start: %d %s", r.status, r.body)
+	}
+	start := f.agent.WaitForKind(t, "start", 10*time.Second)
+	cred := start.Env[lifecycle.AgentTokenEnv]
+	if len(cred) < 32 || cred == f.token {
+		t.Fatalf("the agent's %s is %q", lifecycle.AgentTokenEnv, cred)
+	}
+	agent := withHeader("Authorization", "Bearer "+cred)
+
+	for _, r := range f.server.Routes() {
+		if r.Path == healthPath {
+			continue
+		}
+		if resp := f.sendWith(r.Method, r.Path, "", agent); resp.status != http.StatusForbidden || !strings.Contains(resp.detail(t), "valid on /mcp") {
+			t.Errorf("%s %s with an agent credential: %d %s", r.Method, r.Path, resp.status, resp.body)
+		}
+	}
+	if n, err := f.mcpTools(t, f.clientWith(agent)); err != nil || n != 3 {
+		t.Fatalf("MCP with the agent's credential: %d tools, %v", n, err)
+	}
+	cs := connectMCP(t, f, f.clientWith(agent))
+	var row struct {
+		Name    string `json:"name"`
+		Running bool   `json:"running"`
+	}
+	structured(t, callTool(t, cs, toolGet, map[string]any{"name": "alpha"}), &row)
+	if row.Name != "alpha" || !row.Running {
+		t.Fatalf("get through the agent's MCP: %+v", row)
+	}
+	if id, ok := f.svc.AgentFor(t.Context(), cred); !ok || id.Standing != "alpha" || id.String() != "standing:alpha" {
+		t.Fatalf("AgentFor: %+v %v", id, ok)
+	}
+
+	// Stopped: void. Started again: a new one, and the old stays void.
+	if r := f.post("/api/v1/standing-sessions/control", `{"name":"alpha","verb":"stop"}`); r.status != 200 {
+		t.Fatalf("stop: %d %s", r.status, r.body)
+	}
+	if r := f.mcpPost(initialize, agent); r.status != http.StatusUnauthorized {
+		t.Fatalf("/mcp with a stopped session's credential: %d %s", r.status, r.body)
+	}
+	if r := f.post("/api/v1/standing-sessions/control", `{"name":"alpha","verb":"start"}`); r.status != 200 {
+		t.Fatalf("restart: %d %s", r.status, r.body)
+	}
+	starts := f.agent.Entries("start")
+	if len(starts) != 2 || starts[1].Env[lifecycle.AgentTokenEnv] == cred || starts[1].Env[lifecycle.AgentTokenEnv] == "" {
+		t.Fatalf("the second spawn's credential: %+v", starts)
+	}
+	if r := f.mcpPost(initialize, agent); r.status != http.StatusUnauthorized {
+		t.Fatalf("/mcp with the replaced credential: %d %s", r.status, r.body)
+	}
+	// Only the hash is in the record.
+	recs, err := os.ReadFile(filepath.Join(f.dir, "state", "the-loop.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(recs), starts[1].Env[lifecycle.AgentTokenEnv]) || strings.Contains(string(recs), f.token) {
+		t.Fatal("a credential is stored in the clear")
+	}
+}
+
+// TestCredentials_CallerIsInTheRequestContext: the handler behind guard
+// knows who called.
+func TestCredentials_CallerIsInTheRequestContext(t *testing.T) {
+	s := NewServer(Options{Token: "op-token", Agents: func(_ context.Context, tok string) (lifecycle.AgentIdentity, bool) {
+		return lifecycle.AgentIdentity{Standing: "alpha"}, tok == "agent-token"
+	}})
+	var got []Caller
+	s.echo.Add(http.MethodPost, HooksPath, func(c echo.Context) error {
+		caller, _ := CallerFrom(c.Request().Context())
+		got = append(got, caller)
+		return c.NoContent(http.StatusNoContent)
+	})
+	for _, tok := range []string{"op-token", "agent-token"} {
+		req, _ := http.NewRequest(http.MethodPost, "http://127.0.0.1:4114"+HooksPath, strings.NewReader("{}"))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer "+tok)
+		rec := newRecorder()
+		s.Handler().ServeHTTP(rec, req)
+		if rec.code != http.StatusNoContent {
+			t.Fatalf("hook route with %s: %d", tok, rec.code)
+		}
+	}
+	if len(got) != 2 || got[0].Kind != CallerOperator || got[1].Kind != CallerAgent || got[1].Agent.Standing != "alpha" {
+		t.Fatalf("callers %+v", got)
+	}
+}
+
+// recorder is a minimal http.ResponseWriter.
+type recorder struct {
+	header http.Header
+	code   int
+	body   strings.Builder
+}
+
+func newRecorder() *recorder { return &recorder{header: http.Header{}, code: http.StatusOK} }
+
+func (r *recorder) Header() http.Header         { return r.header }
+func (r *recorder) Write(p []byte) (int, error) { return r.body.Write(p) }
+func (r *recorder) WriteHeader(code int)        { r.code = code }
+
+// TestCredentials_AuthNoneAsksForNothing: service.auth: none admits a
+// request without a token.
+func TestCredentials_AuthNoneAsksForNothing(t *testing.T) {
+	s := NewServer(Options{NoAuth: true})
+	req, _ := http.NewRequest(http.MethodGet, "http://127.0.0.1:4114/api/v1/openapi.yaml", nil)
+	rec := newRecorder()
+	s.Handler().ServeHTTP(rec, req)
+	if rec.code != http.StatusOK {
+		t.Fatalf("openapi with auth none: %d %s", rec.code, rec.body.String())
+	}
+	// Without NoAuth and without a token, no operator gets in.
+	rec = newRecorder()
+	NewServer(Options{}).Handler().ServeHTTP(rec, req)
+	if rec.code != http.StatusUnauthorized {
+		t.Fatalf("no token configured: %d", rec.code)
+	}
+}
+
+func TestCheckServe_AuthNoneWithExposedIsRefused(t *testing.T) {
+	svc := config.Default().Service
+	svc.Auth, svc.Exposed, svc.Host = config.AuthNone, true, "0.0.0.0"
+	_, err := CheckServe(svc, func(string) string { return "" })
+	if err == nil || !strings.Contains(err.Error(), "service.auth: none") || !strings.Contains(err.Error(), "service.exposed: true") {
+		t.Fatalf("CheckServe: %v", err)
+	}
+}
+
+func TestTokenFile_CreatedPrivateAndKept(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "state")
+	tok, err := EnsureTokenFile(root)
+	if err != nil || len(tok) < 32 {
+		t.Fatalf("EnsureTokenFile: %q %v", tok, err)
+	}
+	for path, want := range map[string]os.FileMode{root: 0o700, TokenPath(root): 0o600} {
+		if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != want {
+			t.Fatalf("%s: %v %v, want mode %o", path, fi.Mode(), err, want)
+		}
+	}
+	if again, err := EnsureTokenFile(root); err != nil || again != tok {
+		t.Fatalf("a second start: %q %v, want the same token", again, err)
+	}
+	if read, err := ReadTokenFile(root); err != nil || read != tok {
+		t.Fatalf("ReadTokenFile: %q %v", read, err)
+	}
+	rotated, err := RotateTokenFile(root)
+	if err != nil || rotated == tok || len(rotated) != len(tok) {
+		t.Fatalf("rotate: %q %v", rotated, err)
+	}
+	if fi, _ := os.Stat(TokenPath(root)); fi.Mode().Perm() != 0o600 {
+		t.Fatalf("rotated file mode %v", fi.Mode())
+	}
+}
+
+func TestTokenFile_OthersMayNotReadOrWrite(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "state")
+	if _, err := EnsureTokenFile(root); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(TokenPath(root), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []func(string) (string, error){EnsureTokenFile, ReadTokenFile} {
+		if _, err := f(root); err == nil || !strings.Contains(err.Error(), TokenPath(root)) || !strings.Contains(err.Error(), "0644") {
+			t.Fatalf("a 0644 token file: %v", err)
+		}
+	}
+	if err := os.Chmod(TokenPath(root), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(root, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := EnsureTokenFile(root); err == nil || !strings.Contains(err.Error(), root) || !strings.Contains(err.Error(), "state root") {
+		t.Fatalf("a world-writable state root: %v", err)
+	}
+	if err := EnsureStateRoot(root); err == nil {
+		t.Fatal("EnsureStateRoot took a world-writable state root")
+	}
+	if err := os.Chmod(root, 0o770); err != nil {
+		t.Fatal(err)
+	}
+	if err := CheckPrivate(root, "state root"); err == nil {
+		t.Fatal("a group-writable state root passed")
+	}
+}
+
+func TestOperatorToken_FromTheEnvOrTheFile(t *testing.T) {
+	cfg := config.Default()
+	cfg.StateRoot = filepath.Join(t.TempDir(), "state")
+	if _, err := OperatorToken(cfg, os.Getenv, false); err == nil || !strings.Contains(err.Error(), TokenPath(cfg.StateDir())) {
+		t.Fatalf("no file yet: %v", err)
+	}
+	made, err := OperatorToken(cfg, os.Getenv, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if read, err := OperatorToken(cfg, os.Getenv, false); err != nil || read != made {
+		t.Fatalf("read back: %q %v", read, err)
+	}
+	cfg.Service.TokenEnv = "THE_LOOP_TEST_OPERATOR_TOKEN"
+	if _, err := OperatorToken(cfg, func(string) string { return "" }, true); err == nil || !strings.Contains(err.Error(), "THE_LOOP_TEST_OPERATOR_TOKEN") {
+		t.Fatalf("an empty tokenEnv: %v", err)
+	}
+	if tok, err := OperatorToken(cfg, func(string) string { return "from-env" }, true); err != nil || tok != "from-env" {
+		t.Fatalf("tokenEnv: %q %v", tok, err)
+	}
+	if got := TokenSource(cfg); got != "$THE_LOOP_TEST_OPERATOR_TOKEN (service.tokenEnv)" {
+		t.Fatalf("TokenSource %q", got)
+	}
+	cfg.Service.Auth = config.AuthNone
+	if tok, err := OperatorToken(cfg, func(string) string { return "" }, true); err != nil || tok != "" {
+		t.Fatalf("auth none: %q %v", tok, err)
+	}
+}

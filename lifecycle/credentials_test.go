@@ -1,0 +1,155 @@
+package lifecycle
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	loop "github.com/the-loop-dev/the-loop"
+	"github.com/the-loop-dev/the-loop/config"
+)
+
+// Issue 14: each spawn's own credential.
+
+// credentialOf is the THE_LOOP_AGENT_TOKEN a spawn was given.
+func credentialOf(t *testing.T, spec loop.SpawnSpec) string {
+	t.Helper()
+	for _, kv := range spec.Env {
+		if v, ok := strings.CutPrefix(kv, AgentTokenEnv+"="); ok {
+			return v
+		}
+	}
+	t.Fatalf("spawn env has no %s: %q", AgentTokenEnv, spec.Env)
+	return ""
+}
+
+func TestStart_EachSpawnGetsItsOwnCredentialStoredHashed(t *testing.T) {
+	t.Setenv("THE_LOOP_SLACK_BOT_TOKEN", "xoxb-secret")
+	t.Setenv(OperatorTokenEnv, "operator-secret")
+	r := newFakeRunner()
+	s := newTestService(t, r)
+	cfg := testConfig(t, "alpha", "beta")
+	ctx := context.Background()
+	if res, err := s.Start(ctx, cfg, "", false); err != nil || !res.OK {
+		t.Fatalf("start: %+v %v", res, err)
+	}
+	if len(r.Spawns) != 2 {
+		t.Fatalf("%d spawns", len(r.Spawns))
+	}
+	a, b := credentialOf(t, r.Spawns[0]), credentialOf(t, r.Spawns[1])
+	if a == b || len(a) < 32 {
+		t.Fatalf("credentials %q and %q", a, b)
+	}
+	for _, spec := range r.Spawns {
+		for _, kv := range spec.Env {
+			if strings.Contains(kv, "xoxb-secret") || strings.Contains(kv, "operator-secret") {
+				t.Fatalf("a secret is in the agent's env: %s", kv)
+			}
+		}
+	}
+	for _, cred := range []string{a, b} {
+		id, ok := s.AgentFor(ctx, cred)
+		if !ok || id.Standing == "" {
+			t.Fatalf("AgentFor(%s…): %+v %v", cred[:6], id, ok)
+		}
+		rec, _ := s.read(id.Standing)
+		if rec.AgentTokenHash != hashCredential(cred) || strings.Contains(rec.AgentTokenHash, cred) {
+			t.Fatalf("record hash %q", rec.AgentTokenHash)
+		}
+	}
+	if _, ok := s.AgentFor(ctx, "not-a-credential"); ok {
+		t.Fatal("an unknown credential was taken")
+	}
+
+	// Stopped: void. Started again: a new credential; the old one stays void.
+	stopped, running := a, b
+	if id, _ := s.AgentFor(ctx, b); id.Standing == "alpha" {
+		stopped, running = b, a
+	}
+	if _, err := s.Stop(ctx, cfg, "alpha"); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := s.AgentFor(ctx, stopped); ok {
+		t.Fatal("a stopped session's credential is still valid")
+	}
+	if id, ok := s.AgentFor(ctx, running); !ok || id.Standing != "beta" {
+		t.Fatalf("beta's credential after alpha stopped: %+v %v", id, ok)
+	}
+	if res, err := s.Start(ctx, cfg, "alpha", false); err != nil || !res.OK {
+		t.Fatalf("restart: %+v %v", res, err)
+	}
+	fresh := credentialOf(t, r.Spawns[len(r.Spawns)-1])
+	if fresh == stopped {
+		t.Fatal("the credential was not replaced at the spawn")
+	}
+	if id, ok := s.AgentFor(ctx, fresh); !ok || id.Standing != "alpha" {
+		t.Fatalf("the new credential: %+v %v", id, ok)
+	}
+	if _, ok := s.AgentFor(ctx, stopped); ok {
+		t.Fatal("the replaced credential is valid")
+	}
+}
+
+func TestStart_StandingMCPAddsAnMCPConfigForClaude(t *testing.T) {
+	r := newFakeRunner()
+	s := newTestService(t, r)
+	cfg := testConfig(t, "alpha")
+	cfg.StateRoot = t.TempDir()
+	cfg.StandingMCP = true
+	if res, err := s.Start(context.Background(), cfg, "", false); err != nil || !res.OK {
+		t.Fatalf("start: %+v %v", res, err)
+	}
+	argv := r.Spawns[0].Argv
+	path := MCPConfigPath(cfg, "loop-standing-alpha")
+	if len(argv) < 3 || argv[1] != "--mcp-config" || argv[2] != path {
+		t.Fatalf("argv %q", argv)
+	}
+	fi, err := os.Stat(path)
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("%s: %v %v", path, fi, err)
+	}
+	data, _ := os.ReadFile(path)
+	if !strings.Contains(string(data), "Bearer "+credentialOf(t, r.Spawns[0])) || !strings.Contains(string(data), "http://127.0.0.1:4114/mcp") {
+		t.Fatalf("MCP config %s", data)
+	}
+	if dir, _ := os.Stat(filepath.Dir(path)); dir.Mode().Perm() != 0o700 {
+		t.Fatalf("MCP config dir mode %v", dir.Mode())
+	}
+}
+
+func TestSecretEnv_NamesEveryTokenEnvKey(t *testing.T) {
+	cfg := config.Default()
+	cfg.Service.TokenEnv = "OP_TOKEN"
+	cfg.Raw = map[string]any{"integrations": map[string]any{"linear": map[string]any{"apiTokenEnv": "LINEAR_TOKEN"}},
+		"webhooks": []any{map[string]any{"tokenEnv": "HOOK_TOKEN"}}}
+	got := SecretEnv(cfg)
+	for _, want := range []string{"OP_TOKEN", "LINEAR_TOKEN", "HOOK_TOKEN", "THE_LOOP_SLACK_BOT_TOKEN", "THE_LOOP_SLACK_APP_TOKEN", OperatorTokenEnv, AgentTokenEnv} {
+		if !slices.Contains(got, want) {
+			t.Errorf("SecretEnv %q lacks %s", got, want)
+		}
+	}
+	env := AgentEnv([]string{"PATH=/bin", "OP_TOKEN=x", "THE_LOOP_AGENT_TOKEN=inherited", "LINEAR_TOKEN=y"}, cfg, "mine")
+	if want := []string{"PATH=/bin", "THE_LOOP_AGENT_TOKEN=mine"}; !slices.Equal(env, want) {
+		t.Fatalf("AgentEnv %q, want %q", env, want)
+	}
+}
+
+func TestStartSession_TheWorkItemsAgentHasItsOwnCredential(t *testing.T) {
+	s, w := newItemService(t)
+	cfg := testConfig(t)
+	ctx := context.Background()
+	mustStart(t, s, cfg, startReq(t, octo), "started")
+	cred := credentialOf(t, w.Spawns[len(w.Spawns)-1])
+	if id, ok := s.AgentFor(ctx, cred); !ok || id.WorkItem != octo || id.String() != "work-item:"+octo {
+		t.Fatalf("AgentFor: %+v %v", id, ok)
+	}
+	if _, err := s.CloseSession(ctx, cfg, octo, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := s.AgentFor(ctx, cred); ok {
+		t.Fatal("a closed work item's credential is still valid")
+	}
+}
