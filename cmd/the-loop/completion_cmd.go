@@ -124,6 +124,9 @@ func complete(root *kong.Node, words []string, names func() []string) []string {
 	for _, w := range typed {
 		switch {
 		case pending != nil:
+			if w == "=" { // bash splits --flag=value at the "=" (COMP_WORDBREAKS)
+				continue
+			}
 			pending = nil
 		case dashdash:
 			positional++
@@ -142,13 +145,24 @@ func complete(root *kong.Node, words []string, names func() []string) []string {
 		}
 	}
 	var cands []string
+	if cur == "=" && pending != nil { // bash: the cursor right after --flag=
+		cur = ""
+	}
+	if flag, value, ok := strings.Cut(cur, "="); ok && strings.HasPrefix(flag, "--") && !dashdash && pending == nil {
+		// zsh and fish keep --flag=value as one word: offer it whole.
+		if f := findFlag(node, flag); f != nil {
+			for _, v := range flagValues(f, names) {
+				if strings.HasPrefix(v, value) {
+					cands = append(cands, flag+"="+v)
+				}
+			}
+		}
+		slices.Sort(cands)
+		return cands
+	}
 	switch {
 	case pending != nil:
-		if pending.Name == "standing" {
-			cands = names()
-		} else {
-			cands = pending.EnumSlice()
-		}
+		cands = flagValues(pending, names)
 	case strings.HasPrefix(cur, "-") && !dashdash:
 		for n := node; n != nil; n = n.Parent {
 			for _, f := range n.Flags {
@@ -180,6 +194,16 @@ func complete(root *kong.Node, words []string, names func() []string) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// flagValues are the values offered after the flag f: session names for
+// --standing, its enum's values otherwise (none: the shell's own completion,
+// files, applies).
+func flagValues(f *kong.Flag, names func() []string) []string {
+	if f.Name == "standing" {
+		return names()
+	}
+	return f.EnumSlice()
 }
 
 // findFlag finds the flag w (--long, --long=value or -s) of node or a parent.

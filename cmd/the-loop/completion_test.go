@@ -42,6 +42,11 @@ func TestComplete_VerbsFlagsValuesAndNames(t *testing.T) {
 		{[]string{"events", "--standing", ""}, []string{"alpha", "alps", "beta"}},
 		{[]string{"events", "--format", ""}, []string{"json", "jsonl", "table"}},
 		{[]string{"completion", ""}, []string{"bash", "fish", "zsh"}},
+		{[]string{"events", "--format", "=", ""}, []string{"json", "jsonl", "table"}}, // bash's split of --format=
+		{[]string{"events", "--format", "="}, []string{"json", "jsonl", "table"}},
+		{[]string{"events", "--format", "=", "json", ""}, nil},
+		{[]string{"events", "--format=js"}, []string{"--format=json", "--format=jsonl"}}, // zsh and fish
+		{[]string{"events", "--standing=a"}, []string{"--standing=alpha", "--standing=alps"}},
 		{[]string{"--ver"}, []string{"--version"}},
 		{[]string{"standing", "list", "--f"}, []string{"--format"}},
 	}
