@@ -1,5 +1,7 @@
 package loop
 
+import "encoding/json"
+
 // Stored status of a standing session: the-loop's last action, not liveness.
 // A name with no record shows StatusAbsent.
 const (
@@ -93,4 +95,32 @@ func (r *StandingRecord) Definition() StandingDefinition {
 		SlackEnabled: r.SlackEnabled,
 		SlackChannel: r.SlackChannel,
 	}
+}
+
+// WorkItemRecord is what the-loop keeps of a work item's session, in its
+// own store bucket apart from standing sessions (original §4.2). JSON keys
+// are the original's.
+type WorkItemRecord struct {
+	WorkItem         WorkItemInfo `json:"workItem"`
+	Harness          string       `json:"harness"`
+	HarnessSessionID string       `json:"harnessSessionId"`
+	Cwd              string       `json:"cwd"`
+	Status           string       `json:"status"` // active | paused | closed
+	CreatedAt        string       `json:"createdAt"`
+	LastEventAt      string       `json:"lastEventAt"`
+	TmuxTarget       string       `json:"tmuxTarget"`
+	RecentDeliveries []string     `json:"recentDeliveries"`
+	URL              string       `json:"url,omitempty"`
+	// PullRequests is kept as stored (the original's nested endpoints).
+	PullRequests json.RawMessage `json:"pullRequests,omitempty"`
+	// TmuxSocket is the `-L` socket name the session was spawned on ("" is
+	// the user's default server), so close never depends on the config.
+	TmuxSocket string `json:"tmuxSocket,omitempty"`
+	// Claim marks a start in flight; it is stored beside Status and never
+	// shown as a status.
+	Claim *Claim `json:"claim,omitempty"`
+	// AgentTokenHash is the hex sha256 of the credential handed to the
+	// agent of the current spawn (THE_LOOP_AGENT_TOKEN), replaced at every
+	// spawn; the credential itself is never stored.
+	AgentTokenHash string `json:"agentTokenHash,omitempty"`
 }

@@ -29,9 +29,9 @@ type MCPSummary struct {
 // Report is what `the-loop start`, `stop` and `status` return: the service
 // row, a row per standing session, and whether all is as it should be.
 type Report struct {
-	Services         []ServiceRow `json:"services"`
-	StandingSessions []Row        `json:"standingSessions"`
-	OK               bool         `json:"ok"`
+	Services         []ServiceRow  `json:"services"`
+	StandingSessions []StandingRow `json:"standingSessions"`
+	OK               bool          `json:"ok"`
 }
 
 // Health is GET /api/v1/health's body. StateRoot (absolute) says which

@@ -12,9 +12,9 @@ const (
 	OutcomeMisconfigured  = "misconfigured"
 )
 
-// Row is one standing session as every surface shows it (original §5.2),
+// StandingRow is one standing session as every surface shows it (original §5.2),
 // with outcome and detail on control results.
-type Row struct {
+type StandingRow struct {
 	Name             string `json:"name"`
 	Declared         bool   `json:"declared"`
 	Description      string `json:"description"`
@@ -35,11 +35,11 @@ type Row struct {
 	Detail           string `json:"detail,omitempty"`
 }
 
-// ControlResult is what start, stop, restart, create and delete return.
-type ControlResult struct {
-	Sessions []Row `json:"sessions"`
-	OK       bool  `json:"ok"`
-	Stopped  []Row `json:"stopped,omitempty"` // restart only
+// StandingControlResult is what start, stop, restart, create and delete return.
+type StandingControlResult struct {
+	Sessions []StandingRow `json:"sessions"`
+	OK       bool          `json:"ok"`
+	Stopped  []StandingRow `json:"stopped,omitempty"` // restart only
 }
 
 // Message is one line a verb has for the operator, on stdout ("out") or
@@ -57,9 +57,9 @@ type SayResult struct {
 	Messages  []Message `json:"messages"`
 }
 
-// CreateRequest is a runtime definition of a standing session (REST's
+// StandingCreateRequest is a runtime definition of a standing session (REST's
 // StandingCreateBody).
-type CreateRequest struct {
+type StandingCreateRequest struct {
 	Name         string    `json:"name"`
 	Harness      string    `json:"harness"`
 	Cwd          string    `json:"cwd"`

@@ -202,12 +202,12 @@ type WorkItemRow struct {
 	Running          bool         `json:"running"`
 }
 
-// SessionStartRequest is what `sessions start` asks for (REST's
+// WorkItemStartRequest is what `sessions start` asks for (REST's
 // POST /api/v1/sessions/start body). Empty fields take the record's value,
 // then the config's default; an empty prompt names the work item. Slack
 // announces the session in channels.slack.channel and binds the thread to
 // the ref, unless the work item already has a thread.
-type SessionStartRequest struct {
+type WorkItemStartRequest struct {
 	Ref     string `json:"ref"`
 	Harness string `json:"harness"`
 	Cwd     string `json:"cwd"`
@@ -215,10 +215,10 @@ type SessionStartRequest struct {
 	Slack   bool   `json:"slack,omitempty"`
 }
 
-// SessionStartResult is what a start returns: its outcome (started,
+// WorkItemStartResult is what a start returns: its outcome (started,
 // resumed, already-running or failed), the session's row when there is one,
 // the exit code the CLI uses and the lines it prints.
-type SessionStartResult struct {
+type WorkItemStartResult struct {
 	WorkItem string       `json:"workItem"`
 	Outcome  string       `json:"outcome"`
 	Session  *WorkItemRow `json:"session,omitempty"`

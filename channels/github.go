@@ -50,11 +50,11 @@ func (m *Mirror) Mirror(ctx context.Context, cfg *config.Config, r Inbound) bool
 	return err == nil
 }
 
-// Reply delivers r into its work item's session (lifecycle.ReplySession:
+// Reply delivers r into its work item's session (lifecycle.Service.ReplyWorkItem:
 // the operator's framing, actor slack:<member id>; it never spawns). A
 // delivery refused or failed is an error saying why, for channel.dropped.
 func (m *Mirror) Reply(ctx context.Context, cfg *config.Config, r Inbound) (bool, error) {
-	res, err := m.Service.ReplySession(ctx, cfg, r.WorkItem, r.Text, "slack:"+r.Author)
+	res, err := m.Service.ReplyWorkItem(ctx, cfg, r.WorkItem, r.Text, "slack:"+r.Author)
 	if err != nil {
 		return false, err
 	}

@@ -31,7 +31,7 @@ func mirrorWorld(t *testing.T) (*world, *testkit.GH) {
 // startItem starts octo's session with --slack and returns its thread.
 func (w *world) startItem() string {
 	w.t.Helper()
-	res, err := w.svc.StartSession(context.Background(), w.cfg, loop.SessionStartRequest{Ref: octo, Cwd: w.t.TempDir(), Slack: true})
+	res, err := w.svc.StartWorkItem(context.Background(), w.cfg, loop.WorkItemStartRequest{Ref: octo, Cwd: w.t.TempDir(), Slack: true})
 	if err != nil || res.Outcome == loop.OutcomeFailed {
 		w.t.Fatalf("start: %+v %v", res, err)
 	}
@@ -161,7 +161,7 @@ func TestMirror_AStandingReplyNeverCallsGh(t *testing.T) {
 func TestMirror_ReplyToAClosedSessionIsMirroredThenDropped(t *testing.T) {
 	w, gh := mirrorWorld(t)
 	thread := w.startItem()
-	if res, err := w.svc.CloseSession(context.Background(), w.cfg, octo, nil); err != nil || !res.Closed {
+	if res, err := w.svc.CloseWorkItem(context.Background(), w.cfg, octo, nil); err != nil || !res.Closed {
 		t.Fatalf("close %+v %v", res, err)
 	}
 	w.ws.Reply("CCENTRAL", thread, "UOPS", "too late?")

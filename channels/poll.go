@@ -225,7 +225,7 @@ func (p *Poller) Poll(ctx context.Context, cfg *config.Config) (loop.PollSummary
 func (p *Poller) readOrder(threads []lifecycle.BoundThread) ([]lifecycle.BoundThread, error) {
 	closed := map[string]bool{}
 	err := p.Service.DB.View(func(tx *store.Tx) error {
-		recs, err := tx.ListSessions()
+		recs, err := tx.ListWorkItems()
 		for _, r := range recs {
 			if r.Status == loop.SessionClosed {
 				closed[r.WorkItem.Ref] = true
@@ -321,7 +321,7 @@ func (p *Poller) process(ctx context.Context, cfg *config.Config, in Inbound) (s
 	var delivered bool
 	var why string
 	if name, standing := loop.ParseStandingRef(ref); standing {
-		res, err := svc.Say(ctx, cfg, name, in.Text, actor)
+		res, err := svc.SayStanding(ctx, cfg, name, in.Text, actor)
 		switch {
 		case err != nil:
 			why = loop.ErrorMessage(err)

@@ -89,9 +89,9 @@ func newWorld(t *testing.T) *world {
 		poller: &Poller{Service: svc, Log: slog.New(slog.NewTextHandler(logs, nil))}}
 }
 
-func (w *world) start(name string) loop.Row {
+func (w *world) start(name string) loop.StandingRow {
 	w.t.Helper()
-	res, err := w.svc.Start(context.Background(), w.cfg, name, false)
+	res, err := w.svc.StartStanding(context.Background(), w.cfg, name, false)
 	if err != nil || len(res.Sessions) != 1 {
 		w.t.Fatalf("start %s: %+v %v", name, res, err)
 	}
@@ -136,7 +136,7 @@ func fields(e loop.Event) map[string]any {
 	return m
 }
 
-func framed(actor, text string) string { return lifecycle.Frame("supervisor", actor, text) }
+func framed(actor, text string) string { return lifecycle.FrameSay("supervisor", actor, text) }
 
 func want(t *testing.T, got, want loop.PollSummary) {
 	t.Helper()
@@ -251,14 +251,14 @@ func TestPoll_AnEmptyAllowListAdmitsNobody(t *testing.T) {
 func TestPoll_AThreadUnboundMidCycleIsDroppedUnmapped(t *testing.T) {
 	w := newWorld(t)
 	ctx := context.Background()
-	if _, err := w.svc.Create(ctx, w.cfg, loop.CreateRequest{Name: "helper", Cwd: t.TempDir(), SlackEnabled: true, Start: true}); err != nil {
+	if _, err := w.svc.CreateStanding(ctx, w.cfg, loop.StandingCreateRequest{Name: "helper", Cwd: t.TempDir(), SlackEnabled: true, Start: true}); err != nil {
 		t.Fatal(err)
 	}
 	thread := w.ws.Posts()[0].TS
 	w.ws.Reply("CCENTRAL", thread, "UOPS", "are you there?")
 	w.ws.OnReplies(func(string, string) {
 		w.ws.OnReplies(nil)
-		if res, err := w.svc.Delete(ctx, w.cfg, "helper"); err != nil || !res.OK {
+		if res, err := w.svc.DeleteStanding(ctx, w.cfg, "helper"); err != nil || !res.OK {
 			t.Errorf("delete %+v %v", res, err)
 		}
 	})
@@ -344,7 +344,7 @@ func TestPoll_ReadsEveryPageInOrder(t *testing.T) {
 func TestStart_StopStartPostsOnce(t *testing.T) {
 	w := newWorld(t)
 	first := w.start("supervisor").SlackThread
-	if _, err := w.svc.Stop(context.Background(), w.cfg, "supervisor"); err != nil {
+	if _, err := w.svc.StopStanding(context.Background(), w.cfg, "supervisor"); err != nil {
 		t.Fatal(err)
 	}
 	row := w.start("supervisor")
@@ -385,15 +385,15 @@ func TestStart_SlackDisabledPostsNothing(t *testing.T) {
 func TestDelete_ThenRecreateGetsANewThreadAndTheOldOneIsDroppedUnmapped(t *testing.T) {
 	w := newWorld(t)
 	ctx := context.Background()
-	req := loop.CreateRequest{Name: "helper", Cwd: t.TempDir(), SlackEnabled: true, Start: true}
-	if _, err := w.svc.Create(ctx, w.cfg, req); err != nil {
+	req := loop.StandingCreateRequest{Name: "helper", Cwd: t.TempDir(), SlackEnabled: true, Start: true}
+	if _, err := w.svc.CreateStanding(ctx, w.cfg, req); err != nil {
 		t.Fatal(err)
 	}
 	old := w.ws.Posts()[0].TS
-	if res, err := w.svc.Delete(ctx, w.cfg, "helper"); err != nil || !res.OK {
+	if res, err := w.svc.DeleteStanding(ctx, w.cfg, "helper"); err != nil || !res.OK {
 		t.Fatalf("delete %+v %v", res, err)
 	}
-	if _, err := w.svc.Create(ctx, w.cfg, req); err != nil {
+	if _, err := w.svc.CreateStanding(ctx, w.cfg, req); err != nil {
 		t.Fatal(err)
 	}
 	posts := w.ws.Posts()
@@ -416,7 +416,7 @@ func TestDelete_ThenRecreateGetsANewThreadAndTheOldOneIsDroppedUnmapped(t *testi
 func TestPoll_UndeliverableRepliesAreDroppedWithTheReason(t *testing.T) {
 	w := newWorld(t)
 	thread := w.start("supervisor").SlackThread
-	if _, err := w.svc.Stop(context.Background(), w.cfg, "supervisor"); err != nil {
+	if _, err := w.svc.StopStanding(context.Background(), w.cfg, "supervisor"); err != nil {
 		t.Fatal(err)
 	}
 	w.ws.Reply("COWN", thread, "UOPS", "anyone home?")
@@ -559,8 +559,8 @@ func TestPoll_ReadsLiveThreadsNewestFirstThenClosedThenTombstones(t *testing.T) 
 		if _, err := tx.UnbindRef("standing:deleted"); err != nil {
 			return err
 		}
-		return tx.PutSession(closed.Slug(), &store.SessionRecord{
-			WorkItem: store.WorkItem{Ref: closed.String(), Provider: closed.Provider, Owner: closed.Owner, Repo: closed.Repo, Number: closed.Number},
+		return tx.PutWorkItem(closed.Slug(), &loop.WorkItemRecord{
+			WorkItem: loop.WorkItemInfo{Ref: closed.String(), Provider: closed.Provider, Owner: closed.Owner, Repo: closed.Repo, Number: closed.Number},
 			Harness:  "claude", HarnessSessionID: "x", Status: loop.SessionClosed,
 		})
 	}); err != nil {

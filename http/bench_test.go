@@ -35,7 +35,7 @@ func runningFixture(t testing.TB, n int) *fixture {
 		names[i] = fmt.Sprintf("s%02d", i)
 	}
 	f := newFixture(t, fixtureOptions{sessions: names, agentBin: sleepAgent(t)})
-	res, err := f.client.Control(context.Background(), "", "start", false)
+	res, err := f.client.ControlStanding(context.Background(), "", "start", false)
 	if err != nil || !res.OK || len(res.Sessions) != n {
 		t.Fatalf("starting %d sessions: ok=%v %v", n, res.OK, err)
 	}
@@ -113,19 +113,19 @@ func BenchmarkListStandingSessions(b *testing.B) {
 func BenchmarkSayToStandingSession(b *testing.B) {
 	f := newFixture(b, fixtureOptions{sessions: []string{"alpha"}})
 	ctx := context.Background()
-	if res, err := f.client.Control(ctx, "alpha", "start", false); err != nil || !res.OK {
+	if res, err := f.client.ControlStanding(ctx, "alpha", "start", false); err != nil || !res.OK {
 		b.Fatalf("start: %+v %v", res, err)
 	}
 	client := NewClient(f.url, ClientOptions{HTTP: f.plain})
 	// The first say waits for the agent to come up: measure the ones after.
-	if res, err := client.Say(ctx, "alpha", "warm-up", "bench"); err != nil || !res.Delivered {
+	if res, err := client.SayStanding(ctx, "alpha", "warm-up", "bench"); err != nil || !res.Delivered {
 		b.Fatalf("say: %+v %v", res, err)
 	}
 	lat := make([]time.Duration, 0, b.N)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		t0 := time.Now()
-		res, err := client.Say(ctx, "alpha", fmt.Sprintf("message %d", i), "bench")
+		res, err := client.SayStanding(ctx, "alpha", fmt.Sprintf("message %d", i), "bench")
 		if err != nil || !res.Delivered {
 			b.Fatalf("say: %+v %v", res, err)
 		}

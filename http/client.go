@@ -101,47 +101,47 @@ func HTTPStatus(err error) int {
 }
 
 // ListStanding returns every standing session's row.
-func (c *Client) ListStanding(ctx context.Context) ([]loop.Row, error) {
-	rows := []loop.Row{}
+func (c *Client) ListStanding(ctx context.Context) ([]loop.StandingRow, error) {
+	rows := []loop.StandingRow{}
 	err := c.do(ctx, http.MethodGet, "/api/v1/standing-sessions", nil, nil, &rows)
 	return rows, err
 }
 
 // GetStanding returns one session's row (ENOTFOUND when it is neither
 // declared nor recorded).
-func (c *Client) GetStanding(ctx context.Context, name string) (loop.Row, error) {
-	var row loop.Row
+func (c *Client) GetStanding(ctx context.Context, name string) (loop.StandingRow, error) {
+	var row loop.StandingRow
 	err := c.do(ctx, http.MethodGet, "/api/v1/standing-sessions/one", url.Values{"name": {name}}, nil, &row)
 	return row, err
 }
 
 // CreateStanding records (and unless req.Start is false, starts) a session.
 // The request is sent as given: set AutoStart and Start explicitly.
-func (c *Client) CreateStanding(ctx context.Context, req loop.CreateRequest) (loop.ControlResult, error) {
-	var res loop.ControlResult
+func (c *Client) CreateStanding(ctx context.Context, req loop.StandingCreateRequest) (loop.StandingControlResult, error) {
+	var res loop.StandingControlResult
 	err := c.do(ctx, http.MethodPost, "/api/v1/standing-sessions/create", nil, req, &res)
 	return res, err
 }
 
 // DeleteStanding stops and forgets a created session.
-func (c *Client) DeleteStanding(ctx context.Context, name string) (loop.ControlResult, error) {
-	var res loop.ControlResult
+func (c *Client) DeleteStanding(ctx context.Context, name string) (loop.StandingControlResult, error) {
+	var res loop.StandingControlResult
 	err := c.do(ctx, http.MethodPost, "/api/v1/standing-sessions/delete", nil, map[string]any{"name": name}, &res)
 	return res, err
 }
 
-// Control runs verb (start, stop or restart) on the named session, or on
+// ControlStanding runs verb (start, stop or restart) on the named session, or on
 // all of them (name ""); autoOnly keeps the auto-starting ones (start).
-func (c *Client) Control(ctx context.Context, name, verb string, autoOnly bool) (loop.ControlResult, error) {
-	var res loop.ControlResult
+func (c *Client) ControlStanding(ctx context.Context, name, verb string, autoOnly bool) (loop.StandingControlResult, error) {
+	var res loop.StandingControlResult
 	body := map[string]any{"name": name, "verb": verb, "autoOnly": autoOnly}
 	err := c.do(ctx, http.MethodPost, "/api/v1/standing-sessions/control", nil, body, &res)
 	return res, err
 }
 
-// Say delivers text to a running session. A delivery that failed is a
+// SayStanding delivers text to a running session. A delivery that failed is a
 // result with Delivered false, not an error.
-func (c *Client) Say(ctx context.Context, name, text, actor string) (loop.SayResult, error) {
+func (c *Client) SayStanding(ctx context.Context, name, text, actor string) (loop.SayResult, error) {
 	var res loop.SayResult
 	body := map[string]any{"name": name, "text": text, "actor": actor}
 	err := c.do(ctx, http.MethodPost, "/api/v1/standing-sessions/say", nil, body, &res)

@@ -8,9 +8,9 @@ import (
 	loop "github.com/the-loop-dev/the-loop"
 )
 
-// ListSessions returns every work-item session's row (status "" for all,
+// ListWorkItems returns every work-item session's row (status "" for all,
 // else active, paused or closed).
-func (c *Client) ListSessions(ctx context.Context, status string) ([]loop.WorkItemRow, error) {
+func (c *Client) ListWorkItems(ctx context.Context, status string) ([]loop.WorkItemRow, error) {
 	rows := []loop.WorkItemRow{}
 	var q url.Values
 	if status != "" {
@@ -20,35 +20,35 @@ func (c *Client) ListSessions(ctx context.Context, status string) ([]loop.WorkIt
 	return rows, err
 }
 
-// GetSession returns one work item's session (ENOTFOUND when none is
+// GetWorkItem returns one work item's session (ENOTFOUND when none is
 // registered, EINVALID for a ref that is not a work item's).
-func (c *Client) GetSession(ctx context.Context, ref string) (loop.WorkItemRow, error) {
+func (c *Client) GetWorkItem(ctx context.Context, ref string) (loop.WorkItemRow, error) {
 	var row loop.WorkItemRow
 	err := c.do(ctx, http.MethodGet, "/api/v1/sessions/one", url.Values{"ref": {ref}}, nil, &row)
 	return row, err
 }
 
-// StartSession starts a work item's session. A start that fails is a
+// StartWorkItem starts a work item's session. A start that fails is a
 // result with outcome failed, not an error.
-func (c *Client) StartSession(ctx context.Context, req loop.SessionStartRequest) (loop.SessionStartResult, error) {
-	var res loop.SessionStartResult
+func (c *Client) StartWorkItem(ctx context.Context, req loop.WorkItemStartRequest) (loop.WorkItemStartResult, error) {
+	var res loop.WorkItemStartResult
 	err := c.do(ctx, http.MethodPost, "/api/v1/sessions/start", nil, req, &res)
 	return res, err
 }
 
-// ReplySession delivers an operator's reply into a work item's live
+// ReplyWorkItem delivers an operator's reply into a work item's live
 // session. It never spawns one; a delivery that failed is a result with
 // Delivered false.
-func (c *Client) ReplySession(ctx context.Context, ref, text, actor string) (loop.ReplyResult, error) {
+func (c *Client) ReplyWorkItem(ctx context.Context, ref, text, actor string) (loop.ReplyResult, error) {
 	var res loop.ReplyResult
 	body := map[string]any{"ref": ref, "text": text, "actor": actor}
 	err := c.do(ctx, http.MethodPost, "/api/v1/sessions/reply", nil, body, &res)
 	return res, err
 }
 
-// CloseSession closes a work item's session; keepTmux (nil: the config's
+// CloseWorkItem closes a work item's session; keepTmux (nil: the config's
 // routing.tmux.keepSessionOnClose) says whether its tmux session is kept.
-func (c *Client) CloseSession(ctx context.Context, ref string, keepTmux *bool) (loop.CloseResult, error) {
+func (c *Client) CloseWorkItem(ctx context.Context, ref string, keepTmux *bool) (loop.CloseResult, error) {
 	var res loop.CloseResult
 	body := map[string]any{"ref": ref}
 	if keepTmux != nil {

@@ -20,7 +20,7 @@ func TestClient_AgainstTheService(t *testing.T) {
 	if err != nil || h.Status != "ok" || h.Version != "test-version" || h.PID == 0 || h.StateRoot != filepath.Join(f.dir, "state") {
 		t.Fatalf("health %+v %v", h, err)
 	}
-	res, err := c.Control(ctx, "", "start", true)
+	res, err := c.ControlStanding(ctx, "", "start", true)
 	if err != nil || !res.OK || len(res.Sessions) != 1 || res.Sessions[0].Outcome != loop.OutcomeStarted {
 		t.Fatalf("start %+v %v", res, err)
 	}
@@ -33,11 +33,11 @@ func TestClient_AgainstTheService(t *testing.T) {
 		t.Fatalf("get %+v %v", row, err)
 	}
 	args := []string{}
-	created, err := c.CreateStanding(ctx, loop.CreateRequest{Name: "beta", Cwd: f.dir, HarnessArgs: &args, AutoStart: true, Start: false})
+	created, err := c.CreateStanding(ctx, loop.StandingCreateRequest{Name: "beta", Cwd: f.dir, HarnessArgs: &args, AutoStart: true, Start: false})
 	if err != nil || !created.OK || created.Sessions[0].Status != loop.StatusStopped {
 		t.Fatalf("create %+v %v", created, err)
 	}
-	said, err := c.Say(ctx, "alpha", "status report, please", "ops")
+	said, err := c.SayStanding(ctx, "alpha", "status report, please", "ops")
 	if err != nil || !said.Delivered {
 		t.Fatalf("say %+v %v", said, err)
 	}
@@ -74,9 +74,9 @@ func TestClient_AgainstTheService(t *testing.T) {
 		code string
 	}{
 		{func() error { _, err := c.GetStanding(ctx, "nobody"); return err }, loop.ENOTFOUND},
-		{func() error { _, err := c.Control(ctx, "alpha", "detonate", false); return err }, loop.EINVALID},
-		{func() error { _, err := c.CreateStanding(ctx, loop.CreateRequest{Name: "alpha"}); return err }, loop.EINVALID},
-		{func() error { _, err := c.Say(ctx, "nobody", "hi", ""); return err }, loop.ENOTFOUND},
+		{func() error { _, err := c.ControlStanding(ctx, "alpha", "detonate", false); return err }, loop.EINVALID},
+		{func() error { _, err := c.CreateStanding(ctx, loop.StandingCreateRequest{Name: "alpha"}); return err }, loop.EINVALID},
+		{func() error { _, err := c.SayStanding(ctx, "nobody", "hi", ""); return err }, loop.ENOTFOUND},
 		{func() error { _, err := c.Events(ctx, EventsQuery{Level: "loud"}); return err }, loop.EINVALID},
 	} {
 		err := tc.call()
@@ -152,7 +152,7 @@ func TestClient_NotRunningHintsHowToStart(t *testing.T) {
 	if err.Error() != want {
 		t.Fatalf("message %q", err.Error())
 	}
-	if _, err := c.Control(t.Context(), "", "stop", false); !errors.As(err, &nr) {
+	if _, err := c.ControlStanding(t.Context(), "", "stop", false); !errors.As(err, &nr) {
 		t.Fatalf("POST: got %v", err)
 	}
 }

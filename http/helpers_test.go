@@ -158,7 +158,7 @@ func newFixture(t testing.TB, o fixtureOptions) *fixture {
 			t.Errorf("serve: %v", err)
 		}
 		// Stop whatever the test left running before its tmux server goes.
-		_, _ = f.svc.Stop(context.Background(), config.LoadTolerant(f.cfgPath), "")
+		_, _ = f.svc.StopStanding(context.Background(), config.LoadTolerant(f.cfgPath), "")
 	})
 	f.url = "http://" + ln.Addr().String()
 	f.http = &http.Client{Transport: tokenTransport{next: validatedClient(t, &http.Transport{MaxIdleConnsPerHost: 64}).Transport, token: o.token}}

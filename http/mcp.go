@@ -88,7 +88,7 @@ func (s *Server) mcp(h http.Handler) echo.HandlerFunc {
 // GET /standing-sessions returns, under "sessions" (a tool's structured
 // result is an object).
 type standingList struct {
-	Sessions []loop.Row `json:"sessions" jsonschema:"every standing session, sorted by name"`
+	Sessions []loop.StandingRow `json:"sessions" jsonschema:"every standing session, sorted by name"`
 }
 
 // nameInput names one standing session.
@@ -104,20 +104,20 @@ type sayInput struct {
 }
 
 func (s *Server) mcpList(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, standingList, error) {
-	rows, err := s.opt.Lifecycle.List(ctx, s.opt.Config())
+	rows, err := s.opt.Lifecycle.ListStanding(ctx, s.opt.Config())
 	if err != nil {
 		return nil, standingList{}, toolError(err)
 	}
 	if rows == nil {
-		rows = []loop.Row{}
+		rows = []loop.StandingRow{}
 	}
 	return nil, standingList{Sessions: rows}, nil
 }
 
-func (s *Server) mcpGet(ctx context.Context, _ *mcp.CallToolRequest, in nameInput) (*mcp.CallToolResult, loop.Row, error) {
-	row, err := s.opt.Lifecycle.Get(ctx, s.opt.Config(), in.Name)
+func (s *Server) mcpGet(ctx context.Context, _ *mcp.CallToolRequest, in nameInput) (*mcp.CallToolResult, loop.StandingRow, error) {
+	row, err := s.opt.Lifecycle.GetStanding(ctx, s.opt.Config(), in.Name)
 	if err != nil {
-		return nil, loop.Row{}, toolError(err)
+		return nil, loop.StandingRow{}, toolError(err)
 	}
 	return nil, row, nil
 }
@@ -125,7 +125,7 @@ func (s *Server) mcpGet(ctx context.Context, _ *mcp.CallToolRequest, in nameInpu
 // mcpSay delivers as REST's say does; a message that was not delivered (the
 // agent not ready, or gone) is a tool error carrying the reason.
 func (s *Server) mcpSay(ctx context.Context, _ *mcp.CallToolRequest, in sayInput) (*mcp.CallToolResult, loop.SayResult, error) {
-	res, err := s.opt.Lifecycle.Say(context.WithoutCancel(ctx), s.opt.Config(), in.Name, in.Text, in.Actor)
+	res, err := s.opt.Lifecycle.SayStanding(context.WithoutCancel(ctx), s.opt.Config(), in.Name, in.Text, in.Actor)
 	if err != nil {
 		return nil, loop.SayResult{}, toolError(err)
 	}

@@ -110,14 +110,14 @@ func TestMCP_ToolsReadAndDeliverThroughTheCore(t *testing.T) {
 	cs := connectMCP(t, f, nil)
 
 	var list struct {
-		Sessions []loop.Row `json:"sessions"`
+		Sessions []loop.StandingRow `json:"sessions"`
 	}
 	structured(t, callTool(t, cs, "list_standing_sessions", nil), &list)
 	if len(list.Sessions) != 1 || list.Sessions[0].Name != "alpha" || !list.Sessions[0].Running || list.Sessions[0].TmuxTarget != "loop-standing-alpha" {
 		t.Fatalf("list: %+v", list)
 	}
 
-	var row loop.Row
+	var row loop.StandingRow
 	structured(t, callTool(t, cs, "get_standing_session", map[string]any{"name": "alpha"}), &row)
 	if row.Name != "alpha" || !row.Running || !row.Declared || row.Status != "running" {
 		t.Fatalf("get: %+v", row)

@@ -22,12 +22,12 @@ func verbContext(c echo.Context) context.Context {
 
 // listStanding answers GET /standing-sessions: every row, [] when none.
 func (s *Server) listStanding(c echo.Context) error {
-	rows, err := s.opt.Lifecycle.List(c.Request().Context(), configOf(c))
+	rows, err := s.opt.Lifecycle.ListStanding(c.Request().Context(), configOf(c))
 	if err != nil {
 		return err
 	}
 	if rows == nil {
-		rows = []loop.Row{}
+		rows = []loop.StandingRow{}
 	}
 	return writeJSON(c, http.StatusOK, rows)
 }
@@ -39,7 +39,7 @@ func (s *Server) getStanding(c echo.Context) error {
 	if !ok || len(names) == 0 {
 		return unprocessable("query.name: field required")
 	}
-	row, err := s.opt.Lifecycle.Get(c.Request().Context(), configOf(c), names[0])
+	row, err := s.opt.Lifecycle.GetStanding(c.Request().Context(), configOf(c), names[0])
 	if err != nil {
 		return err
 	}
@@ -54,7 +54,7 @@ func (s *Server) createStanding(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	req := loop.CreateRequest{
+	req := loop.StandingCreateRequest{
 		Name:         o.str("name", true, ""),
 		Harness:      o.str("harness", false, ""),
 		Cwd:          o.str("cwd", false, ""),
@@ -69,7 +69,7 @@ func (s *Server) createStanding(c echo.Context) error {
 	if err := o.err(); err != nil {
 		return err
 	}
-	res, err := s.opt.Lifecycle.Create(verbContext(c), configOf(c), req)
+	res, err := s.opt.Lifecycle.CreateStanding(verbContext(c), configOf(c), req)
 	if err != nil {
 		return err
 	}
@@ -86,7 +86,7 @@ func (s *Server) deleteStanding(c echo.Context) error {
 	if err := o.err(); err != nil {
 		return err
 	}
-	res, err := s.opt.Lifecycle.Delete(verbContext(c), configOf(c), name)
+	res, err := s.opt.Lifecycle.DeleteStanding(verbContext(c), configOf(c), name)
 	if err != nil {
 		return err
 	}
@@ -106,7 +106,7 @@ func (s *Server) controlStanding(c echo.Context) error {
 	if err := o.err(); err != nil {
 		return err
 	}
-	res, err := s.opt.Lifecycle.Control(verbContext(c), configOf(c), name, verb, autoOnly)
+	res, err := s.opt.Lifecycle.ControlStanding(verbContext(c), configOf(c), name, verb, autoOnly)
 	if err != nil {
 		return err
 	}
@@ -125,7 +125,7 @@ func (s *Server) sayToStanding(c echo.Context) error {
 	if err := o.err(); err != nil {
 		return err
 	}
-	res, err := s.opt.Lifecycle.Say(verbContext(c), configOf(c), name, text, actor)
+	res, err := s.opt.Lifecycle.SayStanding(verbContext(c), configOf(c), name, text, actor)
 	if err != nil {
 		return err
 	}
@@ -136,9 +136,9 @@ func (s *Server) sayToStanding(c echo.Context) error {
 }
 
 // normalise makes sessions an array, never null.
-func normalise(res loop.ControlResult) loop.ControlResult {
+func normalise(res loop.StandingControlResult) loop.StandingControlResult {
 	if res.Sessions == nil {
-		res.Sessions = []loop.Row{}
+		res.Sessions = []loop.StandingRow{}
 	}
 	return res
 }

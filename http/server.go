@@ -333,7 +333,7 @@ func (s *Server) status(c echo.Context) error {
 	cfg := configOf(c)
 	rows, ok := s.opt.Lifecycle.StandingStatus(c.Request().Context(), cfg)
 	if rows == nil {
-		rows = []loop.Row{}
+		rows = []loop.StandingRow{}
 	}
 	svc := loop.ServiceRow{
 		Service: "service",

@@ -142,7 +142,7 @@ func TestConfig_ReReadWhenTheFileChanges(t *testing.T) {
 		if r.status != 200 {
 			t.Fatalf("list: %d %s", r.status, r.body)
 		}
-		var rows []loop.Row
+		var rows []loop.StandingRow
 		r.decode(t, &rows)
 		var out []string
 		for _, row := range rows {

@@ -33,7 +33,7 @@ type Announcement struct {
 // to "standing:<name>" in one transition (standing.announced), failure is
 // standing.announce_failed. The session is up either way; rec is returned
 // as it now stands.
-func (st *starter) announce(ctx context.Context, rec *loop.StandingRecord) *loop.StandingRecord {
+func (st *standingStart) announce(ctx context.Context, rec *loop.StandingRecord) *loop.StandingRecord {
 	s, def := st.s, st.def
 	if s.Announcer == nil || rec == nil || !def.SlackEnabled || !st.cfg.Slack.Enabled || rec.SlackThread != "" {
 		return rec
@@ -42,7 +42,7 @@ func (st *starter) announce(ctx context.Context, rec *loop.StandingRecord) *loop
 	if channel == "" {
 		channel = st.cfg.Slack.Channel
 	}
-	thread, err := s.Announcer.Announce(ctx, st.cfg, Announcement{Name: def.Name, Harness: rec.Harness, Target: st.target, Channel: channel})
+	thread, err := s.Announcer.Announce(ctx, st.cfg, Announcement{Name: def.Name, Harness: rec.Harness, Target: st.target(), Channel: channel})
 	if err == nil && thread == "" {
 		err = fmt.Errorf("the channel returned no thread")
 	}

@@ -71,7 +71,7 @@ func TestStart_AnnouncesOnceInItsOwnChannelAndBindsTheThread(t *testing.T) {
 	cfg.Standing.Sessions[0].SlackChannel = "COWN"
 	ctx := context.Background()
 
-	res, err := s.Start(ctx, cfg, "supervisor", false)
+	res, err := s.StartStanding(ctx, cfg, "supervisor", false)
 	if err != nil || !res.OK {
 		t.Fatalf("start %+v %v", res, err)
 	}
@@ -98,10 +98,10 @@ func TestStart_AnnouncesOnceInItsOwnChannelAndBindsTheThread(t *testing.T) {
 	}
 
 	// Start, stop, start: the thread is kept, nothing is posted again.
-	if _, err := s.Stop(ctx, cfg, "supervisor"); err != nil {
+	if _, err := s.StopStanding(ctx, cfg, "supervisor"); err != nil {
 		t.Fatal(err)
 	}
-	res, _ = s.Start(ctx, cfg, "supervisor", false)
+	res, _ = s.StartStanding(ctx, cfg, "supervisor", false)
 	if res.Sessions[0].Outcome != "resumed" || res.Sessions[0].SlackThread != "1700000000.000100" || ann.count() != 1 {
 		t.Fatalf("restart %+v announcements %d", res.Sessions[0], ann.count())
 	}
@@ -114,7 +114,7 @@ func TestStart_AnnouncesInTheCentralChannelWithoutItsOwn(t *testing.T) {
 	s := newTestService(t, newFakeRunner())
 	ann := &fakeAnnouncer{}
 	s.Announcer = ann
-	res, _ := s.Start(context.Background(), slackConfig(t, "supervisor"), "supervisor", false)
+	res, _ := s.StartStanding(context.Background(), slackConfig(t, "supervisor"), "supervisor", false)
 	if ann.count() != 1 || ann.calls[0].Channel != "CCENTRAL" || res.Sessions[0].SlackChannel != "CCENTRAL" {
 		t.Fatalf("announcements %+v row %+v", ann.calls, res.Sessions[0])
 	}
@@ -132,7 +132,7 @@ func TestStart_AnnounceFailureNeverStopsTheSession(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			s := newTestService(t, newFakeRunner())
 			s.Announcer = c.ann
-			res, err := s.Start(context.Background(), slackConfig(t, "supervisor"), "supervisor", false)
+			res, err := s.StartStanding(context.Background(), slackConfig(t, "supervisor"), "supervisor", false)
 			row := res.Sessions[0]
 			if err != nil || !res.OK || row.Outcome != "started" || !row.Running || row.SlackThread != "" {
 				t.Fatalf("start %+v %v", res, err)
@@ -165,7 +165,7 @@ func TestStart_SlackDisabledAnnouncesNothing(t *testing.T) {
 			s.Announcer = ann
 			cfg := slackConfig(t, "supervisor")
 			c.edit(cfg)
-			res, _ := s.Start(context.Background(), cfg, "supervisor", false)
+			res, _ := s.StartStanding(context.Background(), cfg, "supervisor", false)
 			if !res.OK || ann.count() != 0 {
 				t.Fatalf("start %+v announcements %d", res, ann.count())
 			}
@@ -182,21 +182,21 @@ func TestDelete_UnbindsTheThreadSoARecreatedNameGetsANewOne(t *testing.T) {
 	s.Announcer = ann
 	cfg := slackConfig(t)
 	ctx := context.Background()
-	req := loop.CreateRequest{Name: "helper", Cwd: t.TempDir(), SlackEnabled: true, Start: true}
-	if res, err := s.Create(ctx, cfg, req); err != nil || !res.OK {
+	req := loop.StandingCreateRequest{Name: "helper", Cwd: t.TempDir(), SlackEnabled: true, Start: true}
+	if res, err := s.CreateStanding(ctx, cfg, req); err != nil || !res.OK {
 		t.Fatalf("create %+v %v", res, err)
 	}
 	first := threads(t, s)
 	if len(first) != 1 {
 		t.Fatalf("bindings %+v", first)
 	}
-	if res, err := s.Delete(ctx, cfg, "helper"); err != nil || !res.OK {
+	if res, err := s.DeleteStanding(ctx, cfg, "helper"); err != nil || !res.OK {
 		t.Fatalf("delete %+v %v", res, err)
 	}
 	if th := threads(t, s); len(th) != 1 || th[0].WorkItem != "" {
 		t.Fatalf("delete left a binding, not a tombstone: %+v", th)
 	}
-	if res, err := s.Create(ctx, cfg, req); err != nil || !res.OK {
+	if res, err := s.CreateStanding(ctx, cfg, req); err != nil || !res.OK {
 		t.Fatalf("re-create %+v %v", res, err)
 	}
 	var second []BoundThread

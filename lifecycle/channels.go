@@ -25,7 +25,7 @@ func (s *Service) Threads() ([]BoundThread, error) {
 			return err
 		}
 		for _, b := range all {
-			out = append(out, BoundThread{ThreadTS: b.ThreadTS, WorkItem: b.WorkItem, Channel: b.Channel, Cursor: tx.Cursor(b.ThreadTS)})
+			out = append(out, BoundThread{ThreadTS: b.ThreadTS, WorkItem: b.Ref, Channel: b.Channel, Cursor: tx.Cursor(b.ThreadTS)})
 		}
 		return nil
 	})
@@ -55,7 +55,7 @@ func (s *Service) RecordReply(threadTS, ts string, decide func(ref string) []loo
 		bound := false
 		for _, b := range all {
 			if b.ThreadTS == threadTS {
-				ref, bound = b.WorkItem, true
+				ref, bound = b.Ref, true
 			}
 		}
 		if bound { // a tombstone ("" ref) keeps its cursor too: dropped once

@@ -10,20 +10,20 @@ import (
 	"github.com/the-loop-dev/the-loop/store"
 )
 
-// Create records a standing session's whole definition and (unless asked
+// CreateStanding records a standing session's whole definition and (unless asked
 // not to) starts it. A name already declared or recorded is refused; a
 // create whose start fails leaves no record.
-func (s *Service) Create(ctx context.Context, cfg *config.Config, req loop.CreateRequest) (loop.ControlResult, error) {
+func (s *Service) CreateStanding(ctx context.Context, cfg *config.Config, req loop.StandingCreateRequest) (loop.StandingControlResult, error) {
 	name := req.Name
 	if !loop.ValidName(name) {
-		return loop.ControlResult{}, loop.Invalid("invalid standing-session name '%s': expected lowercase letters, digits and hyphens, not starting with a hyphen (max 40) — the name becomes a tmux session and a file name", name)
+		return loop.StandingControlResult{}, loop.Invalid("invalid standing-session name '%s': expected lowercase letters, digits and hyphens, not starting with a hyphen (max 40) — the name becomes a tmux session and a file name", name)
 	}
 	block, err := standingBlock(cfg)
 	if err != nil {
-		return loop.ControlResult{}, err
+		return loop.StandingControlResult{}, err
 	}
 	if _, ok := block.Get(name); ok {
-		return loop.ControlResult{}, loop.Invalid("standing session '%[1]s' is already declared in standingSessions.sessions; start it with `the-loop standing start %[1]s` rather than creating a second definition for one name", name)
+		return loop.StandingControlResult{}, loop.Invalid("standing session '%[1]s' is already declared in standingSessions.sessions; start it with `the-loop standing start %[1]s` rather than creating a second definition for one name", name)
 	}
 	harness := req.Harness
 	if harness == "" {
@@ -61,14 +61,14 @@ func (s *Service) Create(ctx context.Context, cfg *config.Config, req loop.Creat
 		loop.F("cwd", cwd), loop.F("auto_start", req.AutoStart)))
 	if err != nil {
 		if errors.Is(err, ErrTransition) {
-			return loop.ControlResult{}, loop.Invalid("standing session '%[1]s' already exists; `the-loop standing start %[1]s` to run it, or `the-loop standing delete %[1]s` to remove it first", name)
+			return loop.StandingControlResult{}, loop.Invalid("standing session '%[1]s' already exists; `the-loop standing start %[1]s` to run it, or `the-loop standing delete %[1]s` to remove it first", name)
 		}
-		return loop.ControlResult{}, err
+		return loop.StandingControlResult{}, err
 	}
 	if !req.Start {
-		return loop.ControlResult{Sessions: []loop.Row{rowFor(name, nil, rec, false)}, OK: true}, nil
+		return loop.StandingControlResult{Sessions: []loop.StandingRow{rowFor(name, nil, rec, false)}, OK: true}, nil
 	}
-	res, err := s.Start(ctx, cfg, name, false)
+	res, err := s.StartStanding(ctx, cfg, name, false)
 	if err == nil && res.OK {
 		return res, nil
 	}
@@ -87,7 +87,7 @@ func (s *Service) Create(ctx context.Context, cfg *config.Config, req loop.Creat
 		err = terr
 	}
 	if err != nil {
-		return loop.ControlResult{}, err
+		return loop.StandingControlResult{}, err
 	}
 	for i := range res.Sessions {
 		res.Sessions[i].Status = loop.StatusAbsent
@@ -95,26 +95,26 @@ func (s *Service) Create(ctx context.Context, cfg *config.Config, req loop.Creat
 	return res, nil
 }
 
-// Delete stops a created session gracefully, then forgets it (its record and
+// DeleteStanding stops a created session gracefully, then forgets it (its record and
 // its Slack thread binding). A declared session is refused; a stop that
 // fails keeps the record (decisions D17).
-func (s *Service) Delete(ctx context.Context, cfg *config.Config, name string) (loop.ControlResult, error) {
+func (s *Service) DeleteStanding(ctx context.Context, cfg *config.Config, name string) (loop.StandingControlResult, error) {
 	if !loop.ValidName(name) {
-		return loop.ControlResult{}, loop.Invalid("invalid standing-session name '%s'", name)
+		return loop.StandingControlResult{}, loop.Invalid("invalid standing-session name '%s'", name)
 	}
 	if _, ok := tolerantBlock(cfg).Get(name); ok {
-		return loop.ControlResult{}, loop.Invalid("standing session '%[1]s' is declared in standingSessions.sessions, so deleting its record would not remove it — `the-loop start` would bring it back. Remove the entry from the config, or stop it with `the-loop standing stop %[1]s`", name)
+		return loop.StandingControlResult{}, loop.Invalid("standing session '%[1]s' is declared in standingSessions.sessions, so deleting its record would not remove it — `the-loop start` would bring it back. Remove the entry from the config, or stop it with `the-loop standing stop %[1]s`", name)
 	}
 	rec, err := s.read(name)
 	if err != nil {
-		return loop.ControlResult{}, err
+		return loop.StandingControlResult{}, err
 	}
 	if rec == nil {
-		return loop.ControlResult{}, loop.NotFound("no standing session '%s' has been created", name)
+		return loop.StandingControlResult{}, loop.NotFound("no standing session '%s' has been created", name)
 	}
-	stopped, err := s.Stop(ctx, cfg, name)
+	stopped, err := s.StopStanding(ctx, cfg, name)
 	if err != nil {
-		return loop.ControlResult{}, err
+		return loop.StandingControlResult{}, err
 	}
 	if !stopped.OK {
 		return stopped, nil
@@ -124,7 +124,7 @@ func (s *Service) Delete(ctx context.Context, cfg *config.Config, name string) (
 		return err
 	}, s.event("standing.deleted", loop.LevelInfo, loop.F("standing", name)))
 	if err != nil {
-		return loop.ControlResult{}, err
+		return loop.StandingControlResult{}, err
 	}
 	for i := range stopped.Sessions {
 		r := &stopped.Sessions[i]

@@ -220,7 +220,7 @@ func (s *Service) AgentFor(_ context.Context, token string) (AgentIdentity, bool
 				id, found = AgentIdentity{Standing: r.Name, HarnessSessionID: r.HarnessSessionID}, true
 			}
 		}
-		items, err := tx.ListSessions()
+		items, err := tx.ListWorkItems()
 		if err != nil {
 			return err
 		}

@@ -33,7 +33,7 @@ func TestStart_EachSpawnGetsItsOwnCredentialStoredHashed(t *testing.T) {
 	s := newTestService(t, r)
 	cfg := testConfig(t, "alpha", "beta")
 	ctx := context.Background()
-	if res, err := s.Start(ctx, cfg, "", false); err != nil || !res.OK {
+	if res, err := s.StartStanding(ctx, cfg, "", false); err != nil || !res.OK {
 		t.Fatalf("start: %+v %v", res, err)
 	}
 	if len(r.Spawns) != 2 {
@@ -69,7 +69,7 @@ func TestStart_EachSpawnGetsItsOwnCredentialStoredHashed(t *testing.T) {
 	if id, _ := s.AgentFor(ctx, b); id.Standing == "alpha" {
 		stopped, running = b, a
 	}
-	if _, err := s.Stop(ctx, cfg, "alpha"); err != nil {
+	if _, err := s.StopStanding(ctx, cfg, "alpha"); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := s.AgentFor(ctx, stopped); ok {
@@ -78,7 +78,7 @@ func TestStart_EachSpawnGetsItsOwnCredentialStoredHashed(t *testing.T) {
 	if id, ok := s.AgentFor(ctx, running); !ok || id.Standing != "beta" {
 		t.Fatalf("beta's credential after alpha stopped: %+v %v", id, ok)
 	}
-	if res, err := s.Start(ctx, cfg, "alpha", false); err != nil || !res.OK {
+	if res, err := s.StartStanding(ctx, cfg, "alpha", false); err != nil || !res.OK {
 		t.Fatalf("restart: %+v %v", res, err)
 	}
 	fresh := credentialOf(t, r.Spawns[len(r.Spawns)-1])
@@ -99,7 +99,7 @@ func TestStart_StandingMCPAddsAnMCPConfigForClaude(t *testing.T) {
 	cfg := testConfig(t, "alpha")
 	cfg.StateRoot = t.TempDir()
 	cfg.StandingMCP = true
-	if res, err := s.Start(context.Background(), cfg, "", false); err != nil || !res.OK {
+	if res, err := s.StartStanding(context.Background(), cfg, "", false); err != nil || !res.OK {
 		t.Fatalf("start: %+v %v", res, err)
 	}
 	argv := r.Spawns[0].Argv
@@ -146,7 +146,7 @@ func TestStartSession_TheWorkItemsAgentHasItsOwnCredential(t *testing.T) {
 	if id, ok := s.AgentFor(ctx, cred); !ok || id.WorkItem != octo || id.String() != "work-item:"+octo {
 		t.Fatalf("AgentFor: %+v %v", id, ok)
 	}
-	if _, err := s.CloseSession(ctx, cfg, octo, nil); err != nil {
+	if _, err := s.CloseWorkItem(ctx, cfg, octo, nil); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := s.AgentFor(ctx, cred); ok {

@@ -7,9 +7,11 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	loop "github.com/the-loop-dev/the-loop"
+	"github.com/the-loop-dev/the-loop/config"
 	"github.com/the-loop-dev/the-loop/store"
 )
 
@@ -19,7 +21,7 @@ func TestStart_FreshThenAlreadyRunning(t *testing.T) {
 	cfg := testConfig(t, "supervisor")
 	ctx := context.Background()
 
-	res, err := s.Start(ctx, cfg, "", false)
+	res, err := s.StartStanding(ctx, cfg, "", false)
 	if err != nil || !res.OK || len(res.Sessions) != 1 {
 		t.Fatalf("start: %+v %v", res, err)
 	}
@@ -35,7 +37,7 @@ func TestStart_FreshThenAlreadyRunning(t *testing.T) {
 		t.Fatalf("boot prompt not last: %q", argv[len(argv)-1])
 	}
 
-	res, err = s.Start(ctx, cfg, "supervisor", false)
+	res, err = s.StartStanding(ctx, cfg, "supervisor", false)
 	if err != nil || res.Sessions[0].Outcome != "already-running" || r.SpawnCount() != 1 {
 		t.Fatalf("second start: %+v %v (spawns %d)", res, err, r.SpawnCount())
 	}
@@ -49,17 +51,17 @@ func TestStop_KeepsRecordAndResumes(t *testing.T) {
 	s := newTestService(t, r)
 	cfg := testConfig(t, "supervisor")
 	ctx := context.Background()
-	first, _ := s.Start(ctx, cfg, "supervisor", false)
+	first, _ := s.StartStanding(ctx, cfg, "supervisor", false)
 	id := first.Sessions[0].HarnessSessionID
 
-	res, err := s.Stop(ctx, cfg, "")
+	res, err := s.StopStanding(ctx, cfg, "")
 	if err != nil || !res.OK || res.Sessions[0].Outcome != "stopped" || res.Sessions[0].Status != "stopped" {
 		t.Fatalf("stop: %+v %v", res, err)
 	}
 	if res.Sessions[0].HarnessSessionID != id {
 		t.Fatalf("stop lost the conversation id")
 	}
-	again, _ := s.Start(ctx, cfg, "supervisor", false)
+	again, _ := s.StartStanding(ctx, cfg, "supervisor", false)
 	row := again.Sessions[0]
 	if row.Outcome != "resumed" || row.HarnessSessionID != id {
 		t.Fatalf("restart row %+v", row)
@@ -70,22 +72,16 @@ func TestStop_KeepsRecordAndResumes(t *testing.T) {
 }
 
 func TestStart_ResumeThatDiesFallsBackFresh(t *testing.T) {
-	r := newFakeRunner()
-	s := newTestService(t, r)
-	cfg := testConfig(t, "supervisor")
+	r, cfg := newFakeRunner(), testConfig(t, "supervisor")
+	s, old := startedThenStopped(t, r, cfg)
 	ctx := context.Background()
-	first, _ := s.Start(ctx, cfg, "supervisor", false)
-	old := first.Sessions[0].HarnessSessionID
-	if _, err := s.Stop(ctx, cfg, "supervisor"); err != nil {
-		t.Fatal(err)
-	}
 	r.OnSpawn = func(spec loop.SpawnSpec) loop.PaneState {
 		if spec.Argv[1] == "--resume" {
 			return loop.PaneDead
 		}
 		return loop.PaneLive
 	}
-	res, _ := s.Start(ctx, cfg, "supervisor", false)
+	res, _ := s.StartStanding(ctx, cfg, "supervisor", false)
 	row := res.Sessions[0]
 	if row.Outcome != "started" || row.HarnessSessionID == old || row.HarnessSessionID == "" {
 		t.Fatalf("fallback row %+v", row)
@@ -103,7 +99,7 @@ func TestStart_RefusesLiveSessionWithoutRecord(t *testing.T) {
 	s := newTestService(t, r)
 	cfg := testConfig(t, "supervisor")
 	ctx := context.Background()
-	res, _ := s.Start(ctx, cfg, "supervisor", false)
+	res, _ := s.StartStanding(ctx, cfg, "supervisor", false)
 	row := res.Sessions[0]
 	if res.OK || row.Outcome != "failed" || !strings.Contains(row.Detail, "tmux attach -r -t loop-standing-supervisor") {
 		t.Fatalf("row %+v", row)
@@ -112,7 +108,7 @@ func TestStart_RefusesLiveSessionWithoutRecord(t *testing.T) {
 	if rec != nil || r.SpawnCount() != 0 {
 		t.Fatalf("refusal wrote a record (%v) or spawned (%d)", rec, r.SpawnCount())
 	}
-	stop, _ := s.Stop(ctx, cfg, "supervisor")
+	stop, _ := s.StopStanding(ctx, cfg, "supervisor")
 	if stop.Sessions[0].Outcome != "not-running" || len(r.Killed) != 0 {
 		t.Fatalf("stop touched the occupant: %+v killed=%v", stop.Sessions[0], r.Killed)
 	}
@@ -125,7 +121,7 @@ func TestStart_TmuxSilentSpawnsNothing(t *testing.T) {
 	r := newFakeRunner()
 	r.Silent = true
 	s := newTestService(t, r)
-	res, _ := s.Start(context.Background(), testConfig(t, "a"), "a", false)
+	res, _ := s.StartStanding(context.Background(), testConfig(t, "a"), "a", false)
 	if res.OK || !strings.Contains(res.Sessions[0].Detail, "tmux did not answer") || r.SpawnCount() != 0 {
 		t.Fatalf("%+v spawns=%d", res, r.SpawnCount())
 	}
@@ -136,8 +132,8 @@ func TestStart_BadCwdFailsOnlyThatSession(t *testing.T) {
 	s := newTestService(t, r)
 	cfg := testConfig(t, "good", "bad")
 	cfg.Standing.Sessions[1].Cwd = "/nonexistent/dir"
-	res, _ := s.Start(context.Background(), cfg, "", false)
-	byName := map[string]loop.Row{}
+	res, _ := s.StartStanding(context.Background(), cfg, "", false)
+	byName := map[string]loop.StandingRow{}
 	for _, r := range res.Sessions {
 		byName[r.Name] = r
 	}
@@ -164,7 +160,7 @@ func TestStart_ConcurrentStartsSpawnOnce(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			res, err := s.Start(context.Background(), cfg, "supervisor", false)
+			res, err := s.StartStanding(context.Background(), cfg, "supervisor", false)
 			if err != nil {
 				t.Error(err)
 				return
@@ -189,12 +185,12 @@ func TestStart_StaleClaimWithLivePaneIsRecovered(t *testing.T) {
 	staleStartClaim(t, s, "supervisor", "abc")
 	r.Panes["loop-standing-supervisor"] = loop.PaneLive
 	r.Tags["loop-standing-supervisor"] = "abc" // the spawn that died had tagged it
-	res, _ := s.Start(ctx, cfg, "supervisor", false)
+	res, _ := s.StartStanding(ctx, cfg, "supervisor", false)
 	row := res.Sessions[0]
 	if row.Outcome != "already-running" || row.HarnessSessionID != "abc" || r.SpawnCount() != 0 {
 		t.Fatalf("row %+v spawns %d", row, r.SpawnCount())
 	}
-	list, _ := s.List(ctx, cfg)
+	list, _ := s.ListStanding(ctx, cfg)
 	if len(list) != 1 || list[0].Status != "running" || !list[0].Running {
 		t.Fatalf("list %+v", list)
 	}
@@ -206,7 +202,7 @@ func TestStart_StaleClaimWithoutPaneStartsOnce(t *testing.T) {
 	cfg := testConfig(t, "supervisor")
 	ctx := context.Background()
 	staleStartClaim(t, s, "supervisor", "abc")
-	res, _ := s.Start(ctx, cfg, "supervisor", false)
+	res, _ := s.StartStanding(ctx, cfg, "supervisor", false)
 	if res.Sessions[0].Outcome != "started" || r.SpawnCount() != 1 {
 		t.Fatalf("%+v spawns %d", res.Sessions[0], r.SpawnCount())
 	}
@@ -270,7 +266,7 @@ func TestStart_StaleClaimOverAnUntaggedPaneIsNotAdopted(t *testing.T) {
 	staleStartClaim(t, s, "supervisor", "abc")
 	// The start died before the harness ran: the pane holds a placeholder.
 	r.Panes["loop-standing-supervisor"] = loop.PaneLive
-	res, _ := s.Start(ctx, cfg, "supervisor", false)
+	res, _ := s.StartStanding(ctx, cfg, "supervisor", false)
 	if row := res.Sessions[0]; row.Outcome != "failed" || !strings.Contains(row.Detail, "no record of it") || r.SpawnCount() != 0 {
 		t.Fatalf("row %+v spawns %d", row, r.SpawnCount())
 	}
@@ -284,25 +280,25 @@ func TestStartAndStop_NeverTouchASessionTheRecordDoesNotOwn(t *testing.T) {
 	s := newTestService(t, r)
 	cfg := testConfig(t, "supervisor")
 	ctx := context.Background()
-	if _, err := s.Start(ctx, cfg, "supervisor", false); err != nil {
+	if _, err := s.StartStanding(ctx, cfg, "supervisor", false); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Stop(ctx, cfg, "supervisor"); err != nil {
+	if _, err := s.StopStanding(ctx, cfg, "supervisor"); err != nil {
 		t.Fatal(err)
 	}
 	// Someone else's agent now holds the name on the same server.
 	killed := len(r.Killed)
 	r.Panes["loop-standing-supervisor"] = loop.PaneLive
 	r.Tags["loop-standing-supervisor"] = "someone-else"
-	res, _ := s.Start(ctx, cfg, "supervisor", false)
+	res, _ := s.StartStanding(ctx, cfg, "supervisor", false)
 	if row := res.Sessions[0]; row.Outcome != "failed" || !strings.Contains(row.Detail, "not the agent the-loop started") {
 		t.Fatalf("start over a foreign session: %+v", row)
 	}
-	stop, _ := s.Stop(ctx, cfg, "")
+	stop, _ := s.StopStanding(ctx, cfg, "")
 	if row := stop.Sessions[0]; row.Outcome != "not-running" || len(r.Killed) != killed {
 		t.Fatalf("stop signalled a foreign session: %+v killed %v", row, r.Killed)
 	}
-	if _, err := s.Say(ctx, cfg, "supervisor", "hello", "ops"); loop.ErrorCode(err) != loop.ENOTFOUND || len(r.Delivered) != 0 {
+	if _, err := s.SayStanding(ctx, cfg, "supervisor", "hello", "ops"); loop.ErrorCode(err) != loop.ENOTFOUND || len(r.Delivered) != 0 {
 		t.Fatalf("say into a foreign session: %v delivered %q", err, r.Delivered)
 	}
 }
@@ -316,5 +312,101 @@ func staleStartClaim(t *testing.T, s *Service, name, id string) {
 		return nil
 	}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// usurp makes every resume spawn lose its tmux name: a session the-loop
+// did not start takes it first (untagged), and the spawn fails.
+func usurp(r *fakeRunner, target string) {
+	r.Mu.Lock()
+	defer r.Mu.Unlock()
+	r.BeforeSpawn = func(t string, spec loop.SpawnSpec) error {
+		if t != target || spec.Argv[1] != "--resume" {
+			return nil
+		}
+		r.Panes[t], r.Tags[t] = loop.PaneLive, ""
+		return errors.New("duplicate session: " + t)
+	}
+}
+
+func TestStart_ResumeSpawnFailureKeepsTheConversationAndTheForeignSession(t *testing.T) {
+	r, cfg := newFakeRunner(), testConfig(t, "supervisor")
+	s, id := startedThenStopped(t, r, cfg)
+	ctx := context.Background()
+	target := loop.TmuxTargetFor("supervisor")
+	usurp(r, target)
+	killed := len(r.Killed)
+	res, _ := s.StartStanding(ctx, cfg, "supervisor", false)
+	row := res.Sessions[0]
+	if row.Outcome != loop.OutcomeFailed {
+		t.Fatalf("row %+v, want failed", row)
+	}
+	if len(r.Killed) != killed || r.State(ctx, target) != loop.PaneLive {
+		t.Fatalf("the foreign session was killed: %v", r.Killed[killed:])
+	}
+	if r.SpawnCount() != 1 {
+		t.Fatalf("spawned %d times, want only the first start", r.SpawnCount())
+	}
+	rec, err := s.read("supervisor")
+	if err != nil || rec == nil || rec.HarnessSessionID != id || rec.Status != loop.StatusStopped || rec.Claim != nil {
+		t.Fatalf("record %+v (%v), want stopped with conversation %s", rec, err, id)
+	}
+	if evs := events(t, s, store.EventQuery{Types: []string{"standing.resume_failed"}}); len(evs) != 0 {
+		t.Fatalf("a resume that never ran was recorded as failed: %+v", evs)
+	}
+}
+
+// startedThenStopped is a service whose session supervisor was started and
+// stopped, and the conversation id its record keeps.
+func startedThenStopped(t *testing.T, r *fakeRunner, cfg *config.Config) (*Service, string) {
+	t.Helper()
+	s := newTestService(t, r)
+	ctx := context.Background()
+	first, _ := s.StartStanding(ctx, cfg, "supervisor", false)
+	if _, err := s.StopStanding(ctx, cfg, "supervisor"); err != nil {
+		t.Fatal(err)
+	}
+	return s, first.Sessions[0].HarnessSessionID
+}
+
+// usurpedAfterSpawn is the fake tmux where, once armed, the next state
+// query finds the resumed pane dead and a session the-loop did not start
+// (untagged, live) in its place.
+type usurpedAfterSpawn struct {
+	*fakeRunner
+	armed atomic.Bool
+}
+
+func (u *usurpedAfterSpawn) State(ctx context.Context, target string) loop.PaneState {
+	if u.armed.CompareAndSwap(true, false) {
+		u.Mu.Lock()
+		u.Panes[target], u.Tags[target] = loop.PaneLive, ""
+		u.Mu.Unlock()
+		return loop.PaneDead
+	}
+	return u.fakeRunner.State(ctx, target)
+}
+
+func TestStart_ResumeThatDiesNeverKillsWhatTookItsName(t *testing.T) {
+	r, cfg := newFakeRunner(), testConfig(t, "supervisor")
+	s, id := startedThenStopped(t, r, cfg)
+	ctx := context.Background()
+	u := &usurpedAfterSpawn{fakeRunner: r}
+	s.Runner = func(string) loop.Runner { return u }
+	r.BeforeSpawn = func(_ string, spec loop.SpawnSpec) error {
+		u.armed.Store(spec.Argv[1] == "--resume")
+		return nil
+	}
+	killed := len(r.Killed)
+	res, _ := s.StartStanding(ctx, cfg, "supervisor", false)
+	if row := res.Sessions[0]; row.Outcome != loop.OutcomeFailed || !strings.Contains(row.Detail, "not touching it") {
+		t.Fatalf("row %+v, want failed, leaving the session alone", row)
+	}
+	target := loop.TmuxTargetFor("supervisor")
+	if len(r.Killed) != killed || r.State(ctx, target) != loop.PaneLive || r.SpawnCount() != 2 {
+		t.Fatalf("killed %v, %d spawns: the session under the name was touched", r.Killed[killed:], r.SpawnCount())
+	}
+	if rec, err := s.read("supervisor"); err != nil || rec.HarnessSessionID != id || rec.Status != loop.StatusStopped {
+		t.Fatalf("record %+v (%v), want stopped with conversation %s", rec, err, id)
 	}
 }

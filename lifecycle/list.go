@@ -32,13 +32,7 @@ func tolerantBlock(cfg *config.Config) *config.StandingConfig {
 
 // records lists every standing record.
 func (s *Service) records() ([]*loop.StandingRecord, error) {
-	var recs []*loop.StandingRecord
-	err := s.DB.View(func(tx *store.Tx) error {
-		var err error
-		recs, err = tx.ListStanding()
-		return err
-	})
-	return recs, err
+	return listIn(s, (*store.Tx).ListStanding)
 }
 
 // entryFor answers "what is this session" from whichever source has it
@@ -59,8 +53,8 @@ func (s *Service) entryFor(cfg *config.Config, block *config.StandingConfig, nam
 
 // rowFor renders one session (original §5.2, with decisions D16's accurate declared
 // and autoStart).
-func rowFor(name string, def *loop.StandingDefinition, rec *loop.StandingRecord, running bool) loop.Row {
-	row := loop.Row{
+func rowFor(name string, def *loop.StandingDefinition, rec *loop.StandingRecord, running bool) loop.StandingRow {
+	row := loop.StandingRow{
 		Name:       name,
 		TmuxTarget: loop.TmuxTargetFor(name),
 		Ref:        loop.StandingRef(name),
@@ -99,9 +93,9 @@ func rowFor(name string, def *loop.StandingDefinition, rec *loop.StandingRecord,
 	return row
 }
 
-// List returns one row per declared or recorded session, sorted by name,
+// ListStanding returns one row per declared or recorded session, sorted by name,
 // with liveness from one tmux query per socket in use.
-func (s *Service) List(ctx context.Context, cfg *config.Config) ([]loop.Row, error) {
+func (s *Service) ListStanding(ctx context.Context, cfg *config.Config) ([]loop.StandingRow, error) {
 	block, err := standingBlock(cfg)
 	if err != nil {
 		return nil, err
@@ -113,7 +107,7 @@ func (s *Service) List(ctx context.Context, cfg *config.Config) ([]loop.Row, err
 	return s.rows(ctx, block, recs), nil
 }
 
-func (s *Service) rows(ctx context.Context, block *config.StandingConfig, recs []*loop.StandingRecord) []loop.Row {
+func (s *Service) rows(ctx context.Context, block *config.StandingConfig, recs []*loop.StandingRecord) []loop.StandingRow {
 	byName := map[string]*loop.StandingRecord{}
 	bySocket := map[string][]string{}
 	for _, r := range recs {
@@ -138,7 +132,7 @@ func (s *Service) rows(ctx context.Context, block *config.StandingConfig, recs [
 		sorted = append(sorted, n)
 	}
 	sort.Strings(sorted)
-	rows := make([]loop.Row, 0, len(sorted))
+	rows := make([]loop.StandingRow, 0, len(sorted))
 	for _, n := range sorted {
 		var def *loop.StandingDefinition
 		if d, ok := block.Get(n); ok {
@@ -150,16 +144,16 @@ func (s *Service) rows(ctx context.Context, block *config.StandingConfig, recs [
 	return rows
 }
 
-// Get returns one session's row.
-func (s *Service) Get(ctx context.Context, cfg *config.Config, name string) (loop.Row, error) {
-	rows, err := s.List(ctx, cfg)
+// GetStanding returns one session's row.
+func (s *Service) GetStanding(ctx context.Context, cfg *config.Config, name string) (loop.StandingRow, error) {
+	rows, err := s.ListStanding(ctx, cfg)
 	if err != nil {
-		return loop.Row{}, err
+		return loop.StandingRow{}, err
 	}
 	for _, r := range rows {
 		if r.Name == name {
 			return r, nil
 		}
 	}
-	return loop.Row{}, loop.NotFound("no standing session '%s' — it is neither declared in standingSessions.sessions nor recorded as started", name)
+	return loop.StandingRow{}, loop.NotFound("no standing session '%s' — it is neither declared in standingSessions.sessions nor recorded as started", name)
 }

@@ -7,52 +7,9 @@
 // Side effects (tmux, Slack) run between transitions, never inside one, and
 // their outcome is recorded as a transition of its own.
 //
-// The machine (stored status, or the in-flight claim stored beside it),
-// drawn as mermaid stateDiagram-v2:
-//
-//	[*] --> absent
-//	absent --> absent: refuse (live tmux session, no record: an event only)
-//	stopped --> stopped: refuse (live tmux session the-loop did not start)
-//	running --> running: refuse (live tmux session the-loop did not start)
-//	absent --> stopped: create
-//	absent --> first-start: claim-start
-//	stopped --> starting: claim-start
-//	running --> starting: claim-start (pane dead or gone)
-//	first-start --> first-start: clear-dead
-//	starting --> starting: clear-dead, resume-failed
-//	first-start --> running: started, recover
-//	starting --> running: started, resumed, recover
-//	first-start --> absent: spawn-failed, abandon
-//	starting --> stopped: spawn-failed, abandon
-//	running --> running: already-running, say, announced
-//	stopped --> running: already-running (live pane under a stopped record)
-//	running --> stopping: claim-stop
-//	stopped --> stopping: claim-stop
-//	stopping --> stopped: stopped, stop-failed, abandon
-//	running --> stopped: not-running (no tmux session left to stop)
-//	stopped --> stopped: not-running
-//	stopped --> absent: delete, create-failed
-//
-// In words:
-//   - absent (no record) → first-start on claim-start; a live tmux session
-//     that has no record is refused (refuse: an event, no record, no state);
-//     so is one under a record whose tag it does not carry (not ours).
-//   - stopped or running → starting on claim-start (a running record whose
-//     pane is dead or gone is started again).
-//   - first-start and starting → running on started (fresh) or resumed, or
-//     on recover when a stale claim's pane turned out live; they stay put on
-//     clear-dead (a dead retained pane was cleared) and resume-failed (the
-//     resume did not survive its probe: fall back to fresh); they fall back
-//     on spawn-failed or abandon (a stale claim with nothing live): to absent
-//     from first-start, to stopped from starting.
-//   - running or stopped → stopping on claim-stop; stopping → stopped on
-//     stopped, stop-failed (the record is stopped regardless) or abandon.
-//   - running → stopped on not-running (no tmux session to stop); stopped
-//     stays stopped on it.
-//   - stopped → running on already-running (a live pane under a stopped
-//     record); running stays running on already-running, say and
-//     announced (the Slack thread the start posted is recorded and bound).
-//   - stopped → absent on delete and create-failed.
+// The machine is a table (transitions, below), drawn in docs/machines.md
+// from the table itself (lifecycle/diagram_test.go holds the drawing to
+// it); each unusual row carries a comment saying why it exists.
 //
 // The claim states (first-start, starting, stopping) hold a pid and a time:
 // concurrent starts of one session spawn once, and a process killed
@@ -105,34 +62,57 @@ const (
 // transitions is the machine's whole table.
 var transitions = fsm.Events{
 	{Name: EvCreate, Src: []string{StateAbsent}, Dst: StateStopped},
+	// A create that asked to start the session and whose start failed
+	// leaves no record: the name is free again.
 	{Name: EvCreateFailed, Src: []string{StateStopped}, Dst: StateAbsent},
 	{Name: EvDelete, Src: []string{StateStopped}, Dst: StateAbsent},
+	// A live tmux session with no record is refused: an event, no record,
+	// no state.
 	{Name: EvRefuse, Src: []string{StateAbsent}, Dst: StateAbsent},
+	// A live tmux session under a record whose tag it does not carry (not
+	// the-loop's agent) is refused and never touched; the record stays.
 	{Name: EvRefuse, Src: []string{StateStopped}, Dst: StateStopped},
 	{Name: EvRefuse, Src: []string{StateRunning}, Dst: StateRunning},
 	{Name: EvClaimStart, Src: []string{StateAbsent}, Dst: StateFirstStart},
+	// A running record whose pane is dead or gone is started again.
 	{Name: EvClaimStart, Src: []string{StateStopped, StateRunning}, Dst: StateStarting},
+	// A live pane with the record's tag under a stopped record (started
+	// by hand, or a stop that lost its race) is running again.
 	{Name: EvAlreadyRunning, Src: []string{StateRunning, StateStopped}, Dst: StateRunning},
+	// A dead retained pane was cleared before the spawn: the claim stays.
 	{Name: EvClearDead, Src: []string{StateFirstStart}, Dst: StateFirstStart},
 	{Name: EvClearDead, Src: []string{StateStarting}, Dst: StateStarting},
+	// The resume did not survive its probe: the same claim goes on with a
+	// fresh conversation id.
 	{Name: EvResumeFailed, Src: []string{StateStarting}, Dst: StateStarting},
 	{Name: EvStarted, Src: []string{StateFirstStart, StateStarting}, Dst: StateRunning},
 	{Name: EvResumed, Src: []string{StateStarting}, Dst: StateRunning},
+	// A stale claim whose pane turned out live and tagged: the start is
+	// adopted.
 	{Name: EvRecover, Src: []string{StateFirstStart, StateStarting}, Dst: StateRunning},
+	// A start that fails falls back where it came from: to no record from
+	// a first start, to stopped otherwise.
 	{Name: EvSpawnFailed, Src: []string{StateFirstStart}, Dst: StateAbsent},
 	{Name: EvSpawnFailed, Src: []string{StateStarting}, Dst: StateStopped},
+	// A stale claim with nothing live falls back like a failed start; a
+	// stale stop leaves the record stopped.
 	{Name: EvAbandon, Src: []string{StateFirstStart}, Dst: StateAbsent},
 	{Name: EvAbandon, Src: []string{StateStarting, StateStopping}, Dst: StateStopped},
 	{Name: EvClaimStop, Src: []string{StateRunning, StateStopped}, Dst: StateStopping},
 	{Name: EvStopped, Src: []string{StateStopping}, Dst: StateStopped},
+	// A stop that could not end the agent still records it stopped: the
+	// record says what the-loop last did, not liveness.
 	{Name: EvStopFailed, Src: []string{StateStopping}, Dst: StateStopped},
+	// No tmux session left to stop (or one that is not the-loop's):
+	// running becomes stopped, stopped stays stopped.
 	{Name: EvNotRunning, Src: []string{StateRunning, StateStopped}, Dst: StateStopped},
 	{Name: EvSay, Src: []string{StateRunning}, Dst: StateRunning},
+	// The Slack thread the start posted is recorded and bound.
 	{Name: EvAnnounced, Src: []string{StateRunning}, Dst: StateRunning},
 }
 
-// StateOf derives the machine state from a stored record (nil: absent).
-func StateOf(rec *loop.StandingRecord) string {
+// StandingStateOf derives the machine state from a stored record (nil: absent).
+func StandingStateOf(rec *loop.StandingRecord) string {
 	switch {
 	case rec == nil:
 		return StateAbsent
@@ -165,13 +145,13 @@ func (e *TransitionError) Error() string {
 // Unwrap lets errors.Is(err, ErrTransition) hold.
 func (e *TransitionError) Unwrap() error { return ErrTransition }
 
-// Next rebuilds the machine in state and fires event, returning the
+// NextStanding rebuilds the machine in state and fires event, returning the
 // destination state. An event the state does not allow is a *TransitionError.
 //
 // The machine has no callbacks, so ctx is not handed to it: a caller
 // cancelled after its side effect (Ctrl-C right after a spawn) must still
 // be able to record what happened.
-func Next(_ context.Context, state, event string) (string, error) {
+func NextStanding(_ context.Context, state, event string) (string, error) {
 	return fire(fsm.NewFSM(state, transitions, nil), state, event)
 }
 

@@ -56,7 +56,7 @@ func TestMachine_EveryStateEventPair(t *testing.T) {
 			"-",
 		},
 	}
-	checkMachine(t, Next, events, expected, 114)
+	checkMachine(t, NextStanding, events, expected, 114)
 }
 
 // checkMachine fires every event of events in every state of expected (a
@@ -116,7 +116,7 @@ func TestStateOf_DerivesClaimStates(t *testing.T) {
 		{"stop claim", &loop.StandingRecord{Status: "running", Claim: &loop.Claim{Op: "stop"}}, "stopping"},
 	}
 	for _, c := range cases {
-		if got := StateOf(c.rec); got != c.want {
+		if got := StandingStateOf(c.rec); got != c.want {
 			t.Errorf("%s: StateOf = %q, want %q", c.name, got, c.want)
 		}
 	}

@@ -2,7 +2,6 @@ package lifecycle
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -12,20 +11,24 @@ import (
 	"github.com/the-loop-dev/the-loop/config"
 )
 
-// Frame returns what the pane receives for a say: the operator's framing,
-// a blank line, then the text (original §5.10).
-func Frame(name, actor, text string) string {
-	who := ""
-	if actor != "" {
-		who = " (" + actor + ")"
+// signed is how a frame names its sender: " (actor)", or nothing.
+func signed(actor string) string {
+	if actor == "" {
+		return ""
 	}
-	return fmt.Sprintf("Message from your operator%s to standing session `%s`:\n\n%s", who, name, text)
+	return " (" + actor + ")"
 }
 
-// Say pastes text into a running standing session and submits it. It never
+// FrameSay returns what the pane receives for a say: the operator's framing,
+// a blank line, then the text (original §5.10).
+func FrameSay(name, actor, text string) string {
+	return fmt.Sprintf("Message from your operator%s to standing session `%s`:\n\n%s", signed(actor), name, text)
+}
+
+// SayStanding pastes text into a running standing session and submits it. It never
 // spawns or resumes one. It waits for the agent to be ready for input
 // (decisions D14) and never reports delivered what the agent could not read.
-func (s *Service) Say(ctx context.Context, cfg *config.Config, name, text, actor string) (loop.SayResult, error) {
+func (s *Service) SayStanding(ctx context.Context, cfg *config.Config, name, text, actor string) (loop.SayResult, error) {
 	if strings.TrimSpace(text) == "" {
 		return loop.SayResult{}, loop.Invalid("the message is empty; nothing to deliver")
 	}
@@ -58,19 +61,12 @@ func (s *Service) Say(ctx context.Context, cfg *config.Config, name, text, actor
 	if err := waitReady(ctx, runner, adapter, target, ready); err != nil {
 		return fail("error: " + err.Error()), nil
 	}
-	if err := runner.DeliverTo(ctx, target, strings.NewReader(Frame(name, actor, text))); err != nil {
+	if err := runner.DeliverTo(ctx, target, strings.NewReader(FrameSay(name, actor, text))); err != nil {
 		return fail("error: could not deliver the message: " + loop.ErrorMessage(err)), nil
 	}
 	actor = actorOrUser(actor)
 	ev := s.event("standing.said", loop.LevelInfo, loop.F("standing", name), loop.F("tmux_target", target), loop.F("actor", actor))
-	_, err = s.transition(ctx, name, EvSay, func(r *loop.StandingRecord) error {
-		r.LastMessageAt = s.stamp()
-		return nil
-	}, ev)
-	if errors.Is(err, ErrTransition) {
-		// Stopped or claimed meanwhile: the paste happened, so say so.
-		err = s.Emit(ev)
-	}
+	err = delivered(ctx, s, standingKind{name: name}, EvSay, func(r *loop.StandingRecord) { r.LastMessageAt = s.stamp() }, ev)
 	res := loop.SayResult{Name: name, Delivered: true, ExitCode: 0,
 		Messages: []loop.Message{{Stream: "out", Text: fmt.Sprintf("delivered into %s (standing.said)", target)}}}
 	if err != nil {

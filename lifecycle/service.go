@@ -94,96 +94,94 @@ func (s *Service) Emit(evs ...loop.Event) error {
 
 // read returns the stored record of name (nil when absent).
 func (s *Service) read(name string) (*loop.StandingRecord, error) {
-	var rec *loop.StandingRecord
-	err := s.DB.View(func(tx *store.Tx) error {
-		var err error
-		rec, err = tx.Standing(name)
-		return err
-	})
-	return rec, err
+	return readIn(s, standingKind{name: name})
 }
 
 // errStale reports that the record changed between a probe and the
 // transition that depended on it: the caller re-evaluates.
 var errStale = errors.New("the record changed under the verb")
 
-// transition is one machine event in one store transaction: it re-reads the
-// record, refuses an event its state does not allow, lets mutate change a
-// copy (mutate may return errStale when the record is not what the caller
-// saw), derives status and claim from the destination state, writes the
-// record (or deletes it for absent) and appends events — all or nothing.
+// transition is one standing machine event in one store transaction
+// (transitionIn).
 func (s *Service) transition(ctx context.Context, name, event string, mutate func(rec *loop.StandingRecord) error, events ...loop.Event) (*loop.StandingRecord, error) {
-	return s.transitionWith(ctx, name, event, mutate, nil, events...)
+	return transitionIn(ctx, s, standingKind{name: name}, event, mutate, nil, events...)
 }
 
 // transitionWith is transition with more writes (also) in the same
 // transaction, e.g. a delete's Slack unbinding.
 func (s *Service) transitionWith(ctx context.Context, name, event string, mutate func(rec *loop.StandingRecord) error, also func(tx *store.Tx) error, events ...loop.Event) (*loop.StandingRecord, error) {
-	var out *loop.StandingRecord
-	err := s.DB.Update(func(tx *store.Tx) error {
-		cur, err := tx.Standing(name)
-		if err != nil {
-			return err
-		}
-		src := StateOf(cur)
-		dst, err := Next(ctx, src, event)
-		if err != nil {
-			return err
-		}
-		next := &loop.StandingRecord{Name: name}
-		if cur != nil {
-			c := *cur
-			next = &c
-		}
-		if mutate != nil {
-			if err := mutate(next); err != nil {
-				return err
-			}
-		}
-		switch dst {
-		case StateAbsent:
-			if cur != nil {
-				if _, err := tx.DeleteStanding(name); err != nil {
-					return err
-				}
-			}
-			next = nil
-		case StateRunning, StateStopped:
-			next.Status = dst
-			next.Claim = nil
-		case StateFirstStart:
-			next.Status = loop.StatusAbsent
-		}
-		if next != nil {
-			if got := StateOf(next); got != dst {
-				return loop.Internal("standing session '%s': %s moved the record to %q, the machine says %q", name, event, got, dst)
-			}
-			if next.CreatedAt == "" {
-				next.CreatedAt = s.stamp()
-			}
-			next.Rev = 1
-			if cur != nil {
-				next.Rev = cur.Rev + 1
-			}
-			if err := tx.PutStanding(next); err != nil {
-				return err
-			}
-		}
-		if also != nil {
-			if err := also(tx); err != nil {
-				return err
-			}
-		}
-		for i := range events {
-			if err := tx.AppendEvent(&events[i]); err != nil {
-				return err
-			}
-		}
-		out = next
-		return nil
-	})
-	return out, err
+	return transitionIn(ctx, s, standingKind{name: name}, event, mutate, also, events...)
 }
+
+// standingKind is a standing session's record as the engine (engine.go)
+// sees it: the standing bucket, keyed by name, and the standing machine.
+type standingKind struct {
+	name string
+}
+
+func (k standingKind) what() string { return fmt.Sprintf("standing session '%s'", k.name) }
+
+func (k standingKind) get(tx *store.Tx) (*loop.StandingRecord, error) { return tx.Standing(k.name) }
+
+// put stamps a new record's creation and bumps the revision.
+func (k standingKind) put(tx *store.Tx, next, cur *loop.StandingRecord, stamp string) error {
+	if next.CreatedAt == "" {
+		next.CreatedAt = stamp
+	}
+	next.Rev = 1
+	if cur != nil {
+		next.Rev = cur.Rev + 1
+	}
+	return tx.PutStanding(next)
+}
+
+func (k standingKind) del(tx *store.Tx) error {
+	_, err := tx.DeleteStanding(k.name)
+	return err
+}
+
+func (k standingKind) copyOf(cur *loop.StandingRecord) *loop.StandingRecord {
+	if cur == nil {
+		return &loop.StandingRecord{Name: k.name}
+	}
+	c := *cur
+	return &c
+}
+
+func (k standingKind) state(rec *loop.StandingRecord) string { return StandingStateOf(rec) }
+
+func (k standingKind) next(state, event string) (string, error) {
+	return NextStanding(context.Background(), state, event)
+}
+
+// enter: running and stopped are stored statuses (the claim ends), a first
+// start claims under the absent status, the other claim states keep the
+// status they came from.
+func (k standingKind) enter(rec *loop.StandingRecord, dst string) {
+	switch dst {
+	case StateRunning, StateStopped:
+		rec.Status, rec.Claim = dst, nil
+	case StateFirstStart:
+		rec.Status = loop.StatusAbsent
+	}
+}
+
+func (k standingKind) claim(rec *loop.StandingRecord) *loop.Claim { return rec.Claim }
+
+func (k standingKind) target() string { return loop.TmuxTargetFor(k.name) }
+
+func (k standingKind) socket(rec *loop.StandingRecord) string { return rec.TmuxSocket }
+
+func (k standingKind) recovered(r *loop.StandingRecord, c loop.Claim) {
+	if c.HarnessSessionID != "" {
+		r.HarnessSessionID = c.HarnessSessionID
+	}
+	r.StartedAt = c.Since
+}
+
+func (k standingKind) logEvent(what string) string { return "standing." + what }
+
+func (k standingKind) subject() loop.Field { return loop.F("standing", k.name) }
 
 // claimLive reports whether a claim belongs to a process that still runs
 // it. Claims of this process are never live here: the per-name lock is held,
@@ -199,17 +197,6 @@ func (s *Service) claimLive(c *loop.Claim) bool {
 	// EPERM: the pid now belongs to another user's process, which cannot be
 	// a the-loop verb of ours: the claim is stale.
 	return syscall.Kill(c.PID, 0) == nil
-}
-
-// waitClaim polls until name carries no live claim of another process.
-func (s *Service) waitClaim(ctx context.Context, name string, c *loop.Claim) error {
-	return s.awaitClaim(ctx, fmt.Sprintf("standing session '%s'", name), c, func() (*loop.Claim, error) {
-		rec, err := s.read(name)
-		if rec == nil || err != nil {
-			return nil, err
-		}
-		return rec.Claim, nil
-	})
 }
 
 // awaitClaim polls current until it reports no claim, or only one whose
@@ -277,48 +264,35 @@ func survives(ctx context.Context, runner loop.Runner, target string, probe time
 	}
 }
 
-// settleStaleClaim resolves a claim whose process is gone: a start whose
-// pane is live is recovered as running (with the conversation id it was
-// spawning), anything else is abandoned back to its status.
-func (s *Service) settleStaleClaim(ctx context.Context, rec *loop.StandingRecord) (recovered bool, err error) {
-	target := loop.TmuxTargetFor(rec.Name)
-	state := probe(ctx, s.Runner(rec.TmuxSocket), target)
-	if state == loop.PaneUnknown {
-		return false, loop.Internal("tmux did not answer whether %s exists; not settling the interrupted %s", target, rec.Claim.Op)
+// clearOwn clears what is left of a resume that failed its probe: a dead
+// pane (nothing runs in it: cleared like any dead pane before a spawn), or
+// a live one only when it is the pane the-loop spawned for conversation id
+// (its tag) — a live tmux session someone else put under the name meanwhile
+// is never killed. It returns "" when the name is free for a fresh spawn,
+// else why not.
+func clearOwn(ctx context.Context, runner loop.Runner, target, id string) string {
+	switch runner.State(ctx, target) {
+	case loop.PaneAbsent:
+		return ""
+	case loop.PaneDead:
+		return killed(ctx, runner, target)
 	}
-	claim := *rec.Claim
-	mine := false
-	if state == loop.PaneLive && claim.Op == "start" {
-		// Only the harness this claim spawned carries its tag; a placeholder
-		// that never became the harness, or someone else's session, does not.
-		if mine, err = ours(ctx, s.Runner(rec.TmuxSocket), target, claim.HarnessSessionID); err != nil {
-			return false, err
-		}
+	mine, err := ours(ctx, runner, target, id)
+	if err != nil {
+		return loop.ErrorMessage(err)
 	}
-	if mine {
-		_, err := s.transition(ctx, rec.Name, EvRecover, func(r *loop.StandingRecord) error {
-			if r.Claim == nil || r.Claim.PID != claim.PID {
-				return errStale
-			}
-			if claim.HarnessSessionID != "" {
-				r.HarnessSessionID = claim.HarnessSessionID
-			}
-			r.StartedAt = claim.Since
-			return nil
-		}, s.event("standing.recovered", loop.LevelWarning,
-			loop.F("standing", rec.Name), loop.F("tmux_target", target),
-			loop.F("harness_session_id", claim.HarnessSessionID),
-			loop.F("detail", fmt.Sprintf("a start interrupted in process %d left a live pane; adopted it", claim.PID))))
-		return err == nil, err
+	if !mine {
+		return fmt.Sprintf("the resumed pane did not survive the probe, and tmux session %s is not the one the-loop spawned; not touching it", target)
 	}
-	_, err = s.transition(ctx, rec.Name, EvAbandon, func(r *loop.StandingRecord) error {
-		if r.Claim == nil || r.Claim.PID != claim.PID {
-			return errStale
-		}
-		return nil
-	}, s.event("standing.claim_abandoned", loop.LevelWarning,
-		loop.F("standing", rec.Name), loop.F("op", claim.Op), loop.F("pid", claim.PID)))
-	return false, err
+	return killed(ctx, runner, target)
+}
+
+// killed kills target for clearOwn: "" once it is gone, else why not.
+func killed(ctx context.Context, runner loop.Runner, target string) string {
+	if err := runner.KillTarget(ctx, target); err != nil && runner.State(ctx, target) != loop.PaneAbsent {
+		return fmt.Sprintf("the resumed pane did not survive the probe and tmux session %s could not be cleared (%v); not spawning over it", target, err)
+	}
+	return ""
 }
 
 // ours reports whether the tmux session target is the one the-loop spawned

@@ -9,14 +9,14 @@ import (
 
 // Misconfigured is the single row a malformed standingSessions block renders
 // as in start and status (original §7.4).
-func Misconfigured(err error) loop.Row {
-	return loop.Row{Name: "standingSessions", Outcome: loop.OutcomeMisconfigured, Detail: loop.ErrorMessage(err)}
+func Misconfigured(err error) loop.StandingRow {
+	return loop.StandingRow{Name: "standingSessions", Outcome: loop.OutcomeMisconfigured, Detail: loop.ErrorMessage(err)}
 }
 
 // wouldStart reports whether `the-loop start` would start the row's session
 // (decisions D6): a declared entry with autoStart, or a created session whose
 // record says autoStart.
-func wouldStart(r loop.Row) bool {
+func wouldStart(r loop.StandingRow) bool {
 	if r.Declared {
 		return r.AutoStart
 	}
@@ -27,10 +27,10 @@ func wouldStart(r loop.Row) bool {
 // session, and ok unless a session start would have started is not running
 // (only with standingSessions.enabled). A malformed block is one
 // misconfigured row and not ok.
-func (s *Service) StandingStatus(ctx context.Context, cfg *config.Config) ([]loop.Row, bool) {
-	rows, err := s.List(ctx, cfg)
+func (s *Service) StandingStatus(ctx context.Context, cfg *config.Config) ([]loop.StandingRow, bool) {
+	rows, err := s.ListStanding(ctx, cfg)
 	if err != nil {
-		return []loop.Row{Misconfigured(err)}, false
+		return []loop.StandingRow{Misconfigured(err)}, false
 	}
 	ok := true
 	if cfg.Standing != nil && cfg.Standing.Enabled {
@@ -43,19 +43,19 @@ func (s *Service) StandingStatus(ctx context.Context, cfg *config.Config) ([]loo
 	return rows, ok
 }
 
-// StartAuto is start's standing half: with standingSessions.enabled, every
+// StartAutoStanding is start's standing half: with standingSessions.enabled, every
 // session that auto-starts; otherwise none, and a disabled note for the
 // caller to print.
-func (s *Service) StartAuto(ctx context.Context, cfg *config.Config) (rows []loop.Row, ok bool, disabled bool) {
+func (s *Service) StartAutoStanding(ctx context.Context, cfg *config.Config) (rows []loop.StandingRow, ok bool, disabled bool) {
 	if cfg.StandingErr != nil {
-		return []loop.Row{Misconfigured(cfg.StandingErr)}, false, false
+		return []loop.StandingRow{Misconfigured(cfg.StandingErr)}, false, false
 	}
 	if cfg.Standing == nil || !cfg.Standing.Enabled {
 		return nil, true, true
 	}
-	res, err := s.Start(ctx, cfg, "", true)
+	res, err := s.StartStanding(ctx, cfg, "", true)
 	if err != nil {
-		return []loop.Row{Misconfigured(err)}, false, false
+		return []loop.StandingRow{Misconfigured(err)}, false, false
 	}
 	return res.Sessions, res.OK, false
 }

@@ -18,12 +18,12 @@ func okStop(outcome string) bool {
 	return outcome == loop.OutcomeStopped || outcome == loop.OutcomeNotRunning
 }
 
-// Stop stops the named session, or (name "") every recorded one whatever
+// StopStanding stops the named session, or (name "") every recorded one whatever
 // enabled and autoStart say. It works from the records — each carries the
 // tmux socket it runs on — so a broken or edited config never strands a
 // running agent. A live tmux session the-loop has no record of is never
 // signalled.
-func (s *Service) Stop(ctx context.Context, cfg *config.Config, name string) (loop.ControlResult, error) {
+func (s *Service) StopStanding(ctx context.Context, cfg *config.Config, name string) (loop.StandingControlResult, error) {
 	block := tolerantBlock(cfg)
 	var names []string
 	if name != "" {
@@ -31,14 +31,14 @@ func (s *Service) Stop(ctx context.Context, cfg *config.Config, name string) (lo
 	} else {
 		recs, err := s.records()
 		if err != nil {
-			return loop.ControlResult{}, err
+			return loop.StandingControlResult{}, err
 		}
 		for _, r := range recs {
 			names = append(names, r.Name)
 		}
 		sort.Strings(names)
 	}
-	rows := make([]loop.Row, len(names))
+	rows := make([]loop.StandingRow, len(names))
 	var wg sync.WaitGroup
 	for i, n := range names {
 		wg.Add(1)
@@ -48,20 +48,20 @@ func (s *Service) Stop(ctx context.Context, cfg *config.Config, name string) (lo
 		}()
 	}
 	wg.Wait()
-	res := loop.ControlResult{Sessions: rows, OK: true}
+	res := loop.StandingControlResult{Sessions: rows, OK: true}
 	for _, r := range rows {
 		res.OK = res.OK && okStop(r.Outcome)
 	}
 	return res, nil
 }
 
-func (s *Service) stopOne(ctx context.Context, cfg *config.Config, block *config.StandingConfig, name string) loop.Row {
+func (s *Service) stopOne(ctx context.Context, cfg *config.Config, block *config.StandingConfig, name string) loop.StandingRow {
 	defer s.lock(name)()
 	var def *loop.StandingDefinition
 	if d, ok := block.Get(name); ok {
 		def = &d
 	}
-	row := func(rec *loop.StandingRecord, outcome, detail string) loop.Row {
+	row := func(rec *loop.StandingRecord, outcome, detail string) loop.StandingRow {
 		r := rowFor(name, def, rec, false)
 		r.Outcome, r.Detail = outcome, detail
 		return r
@@ -76,18 +76,14 @@ func (s *Service) stopOne(ctx context.Context, cfg *config.Config, block *config
 			return row(nil, loop.OutcomeNotRunning, "the-loop has no record of this session; nothing of its own to stop")
 		}
 		if rec.Claim != nil {
-			if s.claimLive(rec.Claim) {
-				if err := s.waitClaim(ctx, name, rec.Claim); err != nil {
-					return row(rec, loop.OutcomeFailed, loop.ErrorMessage(err))
-				}
-			} else if _, err := s.settleStaleClaim(ctx, rec); err != nil && !errors.Is(err, errStale) {
+			if err := clearClaim(ctx, s, standingKind{name: name}, rec); err != nil {
 				return row(rec, loop.OutcomeFailed, loop.ErrorMessage(err))
 			}
 			continue
 		}
 		runner := s.Runner(rec.TmuxSocket)
 		seen := rec.Rev
-		notRunning := func(detail string) (loop.Row, bool) {
+		notRunning := func(detail string) (loop.StandingRow, bool) {
 			out, err := s.transition(ctx, name, EvNotRunning, func(r *loop.StandingRecord) error {
 				if r.Rev != seen || r.Claim != nil {
 					return errStale
@@ -95,7 +91,7 @@ func (s *Service) stopOne(ctx context.Context, cfg *config.Config, block *config
 				return nil
 			})
 			if errors.Is(err, errStale) || errors.Is(err, ErrTransition) {
-				return loop.Row{}, false
+				return loop.StandingRow{}, false
 			}
 			if err != nil {
 				return row(rec, loop.OutcomeFailed, err.Error()), true
@@ -168,40 +164,40 @@ func (s *Service) stopOne(ctx context.Context, cfg *config.Config, block *config
 	return row(nil, loop.OutcomeFailed, "the record kept changing under the stop; try again")
 }
 
-// Restart stops then starts one named session; the conversation resumes.
-func (s *Service) Restart(ctx context.Context, cfg *config.Config, name string) (loop.ControlResult, error) {
+// RestartStanding stops then starts one named session; the conversation resumes.
+func (s *Service) RestartStanding(ctx context.Context, cfg *config.Config, name string) (loop.StandingControlResult, error) {
 	if name == "" {
-		return loop.ControlResult{}, loop.Invalid("restart names one standing session; it has no 'all' form")
+		return loop.StandingControlResult{}, loop.Invalid("restart names one standing session; it has no 'all' form")
 	}
 	block, err := standingBlock(cfg)
 	if err != nil {
-		return loop.ControlResult{}, err
+		return loop.StandingControlResult{}, err
 	}
 	if _, err := s.entryFor(cfg, block, name); err != nil {
-		return loop.ControlResult{}, err
+		return loop.StandingControlResult{}, err
 	}
-	stopped, err := s.Stop(ctx, cfg, name)
+	stopped, err := s.StopStanding(ctx, cfg, name)
 	if err != nil {
-		return loop.ControlResult{}, err
+		return loop.StandingControlResult{}, err
 	}
-	started, err := s.Start(ctx, cfg, name, false)
+	started, err := s.StartStanding(ctx, cfg, name, false)
 	if err != nil {
-		return loop.ControlResult{}, err
+		return loop.StandingControlResult{}, err
 	}
 	started.OK = started.OK && stopped.OK
 	started.Stopped = stopped.Sessions
 	return started, nil
 }
 
-// Control dispatches a control verb by name (REST's /control).
-func (s *Service) Control(ctx context.Context, cfg *config.Config, name, verb string, autoOnly bool) (loop.ControlResult, error) {
+// ControlStanding dispatches a control verb by name (REST's /control).
+func (s *Service) ControlStanding(ctx context.Context, cfg *config.Config, name, verb string, autoOnly bool) (loop.StandingControlResult, error) {
 	switch verb {
 	case "start":
-		return s.Start(ctx, cfg, name, autoOnly)
+		return s.StartStanding(ctx, cfg, name, autoOnly)
 	case "stop":
-		return s.Stop(ctx, cfg, name)
+		return s.StopStanding(ctx, cfg, name)
 	case "restart":
-		return s.Restart(ctx, cfg, name)
+		return s.RestartStanding(ctx, cfg, name)
 	}
-	return loop.ControlResult{}, loop.Invalid("unknown verb '%s' (one of start, stop, restart)", verb)
+	return loop.StandingControlResult{}, loop.Invalid("unknown verb '%s' (one of start, stop, restart)", verb)
 }

@@ -9,7 +9,6 @@ import (
 
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/config"
-	"github.com/the-loop-dev/the-loop/store"
 )
 
 // The work-item verbs (original §4.2, §10.2; decisions D23): a work item's
@@ -21,16 +20,12 @@ import (
 // FrameReply returns what the pane receives for a reply: the operator's
 // framing, a blank line, then the text (original §10.2).
 func FrameReply(ref, actor, text string) string {
-	who := ""
-	if actor != "" {
-		who = " (" + actor + ")"
-	}
-	return fmt.Sprintf("Reply from the operator via the-loop control plane%s to your question on %s:\n\n%s", who, ref, text)
+	return fmt.Sprintf("Reply from the operator via the-loop control plane%s to your question on %s:\n\n%s", signed(actor), ref, text)
 }
 
 // workItemRow renders one record (original §4.2 fields, plus its flat ref,
 // a null control record and whether its pane runs).
-func workItemRow(rec *store.SessionRecord, running bool) loop.WorkItemRow {
+func workItemRow(rec *loop.WorkItemRecord, running bool) loop.WorkItemRow {
 	row := loop.WorkItemRow{
 		Ref: rec.WorkItem.Ref,
 		WorkItem: loop.WorkItemInfo{Ref: rec.WorkItem.Ref, Provider: rec.WorkItem.Provider, Owner: rec.WorkItem.Owner,
@@ -54,12 +49,12 @@ func workItemRow(rec *store.SessionRecord, running bool) loop.WorkItemRow {
 
 // shown reports whether a record is a session a list shows: a first start
 // still in flight has no session yet.
-func shown(rec *store.SessionRecord) bool { return WorkItemStateOf(rec) != WorkItemFirstStart }
+func shown(rec *loop.WorkItemRecord) bool { return WorkItemStateOf(rec) != WorkItemFirstStart }
 
-// ListSessions returns every work-item session (status "" for all, else
+// ListWorkItems returns every work-item session (status "" for all, else
 // active, paused or closed), with liveness from one tmux query per socket
 // in use. Standing sessions are in a store of their own: never here.
-func (s *Service) ListSessions(ctx context.Context, cfg *config.Config, status string) ([]loop.WorkItemRow, error) {
+func (s *Service) ListWorkItems(ctx context.Context, cfg *config.Config, status string) ([]loop.WorkItemRow, error) {
 	switch status {
 	case "", loop.SessionActive, loop.SessionPaused, loop.SessionClosed:
 	default:
@@ -69,7 +64,7 @@ func (s *Service) ListSessions(ctx context.Context, cfg *config.Config, status s
 	if err != nil {
 		return nil, err
 	}
-	var keep []*store.SessionRecord
+	var keep []*loop.WorkItemRecord
 	bySocket := map[string][]string{}
 	for _, r := range recs {
 		if !shown(r) || (status != "" && r.Status != status) {
@@ -94,8 +89,8 @@ func (s *Service) ListSessions(ctx context.Context, cfg *config.Config, status s
 	return rows, nil
 }
 
-// GetSession returns one work item's session (closed ones included).
-func (s *Service) GetSession(ctx context.Context, cfg *config.Config, ref string) (loop.WorkItemRow, error) {
+// GetWorkItem returns one work item's session (closed ones included).
+func (s *Service) GetWorkItem(ctx context.Context, cfg *config.Config, ref string) (loop.WorkItemRow, error) {
 	item, err := loop.ParseWorkItemRef(ref)
 	if err != nil {
 		return loop.WorkItemRow{}, err
@@ -114,14 +109,14 @@ func (s *Service) GetSession(ctx context.Context, cfg *config.Config, ref string
 	return workItemRow(rec, running), nil
 }
 
-// ReplySession pastes an operator's answer into a work item's live session
+// ReplyWorkItem pastes an operator's answer into a work item's live session
 // and submits it (original §10.2). It never spawns or respawns one: a work
 // item with no session, a closed one, or one whose pane is not live is
 // refused (ENOTFOUND). It waits for the agent to be ready for input
 // (decisions D14); a delivery that fails is a result with delivered false
 // and exit code 1. actor is audit data, never authentication. Nothing is
 // posted to the ticket (there is no GitHub integration yet).
-func (s *Service) ReplySession(ctx context.Context, cfg *config.Config, ref, text, actor string) (loop.ReplyResult, error) {
+func (s *Service) ReplyWorkItem(ctx context.Context, cfg *config.Config, ref, text, actor string) (loop.ReplyResult, error) {
 	item, err := loop.ParseWorkItemRef(ref)
 	if err != nil {
 		return loop.ReplyResult{}, err
@@ -171,14 +166,7 @@ func (s *Service) ReplySession(ctx context.Context, cfg *config.Config, ref, tex
 		return fail("error: could not deliver the reply: " + loop.ErrorMessage(err)), nil
 	}
 	ev := s.event("session.reply_sent", loop.LevelInfo, loop.F("work_item", name), loop.F("actor", actor))
-	_, err = s.workItemTransition(ctx, item, WorkItemEvReply, func(r *store.SessionRecord) error {
-		r.LastEventAt = s.stamp()
-		return nil
-	}, ev)
-	if errors.Is(err, ErrTransition) {
-		// Closed or claimed meanwhile: the paste happened, so say so.
-		err = s.Emit(ev)
-	}
+	err = delivered(ctx, s, workItemKind{ref: item}, WorkItemEvReply, func(r *loop.WorkItemRecord) { r.LastEventAt = s.stamp() }, ev)
 	res := loop.ReplyResult{WorkItem: name, Delivered: true, ExitCode: 0,
 		Messages: []loop.Message{{Stream: "out", Text: fmt.Sprintf("delivered the reply into %s (session.reply_sent)", rec.TmuxTarget)}}}
 	if err != nil {
@@ -187,7 +175,7 @@ func (s *Service) ReplySession(ctx context.Context, cfg *config.Config, ref, tex
 	return res, nil
 }
 
-// CloseSession closes a work item's session: with the tmux session kept
+// CloseWorkItem closes a work item's session: with the tmux session kept
 // (keepTmux, else routing.tmux.keepSessionOnClose) it ends the harness in
 // it when routing.tmux.killHarnessOnClose, so the transcript stays readable
 // and nothing can be typed into it; otherwise it ends the harness's whole
@@ -195,7 +183,7 @@ func (s *Service) ReplySession(ctx context.Context, cfg *config.Config, ref, tex
 // (session.closed); its conversation id is kept, so a later start resumes
 // it. A work item with no active session is a result with closed false and
 // exit code 1.
-func (s *Service) CloseSession(ctx context.Context, cfg *config.Config, ref string, keepTmux *bool) (loop.CloseResult, error) {
+func (s *Service) CloseWorkItem(ctx context.Context, cfg *config.Config, ref string, keepTmux *bool) (loop.CloseResult, error) {
 	item, err := loop.ParseWorkItemRef(ref)
 	if err != nil {
 		return loop.CloseResult{}, err
@@ -213,11 +201,7 @@ func (s *Service) CloseSession(ctx context.Context, cfg *config.Config, ref stri
 			return loop.CloseResult{}, err
 		}
 		if rec != nil && rec.Claim != nil {
-			if s.claimLive(rec.Claim) {
-				if err := s.waitWorkItemClaim(ctx, item, rec.Claim); err != nil {
-					return loop.CloseResult{}, err
-				}
-			} else if err := s.settleWorkItemClaim(ctx, item, rec); err != nil && !errors.Is(err, errStale) {
+			if err := clearClaim(ctx, s, workItemKind{ref: item}, rec); err != nil {
 				return loop.CloseResult{}, err
 			}
 			continue
@@ -232,7 +216,7 @@ func (s *Service) CloseSession(ctx context.Context, cfg *config.Config, ref stri
 		if keep {
 			fate = "kept"
 		}
-		_, err = s.workItemTransition(ctx, item, WorkItemEvClose, func(r *store.SessionRecord) error {
+		_, err = s.workItemTransition(ctx, item, WorkItemEvClose, func(r *loop.WorkItemRecord) error {
 			if r.Claim != nil || r.HarnessSessionID != seen {
 				return errStale
 			}
@@ -253,7 +237,7 @@ func (s *Service) CloseSession(ctx context.Context, cfg *config.Config, ref stri
 
 // settleTmuxOnClose does a close's tmux half (best-effort: what it could
 // not do is a note, never a failed close) and says what it did.
-func (s *Service) settleTmuxOnClose(ctx context.Context, item loop.WorkItemRef, rec *store.SessionRecord, keep bool, tmux config.Tmux) []loop.Message {
+func (s *Service) settleTmuxOnClose(ctx context.Context, item loop.WorkItemRef, rec *loop.WorkItemRecord, keep bool, tmux config.Tmux) []loop.Message {
 	target := rec.TmuxTarget
 	if target == "" {
 		return nil

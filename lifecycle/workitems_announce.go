@@ -17,7 +17,7 @@ import (
 // keeps one thread across start, close and start. A failure is
 // session.announce_failed (warning) and a warning line: the session is up
 // either way. res is returned with a line saying what happened.
-func (s *Service) announceWorkItem(ctx context.Context, cfg *config.Config, item loop.WorkItemRef, res loop.SessionStartResult) loop.SessionStartResult {
+func (s *Service) announceWorkItem(ctx context.Context, cfg *config.Config, item loop.WorkItemRef, res loop.WorkItemStartResult) loop.WorkItemStartResult {
 	if res.Outcome == loop.OutcomeFailed || res.Session == nil || s.Announcer == nil {
 		return res
 	}

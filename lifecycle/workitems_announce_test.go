@@ -10,13 +10,13 @@ import (
 	"github.com/the-loop-dev/the-loop/store"
 )
 
-func slackStart(t *testing.T) loop.SessionStartRequest {
+func slackStart(t *testing.T) loop.WorkItemStartRequest {
 	req := startReq(t, octo)
 	req.Slack = true
 	return req
 }
 
-func TestStartSession_SlackAnnouncesOnceAndBindsTheThreadToTheRef(t *testing.T) {
+func TestStartWorkItem_SlackAnnouncesOnceAndBindsTheThreadToTheRef(t *testing.T) {
 	s, _ := newItemService(t)
 	ann := &fakeAnnouncer{}
 	s.Announcer = ann
@@ -48,7 +48,7 @@ func TestStartSession_SlackAnnouncesOnceAndBindsTheThreadToTheRef(t *testing.T) 
 	// Already running, then close and start again: the work item keeps its
 	// one thread.
 	mustStart(t, s, cfg, slackStart(t), "already-running")
-	if _, err := s.CloseSession(ctx, cfg, octo, nil); err != nil {
+	if _, err := s.CloseWorkItem(ctx, cfg, octo, nil); err != nil {
 		t.Fatal(err)
 	}
 	res = mustStart(t, s, cfg, slackStart(t), "resumed")
@@ -60,7 +60,7 @@ func TestStartSession_SlackAnnouncesOnceAndBindsTheThreadToTheRef(t *testing.T) 
 	}
 }
 
-func TestStartSession_WithoutSlackOrWithSlackDisabledPostsNothing(t *testing.T) {
+func TestStartWorkItem_WithoutSlackOrWithSlackDisabledPostsNothing(t *testing.T) {
 	s, _ := newItemService(t)
 	ann := &fakeAnnouncer{}
 	s.Announcer = ann
@@ -75,7 +75,7 @@ func TestStartSession_WithoutSlackOrWithSlackDisabledPostsNothing(t *testing.T) 
 	}
 }
 
-func TestStartSession_AnnounceFailureNeverStopsTheSession(t *testing.T) {
+func TestStartWorkItem_AnnounceFailureNeverStopsTheSession(t *testing.T) {
 	s, w := newItemService(t)
 	s.Announcer = &fakeAnnouncer{err: loop.Internal("slack: post failed: not_in_channel")}
 	res := mustStart(t, s, slackConfig(t), slackStart(t), "started")
@@ -91,7 +91,7 @@ func TestStartSession_AnnounceFailureNeverStopsTheSession(t *testing.T) {
 	}
 }
 
-func TestStartSession_AFailedStartIsNotAnnounced(t *testing.T) {
+func TestStartWorkItem_AFailedStartIsNotAnnounced(t *testing.T) {
 	s, _ := newItemService(t)
 	ann := &fakeAnnouncer{}
 	s.Announcer = ann

@@ -6,7 +6,6 @@ import (
 	"github.com/looplab/fsm"
 
 	loop "github.com/the-loop-dev/the-loop"
-	"github.com/the-loop-dev/the-loop/store"
 )
 
 // The work-item session machine: a work item's session, in its own store
@@ -16,36 +15,11 @@ import (
 //
 // Stored statuses are the original's active and closed; a start in flight
 // is a claim stored beside the status (never shown as one), which gives
-// three claim states:
-//
-//	[*] --> absent
-//	absent --> absent: refuse (live tmux session, no record: an event only)
-//	absent --> first-start: claim-start
-//	closed --> reopening: claim-start
-//	active --> respawning: claim-start (pane dead or gone)
-//	first-start --> first-start: clear-dead
-//	reopening --> reopening: clear-dead, resume-failed
-//	respawning --> respawning: clear-dead, resume-failed
-//	first-start --> active: started, recover
-//	reopening --> active: started, resumed, recover
-//	respawning --> active: started, resumed, recover
-//	first-start --> absent: spawn-failed, abandon
-//	reopening --> closed: spawn-failed, abandon
-//	respawning --> active: spawn-failed, abandon
-//	active --> active: already-running, reply
-//	closed --> active: already-running (live pane under a closed record)
-//	active --> closed: close
-//
-// In words: a start claims the session (first-start for a new work item,
-// reopening a closed one, respawning an active one whose pane is dead or
-// gone), clears a dead retained pane, tries a resume when there is a
-// conversation to continue (resume-failed falls back to fresh), and lands
-// on active (started, resumed, or recover when an interrupted start's pane
-// turned out live) — or falls back where it came from (spawn-failed, or
-// abandon for a stale claim with nothing live). A live pane with no record
-// is refused; a live pane under a record is already-running. A reply keeps
-// a session active; close (after its tmux effects) makes it closed. A
-// reply never spawns: no event but a start leaves absent or closed.
+// three claim states: first-start for a new work item, reopening a closed
+// one, respawning an active one whose pane is dead or gone. The table is
+// drawn in docs/machines.md (lifecycle/diagram_test.go holds the drawing to
+// it); each unusual row carries a comment saying why it exists. A reply
+// never spawns: no event but a start leaves absent or closed.
 
 // Work-item machine states.
 const (
@@ -57,51 +31,68 @@ const (
 	WorkItemRespawning = "respawning"
 )
 
-// Work-item machine events.
+// Work-item machine events. The start's events are the standing machine's
+// (the engine fires Ev* on both); reply and close are the work item's own.
 const (
-	WorkItemEvClaimStart     = "claim-start"
-	WorkItemEvRefuse         = "refuse"
-	WorkItemEvAlreadyRunning = "already-running"
-	WorkItemEvClearDead      = "clear-dead"
-	WorkItemEvResumeFailed   = "resume-failed"
-	WorkItemEvStarted        = "started"
-	WorkItemEvResumed        = "resumed"
-	WorkItemEvRecover        = "recover"
-	WorkItemEvSpawnFailed    = "spawn-failed"
-	WorkItemEvAbandon        = "abandon"
+	WorkItemEvClaimStart     = EvClaimStart
+	WorkItemEvRefuse         = EvRefuse
+	WorkItemEvAlreadyRunning = EvAlreadyRunning
+	WorkItemEvClearDead      = EvClearDead
+	WorkItemEvResumeFailed   = EvResumeFailed
+	WorkItemEvStarted        = EvStarted
+	WorkItemEvResumed        = EvResumed
+	WorkItemEvRecover        = EvRecover
+	WorkItemEvSpawnFailed    = EvSpawnFailed
+	WorkItemEvAbandon        = EvAbandon
 	WorkItemEvReply          = "reply"
 	WorkItemEvClose          = "close"
 )
 
 // workItemTransitions is the work-item machine's whole table.
 var workItemTransitions = fsm.Events{
+	// A live tmux session with no record is refused: an event, no record.
+	// Under a record, a pane that is not the-loop's is refused by an event
+	// alone: the machine has no refuse row for active or closed.
 	{Name: WorkItemEvRefuse, Src: []string{WorkItemAbsent}, Dst: WorkItemAbsent},
 	{Name: WorkItemEvClaimStart, Src: []string{WorkItemAbsent}, Dst: WorkItemFirstStart},
 	{Name: WorkItemEvClaimStart, Src: []string{WorkItemClosed}, Dst: WorkItemReopening},
+	// An active record whose pane is dead or gone is started again.
 	{Name: WorkItemEvClaimStart, Src: []string{WorkItemActive}, Dst: WorkItemRespawning},
+	// A dead retained pane was cleared before the spawn: the claim stays.
 	{Name: WorkItemEvClearDead, Src: []string{WorkItemFirstStart}, Dst: WorkItemFirstStart},
 	{Name: WorkItemEvClearDead, Src: []string{WorkItemReopening}, Dst: WorkItemReopening},
 	{Name: WorkItemEvClearDead, Src: []string{WorkItemRespawning}, Dst: WorkItemRespawning},
+	// The resume did not survive its probe: the same claim goes on with a
+	// fresh conversation id.
 	{Name: WorkItemEvResumeFailed, Src: []string{WorkItemReopening}, Dst: WorkItemReopening},
 	{Name: WorkItemEvResumeFailed, Src: []string{WorkItemRespawning}, Dst: WorkItemRespawning},
 	{Name: WorkItemEvStarted, Src: []string{WorkItemFirstStart, WorkItemReopening, WorkItemRespawning}, Dst: WorkItemActive},
 	{Name: WorkItemEvResumed, Src: []string{WorkItemReopening, WorkItemRespawning}, Dst: WorkItemActive},
+	// A stale claim whose pane turned out live and tagged: the start is
+	// adopted.
 	{Name: WorkItemEvRecover, Src: []string{WorkItemFirstStart, WorkItemReopening, WorkItemRespawning}, Dst: WorkItemActive},
+	// A start that fails (or a stale claim with nothing live, abandon)
+	// falls back where it came from: no record, closed, or active — an
+	// active record whose respawn failed stays active, its pane gone.
 	{Name: WorkItemEvSpawnFailed, Src: []string{WorkItemFirstStart}, Dst: WorkItemAbsent},
 	{Name: WorkItemEvSpawnFailed, Src: []string{WorkItemReopening}, Dst: WorkItemClosed},
 	{Name: WorkItemEvSpawnFailed, Src: []string{WorkItemRespawning}, Dst: WorkItemActive},
 	{Name: WorkItemEvAbandon, Src: []string{WorkItemFirstStart}, Dst: WorkItemAbsent},
 	{Name: WorkItemEvAbandon, Src: []string{WorkItemReopening}, Dst: WorkItemClosed},
 	{Name: WorkItemEvAbandon, Src: []string{WorkItemRespawning}, Dst: WorkItemActive},
+	// A live pane with the record's tag under a closed record (its tmux
+	// session kept on close) is active again.
 	{Name: WorkItemEvAlreadyRunning, Src: []string{WorkItemActive, WorkItemClosed}, Dst: WorkItemActive},
 	{Name: WorkItemEvReply, Src: []string{WorkItemActive}, Dst: WorkItemActive},
+	// Close runs after its tmux effects (harness ended, or the session
+	// killed); the conversation id is kept, so a later start resumes it.
 	{Name: WorkItemEvClose, Src: []string{WorkItemActive}, Dst: WorkItemClosed},
 }
 
 // WorkItemStateOf derives the work-item machine's state from a stored
 // record (nil: absent). A record with no status is the placeholder a first
 // start claims under.
-func WorkItemStateOf(rec *store.SessionRecord) string {
+func WorkItemStateOf(rec *loop.WorkItemRecord) string {
 	switch {
 	case rec == nil:
 		return WorkItemAbsent

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	loop "github.com/the-loop-dev/the-loop"
-	"github.com/the-loop-dev/the-loop/store"
 )
 
 // TestWorkItemMachine_EveryStateEventPair checks all 6×12 (state, event)
@@ -61,16 +60,16 @@ func TestWorkItemStateOf_DerivesClaimStates(t *testing.T) {
 	claim := &loop.Claim{Op: "start", PID: 1}
 	cases := []struct {
 		name string
-		rec  *store.SessionRecord
+		rec  *loop.WorkItemRecord
 		want string
 	}{
 		{"no record", nil, "absent"},
-		{"active", &store.SessionRecord{Status: "active"}, "active"},
-		{"closed", &store.SessionRecord{Status: "closed"}, "closed"},
-		{"paused (the original's) reads closed", &store.SessionRecord{Status: "paused"}, "closed"},
-		{"start claim on a placeholder", &store.SessionRecord{Claim: claim}, "first-start"},
-		{"start claim on a closed record", &store.SessionRecord{Status: "closed", Claim: claim}, "reopening"},
-		{"start claim on an active record", &store.SessionRecord{Status: "active", Claim: claim}, "respawning"},
+		{"active", &loop.WorkItemRecord{Status: "active"}, "active"},
+		{"closed", &loop.WorkItemRecord{Status: "closed"}, "closed"},
+		{"paused (the original's) reads closed", &loop.WorkItemRecord{Status: "paused"}, "closed"},
+		{"start claim on a placeholder", &loop.WorkItemRecord{Claim: claim}, "first-start"},
+		{"start claim on a closed record", &loop.WorkItemRecord{Status: "closed", Claim: claim}, "reopening"},
+		{"start claim on an active record", &loop.WorkItemRecord{Status: "active", Claim: claim}, "respawning"},
 	}
 	for _, c := range cases {
 		if got := WorkItemStateOf(c.rec); got != c.want {

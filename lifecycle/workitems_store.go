@@ -2,7 +2,6 @@ package lifecycle
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"slices"
 	"time"
@@ -21,112 +20,105 @@ func workItemLock(ref loop.WorkItemRef) string { return "workitem:" + ref.Slug()
 
 // sharedKey refuses a record stored under ref's key that belongs to another
 // ref (two refs whose slugs agree).
-func sharedKey(ref loop.WorkItemRef, rec *store.SessionRecord) error {
+func sharedKey(ref loop.WorkItemRef, rec *loop.WorkItemRecord) error {
 	return loop.Invalid("work item %s shares its session key '%s' with %s, whose session is recorded there "+
 		"(their refs differ only in characters the key rewrites); close that session first", ref, ref.Slug(), rec.WorkItem.Ref)
 }
 
 // readWorkItem returns ref's record, nil when there is none. A record of
 // another ref under the same key is an EINVALID error.
-func (s *Service) readWorkItem(ref loop.WorkItemRef) (*store.SessionRecord, error) {
-	var rec *store.SessionRecord
-	err := s.DB.View(func(tx *store.Tx) error {
-		var err error
-		rec, err = tx.Session(ref.Slug())
-		return err
-	})
+func (s *Service) readWorkItem(ref loop.WorkItemRef) (*loop.WorkItemRecord, error) {
+	return readIn(s, workItemKind{ref: ref})
+}
+
+// workItemRecords lists every work-item record, sorted by key.
+func (s *Service) workItemRecords() ([]*loop.WorkItemRecord, error) {
+	return listIn(s, (*store.Tx).ListWorkItems)
+}
+
+// workItemTransition is one work-item machine event in one store
+// transaction (transitionIn).
+func (s *Service) workItemTransition(ctx context.Context, ref loop.WorkItemRef, event string, mutate func(rec *loop.WorkItemRecord) error, events ...loop.Event) (*loop.WorkItemRecord, error) {
+	return transitionIn(ctx, s, workItemKind{ref: ref}, event, mutate, nil, events...)
+}
+
+// workItemKind is a work item's record as the engine (engine.go) sees it:
+// the sessions bucket, keyed by the ref's slug, and the work-item machine.
+// A record of another ref under the same key is refused (sharedKey).
+type workItemKind struct {
+	ref loop.WorkItemRef
+}
+
+func (k workItemKind) what() string { return "the session of " + k.ref.String() }
+
+func (k workItemKind) get(tx *store.Tx) (*loop.WorkItemRecord, error) {
+	rec, err := tx.WorkItem(k.ref.Slug())
 	if err != nil || rec == nil {
 		return nil, err
 	}
-	if rec.WorkItem.Ref != ref.String() {
-		return nil, sharedKey(ref, rec)
+	if rec.WorkItem.Ref != k.ref.String() {
+		return nil, sharedKey(k.ref, rec)
 	}
 	return rec, nil
 }
 
-// workItemRecords lists every work-item record, sorted by key.
-func (s *Service) workItemRecords() ([]*store.SessionRecord, error) {
-	var recs []*store.SessionRecord
-	err := s.DB.View(func(tx *store.Tx) error {
-		var err error
-		recs, err = tx.ListSessions()
-		return err
-	})
-	return recs, err
+// put writes the ref into the record and stamps a new one's creation.
+func (k workItemKind) put(tx *store.Tx, next, _ *loop.WorkItemRecord, stamp string) error {
+	ref := k.ref
+	next.WorkItem = loop.WorkItemInfo{Ref: ref.String(), Provider: ref.Provider, Owner: ref.Owner, Repo: ref.Repo, Number: ref.Number}
+	if next.CreatedAt == "" {
+		next.CreatedAt = stamp
+	}
+	return tx.PutWorkItem(ref.Slug(), next)
 }
 
-// workItemTransition is one work-item machine event in one store
-// transaction: it re-reads ref's record, refuses an event its state does
-// not allow, lets mutate change a copy (mutate may return errStale when the
-// record is not what the caller saw), derives status and claim from the
-// destination state, writes the record (or deletes it for absent) and
-// appends events — all or nothing.
-func (s *Service) workItemTransition(ctx context.Context, ref loop.WorkItemRef, event string, mutate func(rec *store.SessionRecord) error, events ...loop.Event) (*store.SessionRecord, error) {
-	key := ref.Slug()
-	var out *store.SessionRecord
-	err := s.DB.Update(func(tx *store.Tx) error {
-		cur, err := tx.Session(key)
-		if err != nil {
-			return err
-		}
-		if cur != nil && cur.WorkItem.Ref != ref.String() {
-			return sharedKey(ref, cur)
-		}
-		dst, err := NextWorkItem(ctx, WorkItemStateOf(cur), event)
-		if err != nil {
-			return err
-		}
-		next := &store.SessionRecord{}
-		if cur != nil {
-			c := *cur
-			c.RecentDeliveries = slices.Clone(cur.RecentDeliveries)
-			next = &c
-		}
-		if mutate != nil {
-			if err := mutate(next); err != nil {
-				return err
-			}
-		}
-		switch dst {
-		case WorkItemAbsent:
-			if cur != nil {
-				if _, err := tx.DeleteSession(key); err != nil {
-					return err
-				}
-			}
-			next = nil
-		case WorkItemActive, WorkItemClosed:
-			next.Status = dst
-			next.Claim = nil
-		case WorkItemFirstStart:
-			next.Status = ""
-		case WorkItemReopening:
-			next.Status = loop.SessionClosed
-		case WorkItemRespawning:
-			next.Status = loop.SessionActive
-		}
-		if next != nil {
-			if got := WorkItemStateOf(next); got != dst {
-				return loop.Internal("work item %s: %s moved the record to %q, the machine says %q", ref, event, got, dst)
-			}
-			next.WorkItem = store.WorkItem{Ref: ref.String(), Provider: ref.Provider, Owner: ref.Owner, Repo: ref.Repo, Number: ref.Number}
-			if next.CreatedAt == "" {
-				next.CreatedAt = s.stamp()
-			}
-			if err := tx.PutSession(key, next); err != nil {
-				return err
-			}
-		}
-		for i := range events {
-			if err := tx.AppendEvent(&events[i]); err != nil {
-				return err
-			}
-		}
-		out = next
-		return nil
-	})
-	return out, err
+func (k workItemKind) del(tx *store.Tx) error {
+	_, err := tx.DeleteWorkItem(k.ref.Slug())
+	return err
 }
+
+func (k workItemKind) copyOf(cur *loop.WorkItemRecord) *loop.WorkItemRecord {
+	if cur == nil {
+		return &loop.WorkItemRecord{}
+	}
+	c := *cur
+	c.RecentDeliveries = slices.Clone(cur.RecentDeliveries)
+	return &c
+}
+
+func (k workItemKind) state(rec *loop.WorkItemRecord) string { return WorkItemStateOf(rec) }
+
+func (k workItemKind) next(state, event string) (string, error) {
+	return NextWorkItem(context.Background(), state, event)
+}
+
+// enter: active and closed are stored statuses (the claim ends); a claim
+// state stores the status it came from, none for a first start.
+func (k workItemKind) enter(rec *loop.WorkItemRecord, dst string) {
+	status := map[string]string{WorkItemActive: dst, WorkItemClosed: dst, WorkItemFirstStart: "",
+		WorkItemReopening: loop.SessionClosed, WorkItemRespawning: loop.SessionActive}
+	rec.Status = status[dst]
+	if dst == WorkItemActive || dst == WorkItemClosed {
+		rec.Claim = nil
+	}
+}
+
+func (k workItemKind) claim(rec *loop.WorkItemRecord) *loop.Claim { return rec.Claim }
+
+func (k workItemKind) target() string { return k.ref.TmuxTarget() }
+
+func (k workItemKind) socket(rec *loop.WorkItemRecord) string { return rec.TmuxSocket }
+
+func (k workItemKind) recovered(r *loop.WorkItemRecord, c loop.Claim) {
+	if c.HarnessSessionID != "" {
+		r.HarnessSessionID = c.HarnessSessionID
+	}
+	r.TmuxTarget = k.target()
+}
+
+func (k workItemKind) logEvent(what string) string { return "session." + what }
+
+func (k workItemKind) subject() loop.Field { return loop.F("work_item", k.ref.String()) }
 
 // workItemRunner returns the runner of socket and its work-item entry
 // points.
@@ -137,63 +129,6 @@ func (s *Service) workItemRunner(socket string) (loop.Runner, loop.WorkItemRunne
 		return r, nil, loop.Internal("the tmux runner in use has no work-item entry points")
 	}
 	return r, wr, nil
-}
-
-// waitWorkItemClaim polls until ref carries no live claim of another
-// process.
-func (s *Service) waitWorkItemClaim(ctx context.Context, ref loop.WorkItemRef, c *loop.Claim) error {
-	return s.awaitClaim(ctx, "the session of "+ref.String(), c, func() (*loop.Claim, error) {
-		rec, err := s.readWorkItem(ref)
-		if rec == nil || err != nil {
-			return nil, err
-		}
-		return rec.Claim, nil
-	})
-}
-
-// settleWorkItemClaim resolves a claim whose process is gone: a start whose
-// pane is live is recovered as active (with the conversation id it was
-// spawning), anything else is abandoned back to where it came from.
-func (s *Service) settleWorkItemClaim(ctx context.Context, ref loop.WorkItemRef, rec *store.SessionRecord) error {
-	target := ref.TmuxTarget()
-	state := probe(ctx, s.Runner(rec.TmuxSocket), target)
-	if state == loop.PaneUnknown {
-		return loop.Internal("tmux did not answer whether %s exists; not settling the interrupted %s", target, rec.Claim.Op)
-	}
-	claim := *rec.Claim
-	same := func(r *store.SessionRecord) error {
-		if r.Claim == nil || r.Claim.PID != claim.PID || r.Claim.Since != claim.Since {
-			return errStale
-		}
-		return nil
-	}
-	mine := false
-	if state == loop.PaneLive && claim.Op == "start" {
-		// Only the harness this claim spawned carries its tag.
-		var err error
-		if mine, err = ours(ctx, s.Runner(rec.TmuxSocket), target, claim.HarnessSessionID); err != nil {
-			return err
-		}
-	}
-	if mine {
-		_, err := s.workItemTransition(ctx, ref, WorkItemEvRecover, func(r *store.SessionRecord) error {
-			if err := same(r); err != nil {
-				return err
-			}
-			if claim.HarnessSessionID != "" {
-				r.HarnessSessionID = claim.HarnessSessionID
-			}
-			r.TmuxTarget = target
-			return nil
-		}, s.event("session.recovered", loop.LevelWarning,
-			loop.F("work_item", ref.String()), loop.F("tmux_target", target),
-			loop.F("harness_session_id", claim.HarnessSessionID),
-			loop.F("detail", fmt.Sprintf("a start interrupted in process %d left a live pane; adopted it", claim.PID))))
-		return err
-	}
-	_, err := s.workItemTransition(ctx, ref, WorkItemEvAbandon, same, s.event("session.claim_abandoned", loop.LevelWarning,
-		loop.F("work_item", ref.String()), loop.F("op", claim.Op), loop.F("pid", claim.PID)))
-	return err
 }
 
 // The liveness cache passes the work-item entry points through like every

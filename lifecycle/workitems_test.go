@@ -75,20 +75,20 @@ func newItemService(t *testing.T) (*Service, *itemRunner) {
 const octo = "github:octo/repo#5"
 const octoTarget = "loop-github-octo-repo-5"
 
-func startReq(t *testing.T, ref string) loop.SessionStartRequest {
-	return loop.SessionStartRequest{Ref: ref, Cwd: t.TempDir()}
+func startReq(t *testing.T, ref string) loop.WorkItemStartRequest {
+	return loop.WorkItemStartRequest{Ref: ref, Cwd: t.TempDir()}
 }
 
-func mustStart(t *testing.T, s *Service, cfg *config.Config, req loop.SessionStartRequest, outcome string) loop.SessionStartResult {
+func mustStart(t *testing.T, s *Service, cfg *config.Config, req loop.WorkItemStartRequest, outcome string) loop.WorkItemStartResult {
 	t.Helper()
-	res, err := s.StartSession(context.Background(), cfg, req)
+	res, err := s.StartWorkItem(context.Background(), cfg, req)
 	if err != nil || res.Outcome != outcome {
 		t.Fatalf("start %s: %+v %v; want %s", req.Ref, res, err, outcome)
 	}
 	return res
 }
 
-func TestStartSession_FreshThenAlreadyRunning(t *testing.T) {
+func TestStartWorkItem_FreshThenAlreadyRunning(t *testing.T) {
 	s, w := newItemService(t)
 	cfg := testConfig(t)
 	res := mustStart(t, s, cfg, startReq(t, " github:github.com/octo/repo#5 "), "started")
@@ -112,7 +112,7 @@ func TestStartSession_FreshThenAlreadyRunning(t *testing.T) {
 		t.Fatalf("spawned through the work-item entry point for %v", w.spawnedRefs)
 	}
 
-	again := mustStart(t, s, cfg, loop.SessionStartRequest{Ref: octo}, "already-running")
+	again := mustStart(t, s, cfg, loop.WorkItemStartRequest{Ref: octo}, "already-running")
 	if w.SpawnCount() != 1 || again.Messages[0].Text != "github:octo/repo#5 is already running (claude)" {
 		t.Fatalf("second start %+v (spawns %d)", again, w.SpawnCount())
 	}
@@ -125,7 +125,7 @@ func TestStartSession_FreshThenAlreadyRunning(t *testing.T) {
 	}
 }
 
-func TestStartSession_GivenPromptAndHarnessArgs(t *testing.T) {
+func TestStartWorkItem_GivenPromptAndHarnessArgs(t *testing.T) {
 	s, w := newItemService(t)
 	cfg := testConfig(t)
 	cfg.Routing.HarnessArgs["claude"] = []string{"--model", "opus"}
@@ -140,11 +140,11 @@ func TestStartSession_GivenPromptAndHarnessArgs(t *testing.T) {
 	}
 }
 
-func TestStartSession_RefusesStandingRefsAndUnknownHarness(t *testing.T) {
+func TestStartWorkItem_RefusesStandingRefsAndUnknownHarness(t *testing.T) {
 	s, w := newItemService(t)
 	cfg := testConfig(t)
 	for _, ref := range []string{"standing:supervisor", "supervisor", "github:octo/repo"} {
-		_, err := s.StartSession(context.Background(), cfg, startReq(t, ref))
+		_, err := s.StartWorkItem(context.Background(), cfg, startReq(t, ref))
 		if loop.ErrorCode(err) != loop.EINVALID || !strings.HasPrefix(loop.ErrorMessage(err), "invalid work-item ref '"+ref+"'") {
 			t.Errorf("start %q: %v, want the invalid-ref refusal", ref, err)
 		}
@@ -154,7 +154,7 @@ func TestStartSession_RefusesStandingRefsAndUnknownHarness(t *testing.T) {
 	}
 	req := startReq(t, octo)
 	req.Harness = "codex"
-	_, err := s.StartSession(context.Background(), cfg, req)
+	_, err := s.StartWorkItem(context.Background(), cfg, req)
 	if want := "unknown harness 'codex' for the session of github:octo/repo#5 (one of claude, cursor)"; loop.ErrorMessage(err) != want || loop.ErrorCode(err) != loop.EINVALID {
 		t.Fatalf("err %v, want %q", err, want)
 	}
@@ -163,10 +163,10 @@ func TestStartSession_RefusesStandingRefsAndUnknownHarness(t *testing.T) {
 	}
 }
 
-func TestStartSession_RefusesLivePaneWithoutRecord(t *testing.T) {
+func TestStartWorkItem_RefusesLivePaneWithoutRecord(t *testing.T) {
 	s, w := newItemService(t)
 	w.Panes[octoTarget] = loop.PaneLive
-	res, err := s.StartSession(context.Background(), testConfig(t), startReq(t, octo))
+	res, err := s.StartWorkItem(context.Background(), testConfig(t), startReq(t, octo))
 	if err != nil || res.Outcome != "failed" || res.ExitCode != 1 || res.Session != nil ||
 		!strings.Contains(res.Messages[0].Text, "a tmux session named loop-github-octo-repo-5 exists but the-loop has no record of it") {
 		t.Fatalf("start %+v %v", res, err)
@@ -178,15 +178,15 @@ func TestStartSession_RefusesLivePaneWithoutRecord(t *testing.T) {
 	if len(evs) != 1 || evs[0].Event != "session.spawn_failed" || evs[0].Field("work_item") != octo {
 		t.Fatalf("events %+v", evs)
 	}
-	if _, err := s.GetSession(context.Background(), testConfig(t), octo); loop.ErrorCode(err) != loop.ENOTFOUND {
+	if _, err := s.GetWorkItem(context.Background(), testConfig(t), octo); loop.ErrorCode(err) != loop.ENOTFOUND {
 		t.Fatalf("a refused start left a record: %v", err)
 	}
 }
 
-func TestStartSession_MissingCwdFailsAndRecordsNothing(t *testing.T) {
+func TestStartWorkItem_MissingCwdFailsAndRecordsNothing(t *testing.T) {
 	s, w := newItemService(t)
-	req := loop.SessionStartRequest{Ref: octo, Cwd: filepath.Join(t.TempDir(), "gone")}
-	res, err := s.StartSession(context.Background(), testConfig(t), req)
+	req := loop.WorkItemStartRequest{Ref: octo, Cwd: filepath.Join(t.TempDir(), "gone")}
+	res, err := s.StartWorkItem(context.Background(), testConfig(t), req)
 	if err != nil || res.Outcome != "failed" || res.ExitCode != 1 || !strings.Contains(res.Messages[0].Text, "is not a directory") {
 		t.Fatalf("start %+v %v", res, err)
 	}
@@ -196,13 +196,13 @@ func TestStartSession_MissingCwdFailsAndRecordsNothing(t *testing.T) {
 	if got := eventNames(events(t, s, store.EventQuery{})); !slices.Equal(got, []string{"session.spawn_failed"}) {
 		t.Fatalf("events %v", got)
 	}
-	rows, _ := s.ListSessions(context.Background(), testConfig(t), "")
+	rows, _ := s.ListWorkItems(context.Background(), testConfig(t), "")
 	if len(rows) != 0 {
 		t.Fatalf("rows %+v", rows)
 	}
 }
 
-func TestStartSession_ConcurrentStartsSpawnOnce(t *testing.T) {
+func TestStartWorkItem_ConcurrentStartsSpawnOnce(t *testing.T) {
 	s, w := newItemService(t)
 	cfg := testConfig(t)
 	req := startReq(t, octo)
@@ -212,7 +212,7 @@ func TestStartSession_ConcurrentStartsSpawnOnce(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			res, err := s.StartSession(context.Background(), cfg, req)
+			res, err := s.StartWorkItem(context.Background(), cfg, req)
 			if err != nil {
 				t.Error(err)
 			}
@@ -226,11 +226,11 @@ func TestStartSession_ConcurrentStartsSpawnOnce(t *testing.T) {
 	}
 }
 
-func TestReplySession_FramedIntoTheLivePane(t *testing.T) {
+func TestReplyWorkItem_FramedIntoTheLivePane(t *testing.T) {
 	s, w := newItemService(t)
 	cfg := testConfig(t)
 	mustStart(t, s, cfg, startReq(t, octo), "started")
-	res, err := s.ReplySession(context.Background(), cfg, "github:octo/repo#5", "Use the v2 API.", "ops")
+	res, err := s.ReplyWorkItem(context.Background(), cfg, "github:octo/repo#5", "Use the v2 API.", "ops")
 	if err != nil || !res.Delivered || res.ExitCode != 0 || res.WorkItem != octo {
 		t.Fatalf("reply %+v %v", res, err)
 	}
@@ -245,7 +245,7 @@ func TestReplySession_FramedIntoTheLivePane(t *testing.T) {
 	if len(evs) != 1 || evs[0].Field("work_item") != octo || evs[0].Field("actor") != "ops" {
 		t.Fatalf("events %+v", evs)
 	}
-	row, _ := s.GetSession(context.Background(), cfg, octo)
+	row, _ := s.GetWorkItem(context.Background(), cfg, octo)
 	if row.LastEventAt == nil || *row.LastEventAt == "" {
 		t.Fatal("lastEventAt not set by the reply")
 	}
@@ -254,7 +254,7 @@ func TestReplySession_FramedIntoTheLivePane(t *testing.T) {
 	}
 }
 
-func TestReplySession_RefusalsNeverSpawn(t *testing.T) {
+func TestReplyWorkItem_RefusalsNeverSpawn(t *testing.T) {
 	s, w := newItemService(t)
 	cfg := testConfig(t)
 	ctx := context.Background()
@@ -263,7 +263,7 @@ func TestReplySession_RefusalsNeverSpawn(t *testing.T) {
 
 	check := func(what, ref, text, code, prefix string) {
 		t.Helper()
-		_, err := s.ReplySession(ctx, cfg, ref, text, "ops")
+		_, err := s.ReplyWorkItem(ctx, cfg, ref, text, "ops")
 		if loop.ErrorCode(err) != code || !strings.HasPrefix(loop.ErrorMessage(err), prefix) {
 			t.Errorf("%s: %v, want %s %q…", what, err, code, prefix)
 		}
@@ -278,7 +278,7 @@ func TestReplySession_RefusalsNeverSpawn(t *testing.T) {
 	w.fakeRunner.Mu.Unlock()
 	check("dead pane", octo, "hi", loop.ENOTFOUND, noPane)
 
-	if _, err := s.CloseSession(ctx, cfg, octo, nil); err != nil {
+	if _, err := s.CloseWorkItem(ctx, cfg, octo, nil); err != nil {
 		t.Fatal(err)
 	}
 	check("closed session", octo, "hi", loop.ENOTFOUND, noSession)
@@ -291,11 +291,11 @@ func TestReplySession_RefusalsNeverSpawn(t *testing.T) {
 	}
 }
 
-func TestCloseSession_KeepsTmuxAndEndsTheHarnessByDefault(t *testing.T) {
+func TestCloseWorkItem_KeepsTmuxAndEndsTheHarnessByDefault(t *testing.T) {
 	s, w := newItemService(t)
 	cfg := testConfig(t)
 	mustStart(t, s, cfg, startReq(t, octo), "started")
-	res, err := s.CloseSession(context.Background(), cfg, octo, nil)
+	res, err := s.CloseWorkItem(context.Background(), cfg, octo, nil)
 	if err != nil || !res.Closed || res.ExitCode != 0 {
 		t.Fatalf("close %+v %v", res, err)
 	}
@@ -314,7 +314,7 @@ func TestCloseSession_KeepsTmuxAndEndsTheHarnessByDefault(t *testing.T) {
 	if !slices.Equal(w.terminated, []string{octoTarget}) || !slices.Equal(w.labels, []string{octo}) || len(w.Killed) != 0 {
 		t.Fatalf("terminated %v (labels %v), killed %v", w.terminated, w.labels, w.Killed)
 	}
-	row, err := s.GetSession(context.Background(), cfg, octo)
+	row, err := s.GetWorkItem(context.Background(), cfg, octo)
 	if err != nil || row.Status != "closed" || row.Running {
 		t.Fatalf("row %+v %v", row, err)
 	}
@@ -323,13 +323,13 @@ func TestCloseSession_KeepsTmuxAndEndsTheHarnessByDefault(t *testing.T) {
 		t.Fatalf("events %+v", evs)
 	}
 
-	again, err := s.CloseSession(context.Background(), cfg, octo, nil)
+	again, err := s.CloseWorkItem(context.Background(), cfg, octo, nil)
 	if err != nil || again.Closed || again.ExitCode != 1 || again.Messages[0].Text != "no active session for github:octo/repo#5" {
 		t.Fatalf("second close %+v %v", again, err)
 	}
 }
 
-func TestCloseSession_KillsTmuxWhenNotKept(t *testing.T) {
+func TestCloseWorkItem_KillsTmuxWhenNotKept(t *testing.T) {
 	for name, c := range map[string]struct {
 		keepCfg bool
 		flag    *bool
@@ -342,7 +342,7 @@ func TestCloseSession_KillsTmuxWhenNotKept(t *testing.T) {
 			cfg := testConfig(t)
 			cfg.Routing.Tmux.KeepSessionOnClose = c.keepCfg
 			mustStart(t, s, cfg, startReq(t, octo), "started")
-			res, err := s.CloseSession(context.Background(), cfg, octo, c.flag)
+			res, err := s.CloseWorkItem(context.Background(), cfg, octo, c.flag)
 			if err != nil || !res.Closed || res.Messages[0].Text != "killed tmux session loop-github-octo-repo-5" {
 				t.Fatalf("close %+v %v", res, err)
 			}
@@ -354,33 +354,33 @@ func TestCloseSession_KillsTmuxWhenNotKept(t *testing.T) {
 	}
 }
 
-func TestCloseSession_KeepsHarnessWhenKillHarnessOnCloseIsOff(t *testing.T) {
+func TestCloseWorkItem_KeepsHarnessWhenKillHarnessOnCloseIsOff(t *testing.T) {
 	s, w := newItemService(t)
 	cfg := testConfig(t)
 	cfg.Routing.Tmux.KillHarnessOnClose = false
 	mustStart(t, s, cfg, startReq(t, octo), "started")
-	if _, err := s.CloseSession(context.Background(), cfg, octo, nil); err != nil {
+	if _, err := s.CloseWorkItem(context.Background(), cfg, octo, nil); err != nil {
 		t.Fatal(err)
 	}
 	if len(w.terminated) != 0 || w.pane(octoTarget) != loop.PaneLive {
 		t.Fatalf("terminated %v, pane %s", w.terminated, w.pane(octoTarget))
 	}
 	// A live pane under a closed record: a start adopts it, spawning nothing.
-	res := mustStart(t, s, cfg, loop.SessionStartRequest{Ref: octo}, "already-running")
+	res := mustStart(t, s, cfg, loop.WorkItemStartRequest{Ref: octo}, "already-running")
 	if res.Session.Status != "active" || w.SpawnCount() != 1 {
 		t.Fatalf("start %+v, spawns %d", res, w.SpawnCount())
 	}
 }
 
-func TestStartSession_ResumesAClosedSessionsConversation(t *testing.T) {
+func TestStartWorkItem_ResumesAClosedSessionsConversation(t *testing.T) {
 	s, w := newItemService(t)
 	cfg := testConfig(t)
 	first := mustStart(t, s, cfg, startReq(t, octo), "started")
 	id := first.Session.HarnessSessionID
-	if _, err := s.CloseSession(context.Background(), cfg, octo, nil); err != nil {
+	if _, err := s.CloseWorkItem(context.Background(), cfg, octo, nil); err != nil {
 		t.Fatal(err)
 	}
-	res := mustStart(t, s, cfg, loop.SessionStartRequest{Ref: octo}, "resumed")
+	res := mustStart(t, s, cfg, loop.WorkItemStartRequest{Ref: octo}, "resumed")
 	if res.Session.HarnessSessionID != id || res.Session.Status != "active" || res.Session.Cwd != first.Session.Cwd {
 		t.Fatalf("resumed %+v", res.Session)
 	}
@@ -398,13 +398,13 @@ func TestStartSession_ResumesAClosedSessionsConversation(t *testing.T) {
 	}
 }
 
-func TestStartSession_ResumeThatDiesFallsBackFresh(t *testing.T) {
+func TestStartWorkItem_ResumeThatDiesFallsBackFresh(t *testing.T) {
 	s, w := newItemService(t)
 	cfg := testConfig(t)
 	first := mustStart(t, s, cfg, startReq(t, octo), "started")
 	old := first.Session.HarnessSessionID
 	cfg.Routing.Tmux.KeepSessionOnClose = false
-	if _, err := s.CloseSession(context.Background(), cfg, octo, nil); err != nil {
+	if _, err := s.CloseWorkItem(context.Background(), cfg, octo, nil); err != nil {
 		t.Fatal(err)
 	}
 	w.OnSpawn = func(spec loop.SpawnSpec) loop.PaneState {
@@ -413,7 +413,7 @@ func TestStartSession_ResumeThatDiesFallsBackFresh(t *testing.T) {
 		}
 		return loop.PaneLive
 	}
-	res := mustStart(t, s, cfg, loop.SessionStartRequest{Ref: octo}, "started")
+	res := mustStart(t, s, cfg, loop.WorkItemStartRequest{Ref: octo}, "started")
 	if res.Session.HarnessSessionID == old {
 		t.Fatal("kept the conversation id of a resume that died")
 	}
@@ -426,13 +426,13 @@ func TestStartSession_ResumeThatDiesFallsBackFresh(t *testing.T) {
 	}
 }
 
-func TestStartSession_SettlesAStaleClaim(t *testing.T) {
+func TestStartWorkItem_SettlesAStaleClaim(t *testing.T) {
 	s, w := newItemService(t)
 	cfg := testConfig(t)
 	ref, _ := loop.ParseWorkItemRef(octo)
 	// A process that died mid-start left its claim on a placeholder.
 	if err := s.DB.Update(func(tx *store.Tx) error {
-		return tx.PutSession(ref.Slug(), &store.SessionRecord{WorkItem: store.WorkItem{Ref: octo},
+		return tx.PutWorkItem(ref.Slug(), &loop.WorkItemRecord{WorkItem: loop.WorkItemInfo{Ref: octo},
 			Claim: &loop.Claim{Op: "start", PID: 1 << 30, Since: "2020-01-01T00:00:00Z", HarnessSessionID: "x"}})
 	}); err != nil {
 		t.Fatal(err)
@@ -444,40 +444,40 @@ func TestStartSession_SettlesAStaleClaim(t *testing.T) {
 	}
 }
 
-func TestListSessions_OnlyWorkItemsAndStatusFilter(t *testing.T) {
+func TestListWorkItems_OnlyWorkItemsAndStatusFilter(t *testing.T) {
 	s, _ := newItemService(t)
 	cfg := testConfig(t, "supervisor")
 	ctx := context.Background()
-	if res, err := s.Start(ctx, cfg, "supervisor", false); err != nil || !res.OK {
+	if res, err := s.StartStanding(ctx, cfg, "supervisor", false); err != nil || !res.OK {
 		t.Fatalf("standing start %+v %v", res, err)
 	}
 	mustStart(t, s, cfg, startReq(t, octo), "started")
 	mustStart(t, s, cfg, startReq(t, "github:octo/other#9"), "started")
-	if _, err := s.CloseSession(ctx, cfg, "github:octo/other#9", nil); err != nil {
+	if _, err := s.CloseWorkItem(ctx, cfg, "github:octo/other#9", nil); err != nil {
 		t.Fatal(err)
 	}
 
-	rows, err := s.ListSessions(ctx, cfg, "")
+	rows, err := s.ListWorkItems(ctx, cfg, "")
 	if err != nil || len(rows) != 2 || rows[0].Ref != "github:octo/other#9" || rows[1].Ref != octo {
 		t.Fatalf("sessions %+v %v", rows, err)
 	}
-	active, _ := s.ListSessions(ctx, cfg, "active")
-	closed, _ := s.ListSessions(ctx, cfg, "closed")
-	paused, _ := s.ListSessions(ctx, cfg, "paused")
+	active, _ := s.ListWorkItems(ctx, cfg, "active")
+	closed, _ := s.ListWorkItems(ctx, cfg, "closed")
+	paused, _ := s.ListWorkItems(ctx, cfg, "paused")
 	if len(active) != 1 || active[0].Ref != octo || !active[0].Running || len(closed) != 1 || closed[0].Running || len(paused) != 0 {
 		t.Fatalf("active %+v closed %+v paused %+v", active, closed, paused)
 	}
-	if _, err := s.ListSessions(ctx, cfg, "open"); loop.ErrorCode(err) != loop.EINVALID {
+	if _, err := s.ListWorkItems(ctx, cfg, "open"); loop.ErrorCode(err) != loop.EINVALID {
 		t.Fatalf("status open: %v", err)
 	}
-	standing, _ := s.List(ctx, cfg)
+	standing, _ := s.ListStanding(ctx, cfg)
 	if len(standing) != 1 || standing[0].Name != "supervisor" {
 		t.Fatalf("standing rows %+v", standing)
 	}
-	if _, err := s.Say(ctx, cfg, octo, "hi", ""); loop.ErrorCode(err) != loop.ENOTFOUND {
+	if _, err := s.SayStanding(ctx, cfg, octo, "hi", ""); loop.ErrorCode(err) != loop.ENOTFOUND {
 		t.Fatalf("standing say to a work item: %v", err)
 	}
-	if _, err := s.GetSession(ctx, cfg, "standing:supervisor"); loop.ErrorCode(err) != loop.EINVALID {
+	if _, err := s.GetWorkItem(ctx, cfg, "standing:supervisor"); loop.ErrorCode(err) != loop.EINVALID {
 		t.Fatalf("get standing:supervisor: %v", err)
 	}
 }
@@ -492,22 +492,22 @@ func TestWorkItems_ThroughTheLivenessCache(t *testing.T) {
 		t.Fatalf("state %s", st)
 	}
 	mustStart(t, s, cfg, startReq(t, octo), "started") // …but a spawn invalidates it
-	if _, err := s.ReplySession(ctx, cfg, octo, "hi", ""); err != nil {
+	if _, err := s.ReplyWorkItem(ctx, cfg, octo, "hi", ""); err != nil {
 		t.Fatalf("reply right after the start: %v", err)
 	}
-	if _, err := s.CloseSession(ctx, cfg, octo, nil); err != nil || cached.State(ctx, octoTarget) != loop.PaneDead {
+	if _, err := s.CloseWorkItem(ctx, cfg, octo, nil); err != nil || cached.State(ctx, octoTarget) != loop.PaneDead {
 		t.Fatalf("close: %v, state %s", err, cached.State(ctx, octoTarget))
 	}
 	// A wrapped runner without the entry points fails the start, naming why.
 	plain := struct{ loop.Runner }{newFakeRunner()} // the target-addressed calls only
 	s.Runner = func(string) loop.Runner { return CachedRunner(plain, time.Hour) }
-	res, err := s.StartSession(ctx, cfg, startReq(t, "github:octo/repo#6"))
+	res, err := s.StartWorkItem(ctx, cfg, startReq(t, "github:octo/repo#6"))
 	if err != nil || res.Outcome != "failed" || !strings.Contains(res.Messages[0].Text, "no work-item entry points") {
 		t.Fatalf("start without work-item entry points: %+v %v", res, err)
 	}
 	// An unwrapped one is an internal error.
 	s.Runner = func(string) loop.Runner { return plain }
-	if _, err := s.StartSession(ctx, cfg, startReq(t, "github:octo/repo#7")); loop.ErrorCode(err) != loop.EINTERNAL {
+	if _, err := s.StartWorkItem(ctx, cfg, startReq(t, "github:octo/repo#7")); loop.ErrorCode(err) != loop.EINTERNAL {
 		t.Fatalf("start without work-item entry points: %v", err)
 	}
 }
@@ -516,11 +516,34 @@ func TestWorkItems_SharedKeyIsRefused(t *testing.T) {
 	s, _ := newItemService(t)
 	cfg := testConfig(t)
 	mustStart(t, s, cfg, startReq(t, "github:octo/re po#5"), "started")
-	_, err := s.StartSession(context.Background(), cfg, startReq(t, "github:octo/re-po#5"))
+	_, err := s.StartWorkItem(context.Background(), cfg, startReq(t, "github:octo/re-po#5"))
 	if loop.ErrorCode(err) != loop.EINVALID || !strings.Contains(loop.ErrorMessage(err), "shares its session key 'github-octo-re-po-5'") {
 		t.Fatalf("start of a ref sharing the key: %v", err)
 	}
-	if _, err := s.GetSession(context.Background(), cfg, "github:octo/re-po#5"); loop.ErrorCode(err) != loop.ENOTFOUND {
+	if _, err := s.GetWorkItem(context.Background(), cfg, "github:octo/re-po#5"); loop.ErrorCode(err) != loop.ENOTFOUND {
 		t.Fatalf("get: %v", err)
+	}
+}
+
+func TestStartWorkItem_ResumeSpawnFailureKeepsTheConversationAndTheForeignSession(t *testing.T) {
+	s, w := newItemService(t)
+	cfg := testConfig(t)
+	ctx := context.Background()
+	first := mustStart(t, s, cfg, startReq(t, octo), "started")
+	id := first.Session.HarnessSessionID
+	cfg.Routing.Tmux.KeepSessionOnClose = false
+	if _, err := s.CloseWorkItem(ctx, cfg, octo, nil); err != nil {
+		t.Fatal(err)
+	}
+	ref, _ := loop.ParseWorkItemRef(octo)
+	usurp(w.fakeRunner, ref.TmuxTarget())
+	killed := len(w.Killed)
+	mustStart(t, s, cfg, loop.WorkItemStartRequest{Ref: octo}, "failed")
+	if len(w.Killed) != killed || w.State(ctx, ref.TmuxTarget()) != loop.PaneLive {
+		t.Fatalf("the foreign session was killed: %v", w.Killed[killed:])
+	}
+	rec, err := s.readWorkItem(ref)
+	if err != nil || rec == nil || rec.HarnessSessionID != id || rec.Status != loop.SessionClosed || rec.Claim != nil {
+		t.Fatalf("record %+v (%v), want closed with conversation %s", rec, err, id)
 	}
 }

@@ -13,9 +13,9 @@ import (
 // use them without importing the root package.
 type (
 	// Row is one standing session as every surface shows it.
-	Row = loop.Row
+	Row = loop.StandingRow
 	// ControlResult is what start, stop, restart, create and delete return.
-	ControlResult = loop.ControlResult
+	ControlResult = loop.StandingControlResult
 	// SayResult is what Say returns.
 	SayResult = loop.SayResult
 	// Report is the status report: the service row, the standing rows, ok.

@@ -90,7 +90,7 @@ func serve(t *testing.T, declared ...string) *service {
 			t.Errorf("shutdown: %v", err)
 		}
 		<-done
-		_, _ = svc.Stop(context.Background(), cfg, "")
+		_, _ = svc.StopStanding(context.Background(), cfg, "")
 	})
 	s.url = "http://" + ln.Addr().String()
 	return s

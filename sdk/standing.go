@@ -39,8 +39,8 @@ type CreateOptions struct {
 }
 
 // request is the REST body the options stand for.
-func (o CreateOptions) request() loop.CreateRequest {
-	req := loop.CreateRequest{
+func (o CreateOptions) request() loop.StandingCreateRequest {
+	req := loop.StandingCreateRequest{
 		Name:         o.Name,
 		Harness:      o.Harness,
 		Cwd:          o.Cwd,
@@ -88,14 +88,14 @@ func (s *Standing) Delete(ctx context.Context, name string) (ControlResult, erro
 // Control starts, stops or restarts the named session; name "" starts or
 // stops every one (restart needs a name). An unknown verb is ErrInvalid.
 func (s *Standing) Control(ctx context.Context, name string, verb Verb) (ControlResult, error) {
-	res, err := s.c.Control(ctx, name, string(verb), false)
+	res, err := s.c.ControlStanding(ctx, name, string(verb), false)
 	return res, wrap(err)
 }
 
 // StartAutoStart starts every session `the-loop start` starts: the declared
 // ones with autoStart, and the created ones recorded with it.
 func (s *Standing) StartAutoStart(ctx context.Context) (ControlResult, error) {
-	res, err := s.c.Control(ctx, "", string(Start), true)
+	res, err := s.c.ControlStanding(ctx, "", string(Start), true)
 	return res, wrap(err)
 }
 
@@ -103,6 +103,6 @@ func (s *Standing) StartAutoStart(ctx context.Context) (ControlResult, error) {
 // empty text is ErrInvalid, a session not running ErrNotFound; a delivery
 // that failed (the agent never got ready) is a result with Delivered false.
 func (s *Standing) Say(ctx context.Context, name, text, actor string) (SayResult, error) {
-	res, err := s.c.Say(ctx, name, text, actor)
+	res, err := s.c.SayStanding(ctx, name, text, actor)
 	return res, wrap(err)
 }

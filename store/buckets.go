@@ -5,7 +5,7 @@ package store
 var (
 	bucketMeta     = []byte("meta")     // schema version, event count
 	bucketStanding = []byte("standing") // standing-session name → JSON loop.StandingRecord
-	bucketSessions = []byte("sessions") // work-item slug → JSON SessionRecord
+	bucketSessions = []byte("sessions") // work-item slug → JSON loop.WorkItemRecord
 	bucketEvents   = []byte("events")   // 8-byte big-endian sequence → JSON envelope
 	bucketChannels = []byte("channels") // per-channel state (Slack)
 	bucketThreads  = []byte("threads")  // channels/threads: thread ts → JSON threadValue

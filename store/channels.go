@@ -13,20 +13,22 @@ import (
 // evicts the oldest, with its cursor (original §4.3).
 const MaxThreads = 200
 
-// ThreadBinding is a Slack thread bound to a work item or a standing
-// session (ref "standing:<name>"); WorkItem is "" for a thread whose
+// ThreadBinding is a Slack thread bound to a work item (Ref is its ref) or
+// a standing session (Ref "standing:<name>"); Ref is "" for a thread whose
 // session was deleted (a tombstone, see UnbindRef).
 type ThreadBinding struct {
 	ThreadTS string
-	WorkItem string
+	Ref      string
 	Channel  string
 	// BoundSeq orders bindings: the newest binding has the highest.
 	BoundSeq uint64
 }
 
-// threadValue is a binding as stored under its thread ts.
+// threadValue is a binding as stored under its thread ts. Its key stays
+// "workItem" (what stores written before the field was named Ref hold),
+// though it names standing sessions too.
 type threadValue struct {
-	WorkItem string `json:"workItem"`
+	Ref      string `json:"workItem"`
 	Channel  string `json:"channel"`
 	BoundSeq uint64 `json:"boundSeq"`
 }
@@ -51,7 +53,7 @@ func (t *Tx) BindThread(threadTS, ref, channel string) error {
 	if err != nil {
 		return loop.Internal("store: binding Slack thread '%s': %w", threadTS, err)
 	}
-	v, err := json.Marshal(threadValue{WorkItem: ref, Channel: channel, BoundSeq: seq})
+	v, err := json.Marshal(threadValue{Ref: ref, Channel: channel, BoundSeq: seq})
 	if err != nil {
 		return loop.Internal("store: encoding Slack thread '%s': %w", threadTS, err)
 	}
@@ -78,7 +80,7 @@ func (t *Tx) ThreadFor(ref string) (threadTS, channel string, ok bool) {
 	var best uint64
 	_ = threadsBucket(t.tx).ForEach(func(k, v []byte) error {
 		var tv threadValue
-		if json.Unmarshal(v, &tv) != nil || tv.WorkItem == "" || tv.WorkItem != ref {
+		if json.Unmarshal(v, &tv) != nil || tv.Ref == "" || tv.Ref != ref {
 			return nil
 		}
 		if !ok || tv.BoundSeq > best {
@@ -97,7 +99,7 @@ func (t *Tx) Threads() ([]ThreadBinding, error) {
 		if err := json.Unmarshal(v, &tv); err != nil {
 			return loop.Internal("store: the Slack thread binding '%s' in %s is unreadable: %w", k, t.tx.DB().Path(), err)
 		}
-		out = append(out, ThreadBinding{ThreadTS: string(k), WorkItem: tv.WorkItem, Channel: tv.Channel, BoundSeq: tv.BoundSeq})
+		out = append(out, ThreadBinding{ThreadTS: string(k), Ref: tv.Ref, Channel: tv.Channel, BoundSeq: tv.BoundSeq})
 		return nil
 	})
 	sort.Slice(out, func(i, j int) bool { return out[i].BoundSeq < out[j].BoundSeq })
@@ -114,8 +116,8 @@ func (t *Tx) UnbindRef(ref string) (int, error) {
 	var gone [][2][]byte
 	_ = b.ForEach(func(k, v []byte) error {
 		var tv threadValue
-		if json.Unmarshal(v, &tv) == nil && tv.WorkItem == ref {
-			tv.WorkItem = ""
+		if json.Unmarshal(v, &tv) == nil && tv.Ref == ref {
+			tv.Ref = ""
 			nv, err := json.Marshal(tv)
 			if err != nil {
 				return err

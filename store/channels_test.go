@@ -2,6 +2,7 @@ package store
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -98,7 +99,7 @@ func TestUnbindRef_LeavesTombstonesForEveryThreadOfTheRef(t *testing.T) {
 		all, _ := tx.Threads()
 		got := map[string]string{}
 		for _, b := range all {
-			got[b.ThreadTS] = b.WorkItem
+			got[b.ThreadTS] = b.Ref
 		}
 		if len(all) != 3 || got["1.1"] != "" || got["2.2"] != "" || got["3.3"] != "standing:b" {
 			t.Errorf("left %+v", all)
@@ -140,6 +141,26 @@ func TestCursor_DefaultsToTheThreadAndOnlyMovesForward(t *testing.T) {
 		_ = tx.Advance("9.9", "10.0") // not bound: keeps nothing
 		if c := tx.Cursor("9.9"); c != "9.9" {
 			t.Errorf("unbound thread cursor = %s", c)
+		}
+		return nil
+	})
+}
+
+func TestThreadBinding_StoredKeyStaysWorkItem(t *testing.T) {
+	db := openTest(t, Options{})
+	// A binding as a store written before ThreadBinding.Ref was named so
+	// holds it: the ref under "workItem".
+	mustUpdate(t, db, func(tx *Tx) error {
+		return threadsBucket(tx.tx).Put([]byte(ts(1)), []byte(`{"workItem":"standing:old","channel":"C1","boundSeq":1}`))
+	})
+	mustUpdate(t, db, func(tx *Tx) error { return tx.BindThread(ts(2), "github:octo/repo#1", "C2") })
+	_ = db.View(func(tx *Tx) error {
+		all, err := tx.Threads()
+		if err != nil || len(all) != 2 || all[0].Ref != "standing:old" || all[1].Ref != "github:octo/repo#1" {
+			t.Fatalf("bindings %+v (%v)", all, err)
+		}
+		if raw := string(threadsBucket(tx.tx).Get([]byte(ts(2)))); !strings.Contains(raw, `"workItem":"github:octo/repo#1"`) {
+			t.Fatalf("stored %s, want the ref under workItem", raw)
 		}
 		return nil
 	})

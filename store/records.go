@@ -134,42 +134,6 @@ func decodeStanding(tx *bolt.Tx, key string, v []byte) (*loop.StandingRecord, er
 	return &rec, nil
 }
 
-// SessionRecord is a work-item session, kept apart from standing sessions
-// (original §4.2). JSON keys are the original's.
-type SessionRecord struct {
-	WorkItem         WorkItem `json:"workItem"`
-	Harness          string   `json:"harness"`
-	HarnessSessionID string   `json:"harnessSessionId"`
-	Cwd              string   `json:"cwd"`
-	Status           string   `json:"status"` // active | paused | closed
-	CreatedAt        string   `json:"createdAt"`
-	LastEventAt      string   `json:"lastEventAt"`
-	TmuxTarget       string   `json:"tmuxTarget"`
-	RecentDeliveries []string `json:"recentDeliveries"`
-	URL              string   `json:"url,omitempty"`
-	// PullRequests is kept as stored (the original's nested endpoints).
-	PullRequests json.RawMessage `json:"pullRequests,omitempty"`
-	// TmuxSocket is the `-L` socket name the session was spawned on ("" is
-	// the user's default server), so close never depends on the config.
-	TmuxSocket string `json:"tmuxSocket,omitempty"`
-	// Claim marks a start in flight; it is stored beside Status and never
-	// shown as a status.
-	Claim *loop.Claim `json:"claim,omitempty"`
-	// AgentTokenHash is the hex sha256 of the credential handed to the
-	// agent of the current spawn (THE_LOOP_AGENT_TOKEN), replaced at every
-	// spawn; the credential itself is never stored.
-	AgentTokenHash string `json:"agentTokenHash,omitempty"`
-}
-
-// WorkItem is the ticket a work-item session belongs to.
-type WorkItem struct {
-	Ref      string `json:"ref"`
-	Provider string `json:"provider"`
-	Owner    string `json:"owner"`
-	Repo     string `json:"repo"`
-	Number   int    `json:"number"`
-}
-
 // sessionKeyRE is the grammar of a work-item session's key: the ref's slug
 // (original §10.1).
 var sessionKeyRE = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
@@ -181,9 +145,9 @@ func checkSessionKey(key string) error {
 	return nil
 }
 
-// Session returns the work-item session stored under key (the ref's slug),
+// WorkItem returns the work-item session stored under key (the ref's slug),
 // or nil and no error when there is none.
-func (t *Tx) Session(key string) (*SessionRecord, error) {
+func (t *Tx) WorkItem(key string) (*loop.WorkItemRecord, error) {
 	v := t.tx.Bucket(bucketSessions).Get([]byte(key))
 	if v == nil {
 		return nil, nil
@@ -191,20 +155,20 @@ func (t *Tx) Session(key string) (*SessionRecord, error) {
 	return decodeSession(t.tx, key, v)
 }
 
-// PutSession stores rec under key (the ref's slug).
-func (t *Tx) PutSession(key string, rec *SessionRecord) error {
+// PutWorkItem stores rec under key (the ref's slug).
+func (t *Tx) PutWorkItem(key string, rec *loop.WorkItemRecord) error {
 	return putSessionImpl(t.tx, key, rec)
 }
 
-// DeleteSession removes the work-item session under key and reports
+// DeleteWorkItem removes the work-item session under key and reports
 // whether there was one.
-func (t *Tx) DeleteSession(key string) (bool, error) {
+func (t *Tx) DeleteWorkItem(key string) (bool, error) {
 	return deleteImpl(t.tx.Bucket(bucketSessions), key)
 }
 
-// ListSessions returns every work-item session, sorted by key.
-func (t *Tx) ListSessions() ([]*SessionRecord, error) {
-	var out []*SessionRecord
+// ListWorkItems returns every work-item session, sorted by key.
+func (t *Tx) ListWorkItems() ([]*loop.WorkItemRecord, error) {
+	var out []*loop.WorkItemRecord
 	err := t.tx.Bucket(bucketSessions).ForEach(func(k, v []byte) error {
 		rec, err := decodeSession(t.tx, string(k), v)
 		if err != nil {
@@ -216,7 +180,7 @@ func (t *Tx) ListSessions() ([]*SessionRecord, error) {
 	return out, err
 }
 
-func putSessionImpl(tx *bolt.Tx, key string, rec *SessionRecord) error {
+func putSessionImpl(tx *bolt.Tx, key string, rec *loop.WorkItemRecord) error {
 	if err := checkSessionKey(key); err != nil {
 		return err
 	}
@@ -230,8 +194,8 @@ func putSessionImpl(tx *bolt.Tx, key string, rec *SessionRecord) error {
 	return tx.Bucket(bucketSessions).Put([]byte(key), v)
 }
 
-func decodeSession(tx *bolt.Tx, key string, v []byte) (*SessionRecord, error) {
-	var rec SessionRecord
+func decodeSession(tx *bolt.Tx, key string, v []byte) (*loop.WorkItemRecord, error) {
+	var rec loop.WorkItemRecord
 	if err := json.Unmarshal(v, &rec); err != nil {
 		return nil, loop.Internal("store: the work-item session '%s' in %s is unreadable: %w", key, tx.DB().Path(), err)
 	}

@@ -10,7 +10,7 @@
 //	standing/
 //	|--> <name>        -> JSON loop.StandingRecord
 //	sessions/
-//	|--> <slug>        -> JSON SessionRecord (work-item sessions)
+//	|--> <slug>        -> JSON loop.WorkItemRecord (work-item sessions)
 //	events/               (sequence: bucket.NextSequence)
 //	|--> <seq>         -> JSON envelope: ts, source, event, level, pid, fields…
 //	channels/

@@ -177,7 +177,7 @@ func TestRead_ValuesSurviveTheTransactionAndTheFile(t *testing.T) {
 		if err := tx.PutStanding(rec("keep")); err != nil {
 			return err
 		}
-		if err := tx.PutSession("github-octo-repo-15", &SessionRecord{Harness: "claude", PullRequests: []byte(`[{"n":1}]`)}); err != nil {
+		if err := tx.PutWorkItem("github-octo-repo-15", &loop.WorkItemRecord{Harness: "claude", PullRequests: []byte(`[{"n":1}]`)}); err != nil {
 			return err
 		}
 		if err := tx.BindThread("1700000000.000100", "standing:keep", "C1"); err != nil {
@@ -187,14 +187,14 @@ func TestRead_ValuesSurviveTheTransactionAndTheFile(t *testing.T) {
 	})
 	var (
 		r      *loop.StandingRecord
-		s      *SessionRecord
+		s      *loop.WorkItemRecord
 		evs    []loop.Event
 		thread string
 		binds  []ThreadBinding
 	)
 	_ = db.View(func(tx *Tx) (err error) {
 		r, _ = tx.Standing("keep")
-		s, _ = tx.Session("github-octo-repo-15")
+		s, _ = tx.WorkItem("github-octo-repo-15")
 		evs, _ = tx.Events(EventQuery{})
 		thread, _, _ = tx.ThreadFor("standing:keep")
 		binds, err = tx.Threads()
@@ -223,29 +223,29 @@ func TestRead_ValuesSurviveTheTransactionAndTheFile(t *testing.T) {
 
 func TestSessions_RoundTripListAndDelete(t *testing.T) {
 	db := openTest(t, Options{})
-	s := &SessionRecord{
-		WorkItem: WorkItem{Ref: "github:octo/repo#15", Provider: "github", Owner: "octo", Repo: "repo", Number: 15},
+	s := &loop.WorkItemRecord{
+		WorkItem: loop.WorkItemInfo{Ref: "github:octo/repo#15", Provider: "github", Owner: "octo", Repo: "repo", Number: 15},
 		Harness:  "claude", HarnessSessionID: "u-1", Cwd: "/w", Status: "active",
 		CreatedAt: "2026-07-22T06:31:20Z", LastEventAt: "2026-07-22T06:32:00Z", TmuxTarget: "loop-github-octo-repo-15",
 		RecentDeliveries: []string{"d1", "d2"}, URL: "https://github.com/octo/repo/issues/15",
 	}
 	mustUpdate(t, db, func(tx *Tx) error {
-		if err := tx.PutSession("github-octo-repo-15", s); err != nil {
+		if err := tx.PutWorkItem("github-octo-repo-15", s); err != nil {
 			return err
 		}
-		return tx.PutSession("github-a-b-2", &SessionRecord{WorkItem: WorkItem{Ref: "github:a/b#2"}})
+		return tx.PutWorkItem("github-a-b-2", &loop.WorkItemRecord{WorkItem: loop.WorkItemInfo{Ref: "github:a/b#2"}})
 	})
-	if err := db.Update(func(tx *Tx) error { return tx.PutSession("../x", s) }); loop.ErrorCode(err) != loop.EINVALID {
+	if err := db.Update(func(tx *Tx) error { return tx.PutWorkItem("../x", s) }); loop.ErrorCode(err) != loop.EINVALID {
 		t.Errorf("PutSession(../x) = %v, want invalid", err)
 	}
 	_ = db.View(func(tx *Tx) error {
-		got, err := tx.Session("github-octo-repo-15")
+		got, err := tx.WorkItem("github-octo-repo-15")
 		if err != nil || !reflect.DeepEqual(got, s) {
 			t.Errorf("Session = %+v, %v; want %+v", got, err, s)
 		}
-		all, _ := tx.ListSessions()
+		all, _ := tx.ListWorkItems()
 		if len(all) != 2 || all[0].WorkItem.Ref != "github:a/b#2" {
-			t.Errorf("ListSessions = %+v", all)
+			t.Errorf("ListWorkItems = %+v", all)
 		}
 		if none, _ := tx.ListStanding(); len(none) != 0 {
 			t.Errorf("a work-item session shows as standing: %+v", none)
@@ -253,10 +253,10 @@ func TestSessions_RoundTripListAndDelete(t *testing.T) {
 		return nil
 	})
 	mustUpdate(t, db, func(tx *Tx) error {
-		if ok, _ := tx.DeleteSession("github-a-b-2"); !ok {
+		if ok, _ := tx.DeleteWorkItem("github-a-b-2"); !ok {
 			t.Error("DeleteSession found nothing")
 		}
-		if got, _ := tx.Session("github-a-b-2"); got != nil {
+		if got, _ := tx.WorkItem("github-a-b-2"); got != nil {
 			t.Error("deleted session still there")
 		}
 		return nil

@@ -13,11 +13,11 @@ import (
 // REST when it runs; otherwise the verbs run in this process (decisions D3).
 // Both give the same rows.
 type standingAPI interface {
-	List(ctx context.Context) ([]loop.Row, error)
-	Control(ctx context.Context, name, verb string, autoOnly bool) (loop.ControlResult, error)
-	Create(ctx context.Context, req loop.CreateRequest) (loop.ControlResult, error)
-	Delete(ctx context.Context, name string) (loop.ControlResult, error)
-	Say(ctx context.Context, name, text, actor string) (loop.SayResult, error)
+	ListStanding(ctx context.Context) ([]loop.StandingRow, error)
+	ControlStanding(ctx context.Context, name, verb string, autoOnly bool) (loop.StandingControlResult, error)
+	CreateStanding(ctx context.Context, req loop.StandingCreateRequest) (loop.StandingControlResult, error)
+	DeleteStanding(ctx context.Context, name string) (loop.StandingControlResult, error)
+	SayStanding(ctx context.Context, name, text, actor string) (loop.SayResult, error)
 }
 
 // local runs the verbs in this process.
@@ -26,35 +26,39 @@ type local struct {
 	svc *lifecycle.Service
 }
 
-func (l local) List(ctx context.Context) ([]loop.Row, error) { return l.svc.List(ctx, l.cfg) }
-func (l local) Control(ctx context.Context, name, verb string, autoOnly bool) (loop.ControlResult, error) {
-	return l.svc.Control(ctx, l.cfg, name, verb, autoOnly)
+func (l local) ListStanding(ctx context.Context) ([]loop.StandingRow, error) {
+	return l.svc.ListStanding(ctx, l.cfg)
 }
-func (l local) Create(ctx context.Context, req loop.CreateRequest) (loop.ControlResult, error) {
-	return l.svc.Create(ctx, l.cfg, req)
+func (l local) ControlStanding(ctx context.Context, name, verb string, autoOnly bool) (loop.StandingControlResult, error) {
+	return l.svc.ControlStanding(ctx, l.cfg, name, verb, autoOnly)
 }
-func (l local) Delete(ctx context.Context, name string) (loop.ControlResult, error) {
-	return l.svc.Delete(ctx, l.cfg, name)
+func (l local) CreateStanding(ctx context.Context, req loop.StandingCreateRequest) (loop.StandingControlResult, error) {
+	return l.svc.CreateStanding(ctx, l.cfg, req)
 }
-func (l local) Say(ctx context.Context, name, text, actor string) (loop.SayResult, error) {
-	return l.svc.Say(ctx, l.cfg, name, text, actor)
+func (l local) DeleteStanding(ctx context.Context, name string) (loop.StandingControlResult, error) {
+	return l.svc.DeleteStanding(ctx, l.cfg, name)
+}
+func (l local) SayStanding(ctx context.Context, name, text, actor string) (loop.SayResult, error) {
+	return l.svc.SayStanding(ctx, l.cfg, name, text, actor)
 }
 
 // remote asks the service.
 type remote struct{ c *loophttp.Client }
 
-func (r remote) List(ctx context.Context) ([]loop.Row, error) { return r.c.ListStanding(ctx) }
-func (r remote) Control(ctx context.Context, name, verb string, autoOnly bool) (loop.ControlResult, error) {
-	return r.c.Control(ctx, name, verb, autoOnly)
+func (r remote) ListStanding(ctx context.Context) ([]loop.StandingRow, error) {
+	return r.c.ListStanding(ctx)
 }
-func (r remote) Create(ctx context.Context, req loop.CreateRequest) (loop.ControlResult, error) {
+func (r remote) ControlStanding(ctx context.Context, name, verb string, autoOnly bool) (loop.StandingControlResult, error) {
+	return r.c.ControlStanding(ctx, name, verb, autoOnly)
+}
+func (r remote) CreateStanding(ctx context.Context, req loop.StandingCreateRequest) (loop.StandingControlResult, error) {
 	return r.c.CreateStanding(ctx, req)
 }
-func (r remote) Delete(ctx context.Context, name string) (loop.ControlResult, error) {
+func (r remote) DeleteStanding(ctx context.Context, name string) (loop.StandingControlResult, error) {
 	return r.c.DeleteStanding(ctx, name)
 }
-func (r remote) Say(ctx context.Context, name, text, actor string) (loop.SayResult, error) {
-	return r.c.Say(ctx, name, text, actor)
+func (r remote) SayStanding(ctx context.Context, name, text, actor string) (loop.SayResult, error) {
+	return r.c.SayStanding(ctx, name, text, actor)
 }
 
 // withStanding runs fn against the service when it answers, else in this

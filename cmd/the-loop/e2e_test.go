@@ -142,14 +142,14 @@ func (e *env) must(code int, args ...string) result {
 }
 
 // rows is `standing list --json`.
-func (e *env) rows() map[string]loop.Row {
+func (e *env) rows() map[string]loop.StandingRow {
 	e.t.Helper()
 	r := e.must(0, "standing", "list", "--json")
-	var rows []loop.Row
+	var rows []loop.StandingRow
 	if err := json.Unmarshal([]byte(r.stdout), &rows); err != nil {
 		e.t.Fatalf("list json: %v\n%s", err, r)
 	}
-	out := map[string]loop.Row{}
+	out := map[string]loop.StandingRow{}
 	for _, row := range rows {
 		out[row.Name] = row
 	}

@@ -147,7 +147,7 @@ func (a *App) startAll(ctx context.Context, cfg *config.Config) (loop.Report, st
 			}
 		}
 	}
-	rep := loop.Report{Services: []loop.ServiceRow{row}, StandingSessions: []loop.Row{}}
+	rep := loop.Report{Services: []loop.ServiceRow{row}, StandingSessions: []loop.StandingRow{}}
 	serviceOK := row.Outcome == "started" || row.Outcome == "already-running" || row.Outcome == "disabled"
 	rows, ok, note := a.startStanding(ctx, cfg, row.Outcome == "started" || row.Outcome == "already-running", held)
 	rep.StandingSessions = rows
@@ -158,30 +158,30 @@ func (a *App) startAll(ctx context.Context, cfg *config.Config) (loop.Report, st
 // startStanding starts the auto-starting sessions through the service
 // (viaService), or in this process — unless held names the pid of a
 // service that holds the store without being the one that answers.
-func (a *App) startStanding(ctx context.Context, cfg *config.Config, viaService bool, held int) ([]loop.Row, bool, string) {
+func (a *App) startStanding(ctx context.Context, cfg *config.Config, viaService bool, held int) ([]loop.StandingRow, bool, string) {
 	if cfg.StandingErr != nil {
-		return []loop.Row{lifecycle.Misconfigured(cfg.StandingErr)}, false, ""
+		return []loop.StandingRow{lifecycle.Misconfigured(cfg.StandingErr)}, false, ""
 	}
 	if cfg.Standing == nil || !cfg.Standing.Enabled {
-		return []loop.Row{}, true, "standing sessions: disabled (standingSessions.enabled is false)"
+		return []loop.StandingRow{}, true, "standing sessions: disabled (standingSessions.enabled is false)"
 	}
-	var res loop.ControlResult
+	var res loop.StandingControlResult
 	var err error
 	switch {
 	case viaService:
-		res, err = a.client(cfg).Control(ctx, "", "start", true)
+		res, err = a.client(cfg).ControlStanding(ctx, "", "start", true)
 		if err != nil {
-			return []loop.Row{failedRow(restFailure(cfg, err))}, false, ""
+			return []loop.StandingRow{failedRow(restFailure(cfg, err))}, false, ""
 		}
 	case held != 0:
-		return []loop.Row{failedRow(fmt.Sprintf("not started: the service (pid %d) holds the store; see the service row", held))}, false, ""
+		return []loop.StandingRow{failedRow(fmt.Sprintf("not started: the service (pid %d) holds the store; see the service row", held))}, false, ""
 	default:
 		err = a.inProcess(cfg, func(svc *lifecycle.Service) error {
-			res, err = svc.Control(ctx, cfg, "", "start", true)
+			res, err = svc.ControlStanding(ctx, cfg, "", "start", true)
 			return err
 		})
 		if err != nil {
-			return []loop.Row{failedRow(loop.ErrorMessage(err))}, false, ""
+			return []loop.StandingRow{failedRow(loop.ErrorMessage(err))}, false, ""
 		}
 	}
 	return res.Sessions, res.OK, ""
@@ -189,8 +189,8 @@ func (a *App) startStanding(ctx context.Context, cfg *config.Config, viaService 
 
 // failedRow is the one row standing sessions get when they could not be
 // reached at all.
-func failedRow(detail string) loop.Row {
-	return loop.Row{Name: "standingSessions", Outcome: loop.OutcomeFailed, Detail: detail}
+func failedRow(detail string) loop.StandingRow {
+	return loop.StandingRow{Name: "standingSessions", Outcome: loop.OutcomeFailed, Detail: detail}
 }
 
 // restFailure words a REST call the service refused or failed: a 401
@@ -224,14 +224,14 @@ func (a *App) inProcess(cfg *config.Config, fn func(svc *lifecycle.Service) erro
 // ended first and they are stopped in this process. A service of another
 // state root answering at the address is left alone.
 func (a *App) stopAll(ctx context.Context, cfg *config.Config) loop.Report {
-	rep := loop.Report{StandingSessions: []loop.Row{}}
+	rep := loop.Report{StandingSessions: []loop.StandingRow{}}
 	row := loop.ServiceRow{Service: "service", Enabled: cfg.Service.Enabled}
-	var res loop.ControlResult
+	var res loop.StandingControlResult
 	var err error
 	st := a.probe(cfg, 2*time.Second)
 	local := !st.ours
 	if st.ours {
-		if res, err = a.client(cfg).Control(ctx, "", "stop", false); err != nil && ctx.Err() == nil {
+		if res, err = a.client(cfg).ControlStanding(ctx, "", "stop", false); err != nil && ctx.Err() == nil {
 			row.Detail = fmt.Sprintf("pid %d refused the stop (%s)", st.health.PID, restFailure(cfg, err))
 			local = true
 		}
@@ -250,13 +250,13 @@ func (a *App) stopAll(ctx context.Context, cfg *config.Config) loop.Report {
 			}
 		}
 		err = a.inProcess(cfg, func(svc *lifecycle.Service) error {
-			res, err = svc.Stop(ctx, cfg, "")
+			res, err = svc.StopStanding(ctx, cfg, "")
 			return err
 		})
 	}
 	standingOK := err == nil && res.OK
 	if err != nil {
-		rep.StandingSessions = []loop.Row{failedRow(loop.ErrorMessage(err))}
+		rep.StandingSessions = []loop.StandingRow{failedRow(loop.ErrorMessage(err))}
 	} else if res.Sessions != nil {
 		rep.StandingSessions = res.Sessions
 	}
@@ -291,7 +291,7 @@ func (a *App) statusAll(ctx context.Context, cfg *config.Config) loop.Report {
 		row.Running, row.Healthy, row.PID = true, true, st.health.PID
 		rep, err := a.client(cfg).Status(ctx)
 		if err != nil {
-			return loop.Report{Services: []loop.ServiceRow{row}, StandingSessions: []loop.Row{failedRow(restFailure(cfg, err))}}
+			return loop.Report{Services: []loop.ServiceRow{row}, StandingSessions: []loop.StandingRow{failedRow(restFailure(cfg, err))}}
 		}
 		rep.Services = []loop.ServiceRow{row}
 		rep.OK = rep.OK && row.Running
@@ -304,7 +304,7 @@ func (a *App) statusAll(ctx context.Context, cfg *config.Config) loop.Report {
 		// would only wait for its lock.
 		row.Running, row.PID = true, st.holder
 		detail := fmt.Sprintf("the service (pid %d) holds the store but does not answer %s; run `the-loop stop`", st.holder, serviceURL(cfg))
-		return loop.Report{Services: []loop.ServiceRow{row}, StandingSessions: []loop.Row{failedRow(detail)}}
+		return loop.Report{Services: []loop.ServiceRow{row}, StandingSessions: []loop.StandingRow{failedRow(detail)}}
 	}
 	rep := loop.Report{Services: []loop.ServiceRow{row}}
 	var ok bool
@@ -313,7 +313,7 @@ func (a *App) statusAll(ctx context.Context, cfg *config.Config) loop.Report {
 		return nil
 	})
 	if err != nil {
-		rep.StandingSessions, ok = []loop.Row{failedRow(loop.ErrorMessage(err))}, false
+		rep.StandingSessions, ok = []loop.StandingRow{failedRow(loop.ErrorMessage(err))}, false
 	}
 	rep.OK = ok && (!row.Enabled || row.Healthy)
 	return rep
@@ -353,7 +353,7 @@ func renderLifecycle(stdout, stderr io.Writer, rep loop.Report, note string) {
 
 // countFailed counts the failed rows (the ones renderControl writes to
 // stderr).
-func countFailed(rows []loop.Row) int {
+func countFailed(rows []loop.StandingRow) int {
 	n := 0
 	for _, r := range rows {
 		if r.Outcome == loop.OutcomeFailed {
@@ -404,7 +404,7 @@ func renderStatus(w io.Writer, rep loop.Report) {
 }
 
 // where says where a status row comes from (decisions D20).
-func where(r loop.Row) string {
+func where(r loop.StandingRow) string {
 	switch {
 	case r.Declared && r.AutoStart:
 		return "declared"

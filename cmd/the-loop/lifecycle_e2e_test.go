@@ -260,10 +260,10 @@ func TestLifecycle_StandingVerbsGoThroughTheService(t *testing.T) {
 	_ = syscall.Kill(e.servicePID(), syscall.SIGTERM)
 	waitFor(t, "the service to exit", func() bool { return e.servicePID() == 0 })
 	inProcess := e.must(0, "standing", "list", "--json").stdout
-	var a, b []loop.Row
+	var a, b []loop.StandingRow
 	_ = json.Unmarshal([]byte(viaService), &a)
 	_ = json.Unmarshal([]byte(inProcess), &b)
-	b = slices.DeleteFunc(b, func(r loop.Row) bool { return r.Name == "svc" })
+	b = slices.DeleteFunc(b, func(r loop.StandingRow) bool { return r.Name == "svc" })
 	if !slices.Equal(a, b) {
 		t.Fatalf("rows differ:\nservice:    %+v\nin-process: %+v", a, b)
 	}

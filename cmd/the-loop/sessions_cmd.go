@@ -32,7 +32,7 @@ type SessionsListCmd struct {
 // Run lists the sessions.
 func (c *SessionsListCmd) Run(a *App) error {
 	return a.withSessions(func(ctx context.Context, api sessionsAPI) error {
-		rows, err := api.ListSessions(ctx, c.Status)
+		rows, err := api.ListWorkItems(ctx, c.Status)
 		if err != nil {
 			return err
 		}
@@ -86,7 +86,7 @@ func (c *SessionsStartCmd) Run(a *App) error {
 	if c.Prompt != "" && c.PromptFile != "" {
 		return loop.Invalid("pass --prompt or --prompt-file, not both — there is no precedence between them")
 	}
-	req := loop.SessionStartRequest{Ref: c.WorkItem, Harness: c.Harness, Prompt: c.Prompt, Slack: c.Slack}
+	req := loop.WorkItemStartRequest{Ref: c.WorkItem, Harness: c.Harness, Prompt: c.Prompt, Slack: c.Slack}
 	if c.PromptFile != "" {
 		data, err := os.ReadFile(expandHome(c.PromptFile))
 		if err != nil {
@@ -102,7 +102,7 @@ func (c *SessionsStartCmd) Run(a *App) error {
 		req.Cwd = abs
 	}
 	return a.withSessions(func(ctx context.Context, api sessionsAPI) error {
-		res, err := api.StartSession(ctx, req)
+		res, err := api.StartWorkItem(ctx, req)
 		if err != nil {
 			return err
 		}
@@ -126,7 +126,7 @@ func (c *SessionsReplyCmd) Run(a *App) error {
 		return err
 	}
 	return a.withSessions(func(ctx context.Context, api sessionsAPI) error {
-		res, err := api.ReplySession(ctx, c.WorkItem, text, c.Actor)
+		res, err := api.ReplyWorkItem(ctx, c.WorkItem, text, c.Actor)
 		if err != nil {
 			return err
 		}
@@ -156,7 +156,7 @@ func (c *SessionsCloseCmd) Run(a *App) error {
 		keep = new(bool)
 	}
 	return a.withSessions(func(ctx context.Context, api sessionsAPI) error {
-		res, err := api.CloseSession(ctx, c.WorkItem, keep)
+		res, err := api.CloseWorkItem(ctx, c.WorkItem, keep)
 		if err != nil {
 			return err
 		}
@@ -183,10 +183,10 @@ func (a *App) messages(msgs []loop.Message, code int) error {
 // sessionsAPI is what the work-item verbs need. The service answers it over
 // REST when it runs; otherwise the verbs run in this process (decisions D3).
 type sessionsAPI interface {
-	ListSessions(ctx context.Context, status string) ([]loop.WorkItemRow, error)
-	StartSession(ctx context.Context, req loop.SessionStartRequest) (loop.SessionStartResult, error)
-	ReplySession(ctx context.Context, ref, text, actor string) (loop.ReplyResult, error)
-	CloseSession(ctx context.Context, ref string, keepTmux *bool) (loop.CloseResult, error)
+	ListWorkItems(ctx context.Context, status string) ([]loop.WorkItemRow, error)
+	StartWorkItem(ctx context.Context, req loop.WorkItemStartRequest) (loop.WorkItemStartResult, error)
+	ReplyWorkItem(ctx context.Context, ref, text, actor string) (loop.ReplyResult, error)
+	CloseWorkItem(ctx context.Context, ref string, keepTmux *bool) (loop.CloseResult, error)
 }
 
 // localSessions runs the verbs in this process.
@@ -195,33 +195,33 @@ type localSessions struct {
 	svc *lifecycle.Service
 }
 
-func (l localSessions) ListSessions(ctx context.Context, status string) ([]loop.WorkItemRow, error) {
-	return l.svc.ListSessions(ctx, l.cfg, status)
+func (l localSessions) ListWorkItems(ctx context.Context, status string) ([]loop.WorkItemRow, error) {
+	return l.svc.ListWorkItems(ctx, l.cfg, status)
 }
-func (l localSessions) StartSession(ctx context.Context, req loop.SessionStartRequest) (loop.SessionStartResult, error) {
-	return l.svc.StartSession(ctx, l.cfg, req)
+func (l localSessions) StartWorkItem(ctx context.Context, req loop.WorkItemStartRequest) (loop.WorkItemStartResult, error) {
+	return l.svc.StartWorkItem(ctx, l.cfg, req)
 }
-func (l localSessions) ReplySession(ctx context.Context, ref, text, actor string) (loop.ReplyResult, error) {
-	return l.svc.ReplySession(ctx, l.cfg, ref, text, actor)
+func (l localSessions) ReplyWorkItem(ctx context.Context, ref, text, actor string) (loop.ReplyResult, error) {
+	return l.svc.ReplyWorkItem(ctx, l.cfg, ref, text, actor)
 }
-func (l localSessions) CloseSession(ctx context.Context, ref string, keepTmux *bool) (loop.CloseResult, error) {
-	return l.svc.CloseSession(ctx, l.cfg, ref, keepTmux)
+func (l localSessions) CloseWorkItem(ctx context.Context, ref string, keepTmux *bool) (loop.CloseResult, error) {
+	return l.svc.CloseWorkItem(ctx, l.cfg, ref, keepTmux)
 }
 
 // remoteSessions asks the service.
 type remoteSessions struct{ c *loophttp.Client }
 
-func (r remoteSessions) ListSessions(ctx context.Context, status string) ([]loop.WorkItemRow, error) {
-	return r.c.ListSessions(ctx, status)
+func (r remoteSessions) ListWorkItems(ctx context.Context, status string) ([]loop.WorkItemRow, error) {
+	return r.c.ListWorkItems(ctx, status)
 }
-func (r remoteSessions) StartSession(ctx context.Context, req loop.SessionStartRequest) (loop.SessionStartResult, error) {
-	return r.c.StartSession(ctx, req)
+func (r remoteSessions) StartWorkItem(ctx context.Context, req loop.WorkItemStartRequest) (loop.WorkItemStartResult, error) {
+	return r.c.StartWorkItem(ctx, req)
 }
-func (r remoteSessions) ReplySession(ctx context.Context, ref, text, actor string) (loop.ReplyResult, error) {
-	return r.c.ReplySession(ctx, ref, text, actor)
+func (r remoteSessions) ReplyWorkItem(ctx context.Context, ref, text, actor string) (loop.ReplyResult, error) {
+	return r.c.ReplyWorkItem(ctx, ref, text, actor)
 }
-func (r remoteSessions) CloseSession(ctx context.Context, ref string, keepTmux *bool) (loop.CloseResult, error) {
-	return r.c.CloseSession(ctx, ref, keepTmux)
+func (r remoteSessions) CloseWorkItem(ctx context.Context, ref string, keepTmux *bool) (loop.CloseResult, error) {
+	return r.c.CloseWorkItem(ctx, ref, keepTmux)
 }
 
 // withSessions runs fn against the service when it answers, else in this

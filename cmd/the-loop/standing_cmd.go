@@ -35,7 +35,7 @@ type StandingListCmd struct {
 // Run lists the sessions.
 func (c *StandingListCmd) Run(a *App) error {
 	return a.withStanding(false, func(ctx context.Context, api standingAPI) error {
-		rows, err := api.List(ctx)
+		rows, err := api.ListStanding(ctx)
 		if err != nil {
 			return err
 		}
@@ -55,7 +55,7 @@ type StandingStartCmd struct {
 // Run starts.
 func (c *StandingStartCmd) Run(a *App) error {
 	return a.withStanding(false, func(ctx context.Context, api standingAPI) error {
-		res, err := api.Control(ctx, c.Name, "start", false)
+		res, err := api.ControlStanding(ctx, c.Name, "start", false)
 		return a.control(res, err)
 	})
 }
@@ -68,7 +68,7 @@ type StandingStopCmd struct {
 // Run stops; it works from the records even when the config is broken.
 func (c *StandingStopCmd) Run(a *App) error {
 	return a.withStanding(true, func(ctx context.Context, api standingAPI) error {
-		res, err := api.Control(ctx, c.Name, "stop", false)
+		res, err := api.ControlStanding(ctx, c.Name, "stop", false)
 		return a.control(res, err)
 	})
 }
@@ -81,7 +81,7 @@ type StandingRestartCmd struct {
 // Run restarts.
 func (c *StandingRestartCmd) Run(a *App) error {
 	return a.withStanding(false, func(ctx context.Context, api standingAPI) error {
-		res, err := api.Control(ctx, c.Name, "restart", false)
+		res, err := api.ControlStanding(ctx, c.Name, "restart", false)
 		return a.control(res, err)
 	})
 }
@@ -104,7 +104,7 @@ func (c *StandingSayCmd) Run(a *App) error {
 		return err
 	}
 	return a.withStanding(false, func(ctx context.Context, api standingAPI) error {
-		res, err := api.Say(ctx, c.Name, text, c.Actor)
+		res, err := api.SayStanding(ctx, c.Name, text, c.Actor)
 		if err != nil {
 			return err
 		}
@@ -158,7 +158,7 @@ func (c *StandingCreateCmd) Run(a *App, kctx *kong.Context) error {
 	if c.Prompt != "" && c.PromptFile != "" {
 		return loop.Invalid("pass --prompt or --prompt-file, not both — there is no precedence between them")
 	}
-	req := loop.CreateRequest{
+	req := loop.StandingCreateRequest{
 		Name: c.Name, Harness: c.Harness, Prompt: c.Prompt, Description: c.Description,
 		SlackEnabled: c.Slack, SlackChannel: c.SlackChan, AutoStart: !c.NoAutoStart, Start: !c.NoStart,
 	}
@@ -181,7 +181,7 @@ func (c *StandingCreateCmd) Run(a *App, kctx *kong.Context) error {
 		req.HarnessArgs = &args
 	}
 	return a.withStanding(false, func(ctx context.Context, api standingAPI) error {
-		res, err := api.Create(ctx, req)
+		res, err := api.CreateStanding(ctx, req)
 		return a.control(res, err)
 	})
 }
@@ -195,14 +195,14 @@ type StandingDeleteCmd struct {
 // D8: only stop works from the records alone).
 func (c *StandingDeleteCmd) Run(a *App) error {
 	return a.withStanding(false, func(ctx context.Context, api standingAPI) error {
-		res, err := api.Delete(ctx, c.Name)
+		res, err := api.DeleteStanding(ctx, c.Name)
 		return a.control(res, err)
 	})
 }
 
 // control renders a control result (original §8.1): failed rows on stderr,
 // the others on stdout; exit 0 iff ok.
-func (a *App) control(res loop.ControlResult, err error) error {
+func (a *App) control(res loop.StandingControlResult, err error) error {
 	if err != nil {
 		return err
 	}
@@ -234,7 +234,7 @@ func (a *App) say(res loop.SayResult) error {
 
 // renderControl writes one line per row: name left-justified to the widest,
 // two spaces, the outcome padded to 15, then two spaces and the detail.
-func renderControl(stdout, stderr io.Writer, rows []loop.Row) {
+func renderControl(stdout, stderr io.Writer, rows []loop.StandingRow) {
 	width := 0
 	for _, r := range rows {
 		width = max(width, len(r.Name))
@@ -254,7 +254,7 @@ func renderControl(stdout, stderr io.Writer, rows []loop.Row) {
 
 // renderList writes the list table (Name, Harness, Tmux, Declared, Status,
 // Live, Slack), each cell left-justified to its column's width.
-func renderList(stdout, stderr io.Writer, rows []loop.Row) {
+func renderList(stdout, stderr io.Writer, rows []loop.StandingRow) {
 	if len(rows) == 0 {
 		fmt.Fprintln(stderr, "(no standing sessions declared)")
 		return

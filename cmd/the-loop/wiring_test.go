@@ -94,7 +94,7 @@ func TestRestartNotes_LogsKeysThatNeedARestartOncePerReload(t *testing.T) {
 func TestRenderLifecycle_AFailedRowIsSummedUpOnStdout(t *testing.T) {
 	rep := loop.Report{
 		Services: []loop.ServiceRow{{Service: "service", Enabled: true, Outcome: "started", Detail: "pid 7"}},
-		StandingSessions: []loop.Row{
+		StandingSessions: []loop.StandingRow{
 			{Name: "one", Outcome: loop.OutcomeStarted},
 			{Name: "two", Outcome: loop.OutcomeFailed, Detail: "no harness"},
 		},

@@ -24,6 +24,10 @@ type FakeTmux struct {
 	// OnSpawn, when set, decides the pane state a spawn leaves (live by
 	// default).
 	OnSpawn func(spec loop.SpawnSpec) loop.PaneState
+	// BeforeSpawn, when set, runs first in every spawn, with Mu held (it
+	// may change Panes and Tags): an error fails the spawn, which then
+	// records nothing — a spawn that lost its name to someone else.
+	BeforeSpawn func(target string, spec loop.SpawnSpec) error
 	// DeliverHook, when set, runs instead of recording a delivery (a paste
 	// that fails or never returns).
 	DeliverHook func(ctx context.Context, text string) error
@@ -67,6 +71,11 @@ func (f *FakeTmux) States(ctx context.Context, targets []string) map[string]loop
 func (f *FakeTmux) SpawnIn(_ context.Context, target string, spec loop.SpawnSpec) error {
 	f.Mu.Lock()
 	defer f.Mu.Unlock()
+	if f.BeforeSpawn != nil {
+		if err := f.BeforeSpawn(target, spec); err != nil {
+			return err
+		}
+	}
 	if f.Panes[target] == loop.PaneLive {
 		return errors.New("live")
 	}

@@ -1,0 +1,214 @@
+package lifecycle
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	loop "github.com/the-loop-dev/the-loop"
+	"github.com/the-loop-dev/the-loop/store"
+)
+
+// The claim/transition engine both machines share: one transition (state
+// and events in one store transaction), one stale-claim rule, one wait for
+// another process's claim. What differs between standing sessions and work
+// items — their record type, bucket, machine table, log-event names and tmux
+// target — is a kind: standingKind (service.go) and workItemKind
+// (workitems_store.go).
+
+// kind is one namespace's records as the engine sees them; R is the record
+// type (loop.StandingRecord, loop.WorkItemRecord). A kind names one record.
+type kind[R any] interface {
+	// what names the record in messages ("standing session 'x'").
+	what() string
+	// get reads the record in tx (nil when there is none).
+	get(tx *store.Tx) (*R, error)
+	// put writes next, the successor of cur (nil: no record before),
+	// stamped with stamp where it is new.
+	put(tx *store.Tx, next, cur *R, stamp string) error
+	// del removes the record.
+	del(tx *store.Tx) error
+	// copyOf is a copy of cur to change, or a new record when cur is nil.
+	copyOf(cur *R) *R
+	// state is the machine state a record is in (nil: absent).
+	state(rec *R) string
+	// next fires event on the kind's machine rebuilt in state.
+	next(state, event string) (string, error)
+	// enter stores the machine state dst (never absent) on rec: the status
+	// and whether the claim stays.
+	enter(rec *R, dst string)
+	// claim is the record's in-flight claim (nil: none).
+	claim(rec *R) *loop.Claim
+	// target is the record's tmux session name; socket the server it runs on.
+	target() string
+	socket(rec *R) string
+	// recovered writes an interrupted start's claim into its record when
+	// its pane turns out live.
+	recovered(rec *R, c loop.Claim)
+	// logEvent is the event-log name of what ("spawn_failed" becomes
+	// "standing.spawn_failed"); subject the field naming the record.
+	logEvent(what string) string
+	subject() loop.Field
+}
+
+// readIn returns k's record, nil when there is none.
+func readIn[R any](s *Service, k kind[R]) (*R, error) {
+	var rec *R
+	err := s.DB.View(func(tx *store.Tx) error {
+		var err error
+		rec, err = k.get(tx)
+		return err
+	})
+	return rec, err
+}
+
+// listIn returns what list reads in one read-only transaction.
+func listIn[R any](s *Service, list func(tx *store.Tx) ([]*R, error)) ([]*R, error) {
+	var recs []*R
+	err := s.DB.View(func(tx *store.Tx) error {
+		var err error
+		recs, err = list(tx)
+		return err
+	})
+	return recs, err
+}
+
+// transitionIn is one machine event in one store transaction: it re-reads
+// k's record, refuses an event its state does not allow, lets mutate change
+// a copy (mutate may return errStale when the record is not what the caller
+// saw), derives status and claim from the destination state, writes the
+// record (or deletes it for absent), runs also and appends events — all or
+// nothing.
+func transitionIn[R any](ctx context.Context, s *Service, k kind[R], event string, mutate func(rec *R) error, also func(tx *store.Tx) error, events ...loop.Event) (*R, error) {
+	var out *R
+	err := s.DB.Update(func(tx *store.Tx) error {
+		cur, err := k.get(tx)
+		if err != nil {
+			return err
+		}
+		dst, err := k.next(k.state(cur), event)
+		if err != nil {
+			return err
+		}
+		next := k.copyOf(cur)
+		if mutate != nil {
+			if err := mutate(next); err != nil {
+				return err
+			}
+		}
+		if dst == StateAbsent {
+			if cur != nil {
+				if err := k.del(tx); err != nil {
+					return err
+				}
+			}
+			next = nil
+		} else {
+			k.enter(next, dst)
+			if got := k.state(next); got != dst {
+				return loop.Internal("%s: %s moved the record to %q, the machine says %q", k.what(), event, got, dst)
+			}
+			if err := k.put(tx, next, cur, s.stamp()); err != nil {
+				return err
+			}
+		}
+		if also != nil {
+			if err := also(tx); err != nil {
+				return err
+			}
+		}
+		for i := range events {
+			if err := tx.AppendEvent(&events[i]); err != nil {
+				return err
+			}
+		}
+		out = next
+		return nil
+	})
+	return out, err
+}
+
+// clearClaim deals with the claim rec carries: it waits for a live one of
+// another process to finish, and settles a stale one (settleIn). The caller
+// reads the record again afterwards.
+func clearClaim[R any](ctx context.Context, s *Service, k kind[R], rec *R) error {
+	c := k.claim(rec)
+	if s.claimLive(c) {
+		return s.awaitClaim(ctx, k.what(), c, func() (*loop.Claim, error) {
+			cur, err := readIn(s, k)
+			if cur == nil || err != nil {
+				return nil, err
+			}
+			return k.claim(cur), nil
+		})
+	}
+	if _, err := settleIn(ctx, s, k, rec); err != nil && !errors.Is(err, errStale) {
+		return err
+	}
+	return nil
+}
+
+// settleIn resolves a claim whose process is gone (the stale-claim rule): a
+// start whose pane is live and carries the tag of the conversation it was
+// spawning is recovered with that conversation id; anything else is
+// abandoned back to where the claim came from.
+func settleIn[R any](ctx context.Context, s *Service, k kind[R], rec *R) (recovered bool, err error) {
+	target := k.target()
+	runner := s.Runner(k.socket(rec))
+	claim := *k.claim(rec)
+	state := probe(ctx, runner, target)
+	if state == loop.PaneUnknown {
+		return false, loop.Internal("tmux did not answer whether %s exists; not settling the interrupted %s", target, claim.Op)
+	}
+	same := func(r *R) error {
+		if c := k.claim(r); c == nil || c.PID != claim.PID || c.Since != claim.Since {
+			return errStale
+		}
+		return nil
+	}
+	mine := false
+	if state == loop.PaneLive && claim.Op == "start" {
+		// Only the harness this claim spawned carries its tag; a placeholder
+		// that never became the harness, or someone else's session, does not.
+		if mine, err = ours(ctx, runner, target, claim.HarnessSessionID); err != nil {
+			return false, err
+		}
+	}
+	if mine {
+		_, err := transitionIn(ctx, s, k, EvRecover, func(r *R) error {
+			if err := same(r); err != nil {
+				return err
+			}
+			k.recovered(r, claim)
+			return nil
+		}, nil, s.event(k.logEvent("recovered"), loop.LevelWarning,
+			k.subject(), loop.F("tmux_target", target),
+			loop.F("harness_session_id", claim.HarnessSessionID),
+			loop.F("detail", fmt.Sprintf("a start interrupted in process %d left a live pane; adopted it", claim.PID))))
+		return err == nil, err
+	}
+	_, err = transitionIn(ctx, s, k, EvAbandon, same, nil, s.event(k.logEvent("claim_abandoned"), loop.LevelWarning,
+		k.subject(), loop.F("op", claim.Op), loop.F("pid", claim.PID)))
+	return false, err
+}
+
+// delivered records a paste that happened (a say, a reply): event stamps
+// the record and logs ev; a record stopped, closed or claimed meanwhile
+// gets ev alone — the paste happened, so the log says so.
+func delivered[R any](ctx context.Context, s *Service, k kind[R], event string, stamp func(rec *R), ev loop.Event) error {
+	_, err := transitionIn(ctx, s, k, event, func(r *R) error {
+		stamp(r)
+		return nil
+	}, nil, ev)
+	if errors.Is(err, ErrTransition) {
+		err = s.Emit(ev)
+	}
+	return err
+}
+
+// stale reports whether a transition lost a race: the record changed
+// meanwhile (errStale) or its state no longer allows the event; the caller
+// evaluates again.
+func stale(err error) bool {
+	return errors.Is(err, errStale) || errors.Is(err, ErrTransition)
+}

@@ -1,0 +1,335 @@
+package lifecycle
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+
+	loop "github.com/the-loop-dev/the-loop"
+	"github.com/the-loop-dev/the-loop/config"
+)
+
+// launch is what a start needs of a kind beyond its records: where its
+// pane runs, what it spawns and what it reports. Res is what a start
+// returns (a standing row, a work item's start result).
+type launch[R, Res any] interface {
+	kind[R]
+	// runner is the tmux runner of socket with the kind's entry points.
+	runner(socket string) (loop.Runner, error)
+	// ready resolves, before anything is probed, what the start needs of
+	// the record; an error ends the start as is.
+	ready(rec *R) error
+	// placed is the socket an up record's pane runs on (ok false: the
+	// record is not up, its pane goes on the configured socket).
+	placed(rec *R) (socket string, ok bool)
+	// owns reports whether rec may own a live pane under its name.
+	owns(rec *R) bool
+	// version is what a later transition checks it still finds.
+	version(rec *R) string
+	// conversation is the recorded conversation id and whether a start
+	// may resume it.
+	conversation(rec *R) (id string, resumable bool)
+	// claimed writes the start's claim into the record, with the hash of
+	// the spawn's own agent credential.
+	claimed(rec *R, c *loop.Claim, socket, tokenHash string)
+	// adopted writes what already-running records of a live pane.
+	adopted(rec *R)
+	// plan is what to spawn, or why not (after the claim).
+	plan(rec *R) (spawnPlan, *refusal)
+	// up writes a started or resumed session into its record.
+	up(rec *R, p spawnPlan, id, socket string)
+	// announce runs after a start is recorded (Slack), returning the
+	// record as it then is.
+	announce(ctx context.Context, rec *R) *R
+	// result is the start's outcome as the kind reports it; detail says
+	// why a start failed.
+	result(rec *R, running bool, outcome, detail string) Res
+	// spawnIn starts spec in the kind's tmux session; kill kills it.
+	spawnIn(ctx context.Context, r loop.Runner, spec loop.SpawnSpec) error
+	kill(ctx context.Context, r loop.Runner) error
+	// notMine is why a live pane under an owning record is refused.
+	notMine() string
+}
+
+// spawnPlan is what a start spawns.
+type spawnPlan struct {
+	harness string
+	adapter loop.Harness
+	args    []string
+	cwd     string // absolute
+	// resumePrompt goes into a resumed conversation, freshPrompt boots a
+	// new one.
+	resumePrompt, freshPrompt string
+}
+
+// refusal is why a claimed start spawns nothing.
+type refusal struct {
+	detail string
+	fields []loop.Field
+}
+
+// starter carries one start through its transitions.
+type starter[R, Res any] struct {
+	s      *Service
+	cfg    *config.Config
+	k      launch[R, Res]
+	socket string // the configured socket: where a new pane goes
+	runner loop.Runner
+	// pending events ride on the next transition.
+	pending []loop.Event
+}
+
+// startIn is one start: it evaluates the record and the pane until an
+// evaluation is final (a claim finished, or the record changed meanwhile,
+// ask for another). The error is a read's, or the kind's ready.
+func startIn[R, Res any](ctx context.Context, s *Service, cfg *config.Config, k launch[R, Res]) (Res, error) {
+	st := &starter[R, Res]{s: s, cfg: cfg, k: k, socket: cfg.Routing.Tmux.SocketName}
+	for attempt := 0; attempt < 20; attempt++ {
+		res, again, err := st.attempt(ctx)
+		if err != nil || !again {
+			return res, err
+		}
+	}
+	return st.failed(nil, "the record kept changing under the start; try again"), nil
+}
+
+func (st *starter[R, Res]) failed(rec *R, detail string) Res {
+	return st.k.result(rec, false, loop.OutcomeFailed, detail)
+}
+
+func (st *starter[R, Res]) takePending() []loop.Event {
+	p := st.pending
+	st.pending = nil
+	return p
+}
+
+// attempt evaluates the record and the pane once; again asks for another
+// evaluation.
+func (st *starter[R, Res]) attempt(ctx context.Context) (res Res, again bool, err error) {
+	s, k, target := st.s, st.k, st.k.target()
+	rec, err := readIn(s, k)
+	if err != nil {
+		return res, false, err
+	}
+	if rec != nil && k.claim(rec) != nil {
+		if err := clearClaim(ctx, s, k, rec); err != nil {
+			return st.failed(rec, loop.ErrorMessage(err)), false, nil
+		}
+		return res, true, nil
+	}
+	if err := k.ready(rec); err != nil {
+		return res, false, err
+	}
+	// An up record's pane is probed where it runs.
+	socket := st.socket
+	if at, ok := k.placed(rec); ok {
+		socket = at
+	}
+	runner, err := k.runner(socket)
+	if err != nil {
+		return res, false, err
+	}
+	state := probe(ctx, runner, target)
+	if state == loop.PaneUnknown {
+		return st.failed(rec, fmt.Sprintf("tmux did not answer whether %s exists; not spawning over it", target)), false, nil
+	}
+	if state == loop.PaneLive {
+		res, again := st.live(ctx, rec, runner, socket)
+		return res, again, nil
+	}
+	if socket != st.socket { // the old socket's pane is gone: start on the configured one
+		if runner, err = k.runner(st.socket); err != nil {
+			return res, false, err
+		}
+		if state = probe(ctx, runner, target); state == loop.PaneUnknown || state == loop.PaneLive {
+			return st.failed(rec, fmt.Sprintf("tmux session %s on the configured socket is %s; not spawning over it", target, state)), false, nil
+		}
+	}
+	st.runner = runner
+	res, again = st.spawn(ctx, rec, state)
+	return res, again, nil
+}
+
+// unchanged is the guard of a transition that depends on what the caller
+// saw: the same version of the record, and no claim.
+func (st *starter[R, Res]) unchanged(seen string, then func(r *R)) func(r *R) error {
+	return func(r *R) error {
+		if st.k.version(r) != seen || st.k.claim(r) != nil {
+			return errStale
+		}
+		if then != nil {
+			then(r)
+		}
+		return nil
+	}
+}
+
+// live handles a live pane: already-running when it is the agent the
+// record says the-loop started (its tag), refused otherwise — with no
+// record, or under a record it does not belong to — and never touched.
+func (st *starter[R, Res]) live(ctx context.Context, rec *R, runner loop.Runner, socket string) (Res, bool) {
+	s, k, target := st.s, st.k, st.k.target()
+	var none Res
+	why, shown := "the-loop has no record of it", (*R)(nil)
+	if k.owns(rec) {
+		shown = rec
+		id, _ := k.conversation(rec)
+		mine, err := ours(ctx, runner, target, id)
+		if err != nil {
+			return st.failed(rec, loop.ErrorMessage(err)), false
+		}
+		if mine {
+			out, err := transitionIn(ctx, s, k, EvAlreadyRunning, st.unchanged(k.version(rec), k.adopted), nil)
+			if stale(err) {
+				return none, true
+			}
+			if err != nil {
+				return st.failed(rec, err.Error()), false
+			}
+			return k.result(out, true, loop.OutcomeAlreadyRunning, ""), false
+		}
+		why = k.notMine()
+	}
+	ev := s.event(k.logEvent("spawn_failed"), loop.LevelError, k.subject(),
+		loop.F("tmux_target", target), loop.F("error", "tmux session exists but "+why))
+	// A refusal is a transition where the machine has one for the state
+	// (it refuses "refuse" if the record changed meanwhile), else an event.
+	if _, err := k.next(k.state(rec), EvRefuse); err == nil {
+		_, err := transitionIn(ctx, s, k, EvRefuse, st.unchanged(k.version(rec), nil), nil, ev)
+		if stale(err) {
+			return none, true
+		}
+		if err != nil {
+			return st.failed(shown, err.Error()), false
+		}
+	} else if err := s.Emit(ev); err != nil {
+		return st.failed(shown, err.Error()), false
+	}
+	return st.failed(shown, notOurs(target, socket, why)), false
+}
+
+// spawn claims the session, clears a dead pane, checks what the kind plans
+// to spawn and spawns it (resume first when there is a conversation to
+// continue).
+func (st *starter[R, Res]) spawn(ctx context.Context, rec *R, state loop.PaneState) (Res, bool) {
+	s, k, target := st.s, st.k, st.k.target()
+	var none Res
+	tmux := st.cfg.Routing.Tmux
+	recorded, resumable := k.conversation(rec)
+	resume := recorded != "" && resumable && tmux.ResumeOnRespawn
+	claim := &loop.Claim{Op: "start", PID: os.Getpid(), Since: s.stamp(), Resume: resume}
+	if resume {
+		claim.HarnessSessionID = recorded
+	} else {
+		claim.HarnessSessionID = s.newID()
+	}
+	cred, err := s.newAgentCredential(st.cfg, target) // the spawn's own credential
+	if err != nil {
+		return st.failed(rec, loop.ErrorMessage(err)), false
+	}
+	claimed, err := transitionIn(ctx, s, k, EvClaimStart, st.unchanged(k.version(rec), func(r *R) {
+		k.claimed(r, claim, st.socket, cred.hash)
+	}), nil)
+	if stale(err) {
+		return none, true
+	}
+	if err != nil {
+		return st.failed(rec, err.Error()), false
+	}
+	if state == loop.PaneDead {
+		if err := k.kill(ctx, st.runner); err != nil && st.runner.State(ctx, target) != loop.PaneAbsent {
+			return st.spawnFailed(ctx, rec, fmt.Sprintf("tmux session %s holds a dead pane that could not be cleared (%v); not spawning over it", target, loop.ErrorMessage(err)),
+				loop.F("tmux_target", target))
+		}
+		if _, err := transitionIn(ctx, s, k, EvClearDead, nil, nil, s.event(k.logEvent("dead_pane_cleared"), loop.LevelInfo,
+			k.subject(), loop.F("tmux_target", target))); err != nil {
+			return st.failed(rec, err.Error()), false
+		}
+	}
+	p, no := k.plan(rec)
+	if no != nil {
+		return st.spawnFailed(ctx, rec, no.detail, no.fields...)
+	}
+	bin, err := s.LookPath(p.adapter.Binary())
+	if err != nil {
+		return st.spawnFailed(ctx, rec, fmt.Sprintf("harness CLI '%s' not found on PATH — install it or point the %s adapter at the binary", p.adapter.Binary(), p.adapter.Name()),
+			loop.F("harness", p.harness))
+	}
+	if err := p.adapter.Prepare(p.cwd, p.args); err != nil {
+		st.pending = append(st.pending, s.event("workspace.trust_failed", loop.LevelWarning,
+			k.subject(), loop.F("harness", p.harness), loop.F("cwd", p.cwd), loop.F("error", err.Error())))
+	}
+	id := k.claim(claimed).HarnessSessionID
+	if resume {
+		argv, err := p.adapter.ResumeArgv(id, p.args, p.resumePrompt)
+		if err == nil {
+			err = k.spawnIn(ctx, st.runner, cred.spec(p.adapter.Name(), loop.SpawnSpec{Argv: append([]string{bin}, argv...), Cwd: p.cwd, Tag: id}))
+		}
+		if err != nil {
+			// The resume never ran, so it did not fail its probe: the
+			// conversation stays recorded and whatever holds the name is
+			// left alone.
+			return st.spawnFailed(ctx, rec, loop.ErrorMessage(err), loop.F("harness", p.harness), loop.F("tmux_target", target))
+		}
+		if survives(ctx, st.runner, target, tmux.ResumeProbe()) {
+			return st.up(ctx, EvResumed, p, id, loop.OutcomeResumed)
+		}
+		err = errors.New("the resumed pane did not survive the probe")
+		if detail := clearOwn(ctx, st.runner, target, id); detail != "" {
+			return st.spawnFailed(ctx, rec, detail, loop.F("tmux_target", target))
+		}
+		id = s.newID()
+		if _, terr := transitionIn(ctx, s, k, EvResumeFailed, func(r *R) error {
+			c := k.claim(r)
+			c.HarnessSessionID, c.Resume = id, false
+			return nil
+		}, nil, append(st.takePending(), s.event(k.logEvent("resume_failed"), loop.LevelWarning,
+			k.subject(), loop.F("harness_session_id", k.claim(claimed).HarnessSessionID),
+			loop.F("error", loop.ErrorMessage(err))))...); terr != nil {
+			return st.failed(rec, terr.Error()), false
+		}
+	}
+	argv, err := p.adapter.FreshArgv(id, p.args, p.freshPrompt)
+	if err == nil {
+		err = k.spawnIn(ctx, st.runner, cred.spec(p.adapter.Name(), loop.SpawnSpec{Argv: append([]string{bin}, argv...), Cwd: p.cwd, Tag: id}))
+	}
+	if err != nil {
+		return st.spawnFailed(ctx, rec, loop.ErrorMessage(err), loop.F("harness", p.harness), loop.F("tmux_target", target))
+	}
+	return st.up(ctx, EvStarted, p, id, loop.OutcomeStarted)
+}
+
+// spawnFailed records <kind>.spawn_failed and releases the claim (back to
+// where the start came from).
+func (st *starter[R, Res]) spawnFailed(ctx context.Context, prior *R, detail string, extra ...loop.Field) (Res, bool) {
+	s, k := st.s, st.k
+	fields := append([]loop.Field{k.subject()}, extra...)
+	fields = append(fields, loop.F("error", detail))
+	out, err := transitionIn(ctx, s, k, EvSpawnFailed, nil, nil, append(st.takePending(), s.event(k.logEvent("spawn_failed"), loop.LevelError, fields...))...)
+	if err != nil {
+		detail += "; and the failure could not be recorded: " + err.Error()
+		out = prior
+	}
+	return st.failed(out, detail), false
+}
+
+// up records a successful start or resume and announces it.
+func (st *starter[R, Res]) up(ctx context.Context, event string, p spawnPlan, id, outcome string) (Res, bool) {
+	s, k, target := st.s, st.k, st.k.target()
+	ev := k.logEvent("started")
+	if event == EvResumed {
+		ev = k.logEvent("resumed")
+	}
+	out, err := transitionIn(ctx, s, k, event, func(r *R) error {
+		k.up(r, p, id, st.socket)
+		return nil
+	}, nil, append(st.takePending(), s.event(ev, loop.LevelInfo,
+		k.subject(), loop.F("harness", p.harness), loop.F("harness_session_id", id),
+		loop.F("tmux_target", target), loop.F("cwd", p.cwd)))...)
+	if err != nil {
+		return st.failed(nil, "the agent runs in "+target+" but its record could not be written: "+err.Error()), false
+	}
+	out = k.announce(ctx, out)
+	return k.result(out, true, outcome, ""), false
+}
