@@ -24,6 +24,10 @@ type entry struct {
 	Code      int               `json:"code,omitempty"`
 	Ignored   bool              `json:"ignored,omitempty"`
 	Error     string            `json:"error,omitempty"`
+	Event     string            `json:"event,omitempty"`    // hook: the event name
+	Command   string            `json:"command,omitempty"`  // hook: the command run ("" when none is declared)
+	PromptID  string            `json:"promptId,omitempty"` // queued, dialog_answered
+	Payload   json.RawMessage   `json:"payload,omitempty"`  // hook: the payload sent on stdin
 }
 
 // transcriptLine is one line of transcripts/<id>.jsonl.

@@ -1,31 +1,83 @@
 //go:build linux
 
 // Command fakeagent stands in for Claude Code in tests. It honours the
-// contract the-loop relies on: `--session-id <id>` starts a conversation,
-// `--resume <id>` continues one (failing fast when no transcript exists),
-// the last positional argument is the prompt (after `--`, every argument
-// is positional; a variadic option such as --allowedTools takes the
-// non-flag arguments after it, as Claude Code's do); during a start-up delay the
-// tty stays in canonical mode and typed input is read and discarded; then
-// the tty goes raw, bracketed paste is switched on and a `❯ ` prompt is
-// drawn; a bracketed paste followed by a carriage return is one message.
-// SIGTERM flushes the transcript (so a later --resume works) and exits 0;
-// SIGHUP exits without flushing.
+// contract the-loop relies on (docs/claude-code.md): `--session-id <id>`
+// starts a conversation, `--resume <id>` continues one (failing fast when
+// no transcripts/<id>.jsonl exists), the last positional argument (or the
+// last one after `--`) is the prompt, submitted as the first turn (a
+// variadic option such as --allowedTools takes the non-flag arguments
+// after it, as Claude Code's do); during a
+// start-up delay the tty stays in canonical mode and typed input is read
+// and discarded; then the tty goes raw, bracketed paste is switched on and
+// a `❯ ` prompt is drawn; a bracketed paste followed by a carriage return is
+// one message. SIGTERM flushes transcripts/<id>.jsonl (so a later --resume
+// works), fires SessionEnd (reason other) and exits 0; SIGHUP exits without
+// flushing and without hooks.
+//
+// Flags: --settings <file or inline JSON> (repeatable; the `hooks` of all
+// are merged), --model (the payloads' model), --permission-mode and
+// --dangerously-skip-permissions (the payloads' permission_mode); others
+// are only recorded in the start entry's argv.
+//
+// Hooks: each command hook of the event runs with `sh -c` in the agent's
+// cwd and environment (plus CLAUDE_PROJECT_DIR), the payload as JSON on
+// stdin, synchronously, within 10 s (or its `timeout`); a matcher (a
+// regular expression over the whole notification_type, tool_name, source
+// or reason; "" or "*" = all) filters. Exit statuses are only logged.
+// Every payload has session_id, transcript_path, cwd, hook_event_name:
+//
+//	SessionStart      source (startup|resume|clear), model — once the prompt is drawn
+//	UserPromptSubmit  prompt, prompt_id, permission_mode
+//	Stop              prompt_id, stop_hook_active (false), last_assistant_message, effort ("medium")
+//	Notification      message, notification_type
+//	PostToolUse       tool_name, tool_input, tool_response, tool_use_id, permission_mode
+//	SessionEnd        reason (clear, prompt_input_exit, other)
+//
+// Turns: a submitted message starts a turn (UserPromptSubmit, new
+// prompt_id); after FAKE_AGENT_TURN_MS the fake answers (FAKE_AGENT_ANSWER)
+// and fires Stop. A message submitted during a turn is queued as Claude
+// Code does: "⎿  Queued · ctrl+x ctrl+s to send now" on screen,
+// UserPromptSubmit at once with the running turn's prompt_id, an enqueue
+// line in the transcript; after the running turn's Stop, a dequeue line, a
+// user entry with a new promptId and a turn (and Stop) of its own.
+//
+// Magic messages (typed or pasted, then submitted):
+//
+//	/clear                         SessionEnd (clear) under the old id, SessionStart (clear) under a new uuid, a new transcript
+//	/exit                          SessionEnd (prompt_input_exit), flush, exit 0
+//	/fake-notify <type> <message>  fire a Notification at once (no turn)
+//	/fake-tool <tool> <argument>   a turn that first fires Notification permission_prompt and shows a permission
+//	                               dialog ("Do you want to proceed?", "❯ 1. Yes"); the next return or message answers
+//	                               it, then PostToolUse fires and the turn goes on to its answer and Stop
+//
+// Transcript: Claude-shaped lines are appended as they happen to
+// <config dir>/projects/<cwd, each non-alphanumeric character as '-'>/<id>.jsonl,
+// the config dir being $CLAUDE_CONFIG_DIR, else $FAKE_AGENT_CONFIG_DIR (set
+// by internal/testkit), else $HOME/.claude: user (promptId, string content),
+// attachment, assistant (one line per answer part, parts split at blank
+// lines, one message.id, usage), a tool_use and a tool_result (list
+// content) line for /fake-tool, queue-operation, last-prompt.
 //
 // `fakeagent internal-exec FILE` is the trampoline the-loop's runner
 // launches (runner.ExecFromFile), so tests need not build the-loop for it.
 //
 // Environment:
 //
-//	FAKE_AGENT_DIR            required: log.jsonl and transcripts/<id>.jsonl live here
-//	FAKE_AGENT_DELAY_MS       start-up delay (default 300)
-//	FAKE_AGENT_IGNORE_TERM=1  log SIGTERM and keep running
-//	FAKE_AGENT_CHILDREN=N     start N idle children, each in its own process group
-//	FAKE_AGENT_EXIT_AFTER_MS  exit by itself after this long (flushing first)
-//	FAKE_AGENT_EXIT_CODE      status of that exit (default 0)
+//	FAKE_AGENT_DIR              required: log.jsonl and transcripts/<id>.jsonl live here
+//	FAKE_AGENT_DELAY_MS         start-up delay (default 300)
+//	FAKE_AGENT_TURN_MS          think time of a turn (default 50)
+//	FAKE_AGENT_ANSWER           the answer, "{prompt}" replaced by the prompt (default "fake answer to: <prompt>")
+//	FAKE_AGENT_SWALLOW_SUBMITS  drop the first N carriage returns (the text stays pending; a "swallowed" entry)
+//	FAKE_AGENT_CONFIG_DIR       the config dir when CLAUDE_CONFIG_DIR is unset
+//	FAKE_AGENT_IGNORE_TERM=1    log SIGTERM and keep running
+//	FAKE_AGENT_CHILDREN=N       start N idle children, each in its own process group
+//	FAKE_AGENT_EXIT_AFTER_MS    exit by itself after this long (flushing first; SessionEnd other)
+//	FAKE_AGENT_EXIT_CODE        status of that exit (default 0)
 //
 // Every event is one JSON line appended to $FAKE_AGENT_DIR/log.jsonl with
-// a single write: start, resume_failed, message, sigterm, sighup, exit, eof.
+// a single write: start, resume_failed, settings_error, message, swallowed,
+// hook (one per command run), queued, dialog_answered, clear,
+// transcript_error, sigterm, sighup, exit, eof.
 package main
 
 import (
@@ -40,6 +92,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/the-loop-dev/the-loop/runner"
 )
 
@@ -64,15 +117,41 @@ func main() {
 	os.Exit(run())
 }
 
-// agent is one fake session.
+// agent is one fake session. Everything but the input goroutine runs on
+// the main goroutine.
 type agent struct {
 	log       *logFile
 	dir       string
 	sessionID string
+	cwd       string
+	configDir string
+	model     string
+	permMode  string
+	hooks     hookSet
+	think     time.Duration
+	answerFmt string
+
+	cur      *turn    // the running turn, nil when idle
+	queue    []string // messages submitted during the running turn
+	lastUUID string   // the transcript's last uuid (parentUuid of the next line)
+	timer    *time.Timer
 
 	mu       sync.Mutex
 	messages []string
 	flushed  bool
+}
+
+// turn is one prompt being answered.
+type turn struct {
+	promptID string
+	text     string
+	tool     *toolCall // set while a /fake-tool turn runs
+	waiting  bool      // its permission dialog is on screen
+}
+
+// toolCall is the tool a /fake-tool turn uses.
+type toolCall struct {
+	id, name, arg string
 }
 
 func run() int {
@@ -87,8 +166,17 @@ func run() int {
 		fmt.Fprintln(os.Stderr, "fakeagent:", err)
 		return 2
 	}
-	a := &agent{log: lf, dir: dir, sessionID: args.sessionID}
 	cwd, _ := os.Getwd()
+	a := &agent{log: lf, dir: dir, sessionID: args.sessionID, cwd: cwd, configDir: claudeConfigDir(),
+		model: args.model, permMode: args.permissionMode,
+		think:     time.Duration(envInt("FAKE_AGENT_TURN_MS", 50)) * time.Millisecond,
+		answerFmt: os.Getenv("FAKE_AGENT_ANSWER")}
+	if a.model == "" {
+		a.model = "claude-opus-4-5"
+	}
+	if a.sessionID == "" {
+		a.sessionID = uuid.NewString()
+	}
 	start := entry{Kind: "start", Pid: os.Getpid(), Argv: os.Args[1:], SessionID: args.sessionID,
 		Resume: args.resume, Prompt: args.prompt, Cwd: cwd, Env: selectedEnv()}
 
@@ -100,11 +188,19 @@ func run() int {
 			return 1
 		}
 	}
+	if args.resume {
+		a.lastUUID = a.lastTranscriptUUID()
+	}
+	hooks, err := loadSettings(args.settings)
+	a.hooks = hooks
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGHUP)
 
 	start.Children = startChildren(envInt("FAKE_AGENT_CHILDREN", 0))
 	a.log.write(start)
+	if err != nil {
+		a.log.write(entry{Kind: "settings_error", Error: err.Error()})
+	}
 
 	term := newTerminal(0)
 	fmt.Printf("fake agent %s starting…\r\n", args.sessionID)
@@ -113,20 +209,36 @@ func run() int {
 	if ms := envInt("FAKE_AGENT_EXIT_AFTER_MS", -1); ms >= 0 {
 		exitAfter = time.After(time.Duration(ms) * time.Millisecond)
 	}
-	msgs := make(chan string)
+	inputs := make(chan input)
+	ready := make(chan struct{})
 	eof := make(chan error, 1)
 	delay := time.Duration(envInt("FAKE_AGENT_DELAY_MS", 300)) * time.Millisecond
-	go a.input(term, delay, msgs, eof)
+	go a.input(term, delay, envInt("FAKE_AGENT_SWALLOW_SUBMITS", 0), ready, inputs, eof)
 
+	a.timer = time.NewTimer(time.Hour)
+	a.timer.Stop()
 	ignoreTerm := os.Getenv("FAKE_AGENT_IGNORE_TERM") == "1"
 	for {
 		select {
-		case m := <-msgs:
-			a.mu.Lock()
-			a.messages = append(a.messages, m)
-			a.mu.Unlock()
-			a.log.write(entry{Kind: "message", Text: m})
-			fmt.Printf("\r\n● received %d bytes\r\n❯ ", len(m))
+		case <-ready:
+			ready = nil
+			source := "startup"
+			if args.resume {
+				source = "resume"
+			}
+			a.fire("SessionStart", map[string]any{"source": source, "model": a.model})
+			if args.prompt != "" {
+				a.process(args.prompt)
+			}
+		case in := <-inputs:
+			if code, exit := a.handle(in); exit {
+				err := a.flush()
+				a.log.write(entry{Kind: "exit", Code: code, Error: errText(err)})
+				term.restore()
+				return code
+			}
+		case <-a.timer.C:
+			a.finishTurn()
 		case sig := <-sigs:
 			if sig == syscall.SIGHUP {
 				a.log.write(entry{Kind: "sighup"})
@@ -137,12 +249,14 @@ func run() int {
 				continue
 			}
 			err := a.flush()
+			a.fire("SessionEnd", map[string]any{"reason": "other"})
 			a.log.write(entry{Kind: "sigterm", Error: errText(err)})
 			term.restore()
 			return 0
 		case <-exitAfter:
 			code := envInt("FAKE_AGENT_EXIT_CODE", 0)
 			err := a.flush()
+			a.fire("SessionEnd", map[string]any{"reason": "other"})
 			a.log.write(entry{Kind: "exit", Code: code, Error: errText(err)})
 			term.restore()
 			return code
@@ -162,18 +276,20 @@ func run() int {
 }
 
 // input discards what is typed during the start-up delay, then reads the
-// raw terminal and sends each submitted message.
-func (a *agent) input(term *terminal, delay time.Duration, msgs chan<- string, eof chan<- error) {
+// raw terminal, signals ready once the prompt is drawn, and sends each
+// submit, empty return and swallowed return.
+func (a *agent) input(term *terminal, delay time.Duration, swallow int, ready chan<- struct{}, inputs chan<- input, eof chan<- error) {
 	term.discardUntil(time.Now().Add(delay))
 	term.makeRaw()
 	fmt.Print("\x1b[?2004h\r\n❯ ")
-	var p parser
+	ready <- struct{}{}
+	p := parser{swallow: swallow}
 	buf := make([]byte, 32*1024)
 	for {
 		n, err := term.read(buf)
 		for _, b := range buf[:n] {
-			if m, ok := p.feed(b); ok {
-				msgs <- m
+			if in := p.feedEvent(b); in.kind != inputNone {
+				inputs <- in
 			}
 		}
 		if err != nil {
@@ -243,9 +359,12 @@ func startChildren(n int) []int {
 
 // args is what the fake understood of its command line.
 type args struct {
-	sessionID string
-	resume    bool
-	prompt    string
+	sessionID      string
+	resume         bool
+	prompt         string
+	settings       []string // every --settings value, in order
+	model          string
+	permissionMode string
 }
 
 // parseArgs reads --session-id/--resume (also in --flag=value form) and
@@ -276,6 +395,16 @@ func parseArgs(argv []string) args {
 			for i+1 < len(argv) && !strings.HasPrefix(argv[i+1], "-") {
 				i++
 			}
+		case s == "--settings" || s == "--model" || s == "--permission-mode":
+			if i+1 < len(argv) {
+				a.setValue(s, argv[i+1])
+				i++
+			}
+		case strings.HasPrefix(s, "--settings=") || strings.HasPrefix(s, "--model=") || strings.HasPrefix(s, "--permission-mode="):
+			k, v, _ := strings.Cut(s, "=")
+			a.setValue(k, v)
+		case s == "--dangerously-skip-permissions":
+			a.permissionMode = "bypassPermissions"
 		case strings.HasPrefix(s, "-"):
 		default:
 			positional = append(positional, s)
@@ -296,6 +425,18 @@ func variadic(flag string) bool {
 		return true
 	}
 	return false
+}
+
+// setValue records a flag that takes a value.
+func (a *args) setValue(flag, v string) {
+	switch flag {
+	case "--settings":
+		a.settings = append(a.settings, v)
+	case "--model":
+		a.model = v
+	case "--permission-mode":
+		a.permissionMode = v
+	}
 }
 
 // selectedEnv returns the environment variables worth recording.

@@ -46,12 +46,15 @@ func TestParseArgs(t *testing.T) {
 		argv []string
 		want args
 	}{
-		{[]string{"--session-id", "s1", "--model", "opus", "do it;"}, args{sessionID: "s1", prompt: "do it;"}},
+		{[]string{"--session-id", "s1", "--model", "opus", "do it;"}, args{sessionID: "s1", prompt: "do it;", model: "opus"}},
 		{[]string{"--resume", "r1", "again"}, args{sessionID: "r1", resume: true, prompt: "again"}},
 		{[]string{"--resume=r2"}, args{sessionID: "r2", resume: true}},
+		{[]string{"--session-id", "s2", "--settings", "/a.json", "--settings={}", "--model=m", "--permission-mode", "plan", "--", "-dash", "--x"},
+			args{sessionID: "s2", prompt: "--x", settings: []string{"/a.json", "{}"}, model: "m", permissionMode: "plan"}},
+		{[]string{"--dangerously-skip-permissions", "--", "-p"}, args{prompt: "-p", permissionMode: "bypassPermissions"}},
 	}
 	for _, c := range cases {
-		if got := parseArgs(c.argv); got != c.want {
+		if got := parseArgs(c.argv); !reflect.DeepEqual(got, c.want) {
 			t.Errorf("parseArgs(%q) = %+v, want %+v", c.argv, got, c.want)
 		}
 	}
@@ -73,5 +76,24 @@ func TestParseArgs_VariadicOptionsSwallowAPromptWithoutDoubleDash(t *testing.T) 
 	}
 	if got := parseArgs([]string{"--session-id", "x", "---\nfront"}); got.prompt != "" {
 		t.Fatalf("prompt %q: a dash-led prompt without -- is a flag to Claude Code", got.prompt)
+	}
+}
+
+func TestParser_SwallowedReturnsKeepTheTextPending(t *testing.T) {
+	p := parser{swallow: 2}
+	var kinds []inputKind
+	for _, b := range []byte("\x1b[200~hi\x1b[201~\r\r\r\r") {
+		if in := p.feedEvent(b); in.kind != inputNone {
+			kinds = append(kinds, in.kind)
+			if in.kind == inputSwallowed && in.text != "hi" {
+				t.Fatalf("swallowed with pending %q", in.text)
+			}
+			if in.kind == inputSubmit && in.text != "hi" {
+				t.Fatalf("submitted %q", in.text)
+			}
+		}
+	}
+	if want := []inputKind{inputSwallowed, inputSwallowed, inputSubmit, inputEmpty}; !reflect.DeepEqual(kinds, want) {
+		t.Fatalf("kinds %v, want %v", kinds, want)
 	}
 }

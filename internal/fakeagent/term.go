@@ -90,15 +90,41 @@ func (t *terminal) restore() {
 
 // parser turns raw input into messages: a bracketed paste (ESC[200~ …
 // ESC[201~) accumulates text, with its line breaks kept; typed characters
-// accumulate too; a carriage return outside a paste submits.
+// accumulate too; a carriage return outside a paste submits. The first
+// swallow carriage returns are dropped instead (the text stays pending), a
+// stand-in for a submit key the agent did not take.
 type parser struct {
-	paste bool
-	text  []byte
-	esc   []byte // the escape sequence being read, nil outside one
+	paste   bool
+	text    []byte
+	esc     []byte // the escape sequence being read, nil outside one
+	swallow int
+}
+
+// inputKind says what one byte of input amounted to.
+type inputKind int
+
+const (
+	inputNone      inputKind = iota // nothing yet
+	inputSubmit                     // a message was submitted
+	inputEmpty                      // a carriage return with nothing typed
+	inputSwallowed                  // a carriage return was swallowed
+)
+
+// input is what feedEvent returns: its kind and, for a submit or a
+// swallowed return, the (pending) text.
+type input struct {
+	kind inputKind
+	text string
 }
 
 // feed takes one byte and returns a message when it submits one.
 func (p *parser) feed(b byte) (string, bool) {
+	in := p.feedEvent(b)
+	return in.text, in.kind == inputSubmit
+}
+
+// feedEvent takes one byte and says what it did.
+func (p *parser) feedEvent(b byte) input {
 	if p.esc != nil {
 		p.esc = append(p.esc, b)
 		switch {
@@ -115,27 +141,31 @@ func (p *parser) feed(b byte) (string, bool) {
 		case len(p.esc) > 32:
 			p.esc = nil
 		}
-		return "", false
+		return input{}
 	}
 	if b == 0x1b {
 		p.esc = []byte{b}
-		return "", false
+		return input{}
 	}
 	if p.paste {
 		if b == '\r' {
 			b = '\n'
 		}
 		p.text = append(p.text, b)
-		return "", false
+		return input{}
 	}
 	switch {
 	case b == '\r':
+		if p.swallow > 0 {
+			p.swallow--
+			return input{kind: inputSwallowed, text: string(p.text)}
+		}
 		if len(p.text) == 0 {
-			return "", false
+			return input{kind: inputEmpty}
 		}
 		m := string(p.text)
 		p.text = nil
-		return m, true
+		return input{kind: inputSubmit, text: m}
 	case b == 0x7f || b == 0x08:
 		if len(p.text) > 0 {
 			p.text = p.text[:len(p.text)-1]
@@ -143,5 +173,5 @@ func (p *parser) feed(b byte) (string, bool) {
 	case b == '\n' || b == '\t' || b >= 0x20:
 		p.text = append(p.text, b)
 	}
-	return "", false
+	return input{}
 }

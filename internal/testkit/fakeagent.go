@@ -107,6 +107,22 @@ func ExitAfter(d time.Duration, code int) AgentOption {
 	}
 }
 
+// TurnTime sets how long the fake thinks before answering a turn
+// (FAKE_AGENT_TURN_MS; default 50ms).
+func TurnTime(d time.Duration) AgentOption {
+	return Env("FAKE_AGENT_TURN_MS", strconv.FormatInt(d.Milliseconds(), 10))
+}
+
+// Answer sets the fake's answer (FAKE_AGENT_ANSWER): each "{prompt}" is
+// replaced by the prompt; a blank line splits it into several transcript
+// lines of one assistant message. Default: "fake answer to: <prompt>".
+func Answer(format string) AgentOption { return Env("FAKE_AGENT_ANSWER", format) }
+
+// SwallowSubmits makes the fake drop the first n carriage returns
+// (FAKE_AGENT_SWALLOW_SUBMITS): the text stays pending in its input line
+// and a "swallowed" entry is logged; the next return submits it.
+func SwallowSubmits(n int) AgentOption { return Env("FAKE_AGENT_SWALLOW_SUBMITS", strconv.Itoa(n)) }
+
 // Env sets one more environment variable in the wrapper script.
 func Env(key, value string) AgentOption {
 	return func(env map[string]string) { env[key] = value }
@@ -135,7 +151,7 @@ func FakeAgent(t testing.TB, opts ...AgentOption) *Agent {
 		a.killAll()
 		_ = os.RemoveAll(base)
 	})
-	env := map[string]string{"FAKE_AGENT_DIR": a.dir}
+	env := map[string]string{"FAKE_AGENT_DIR": a.dir, "FAKE_AGENT_CONFIG_DIR": a.ConfigDir()}
 	for _, o := range opts {
 		o(env)
 	}
@@ -170,6 +186,13 @@ func Launcher(t testing.TB) []string { return []string{fakeBinary(t), "internal-
 // Dir is FAKE_AGENT_DIR: log.jsonl and transcripts/ live here.
 func (a *Agent) Dir() string { return a.dir }
 
+// ConfigDir is where the fake writes its Claude-shaped transcripts
+// (<ConfigDir>/projects/<cwd>/<id>.jsonl) when the spawn's environment has
+// no CLAUDE_CONFIG_DIR (FAKE_AGENT_CONFIG_DIR, instead of $HOME/.claude). A
+// test that has the-loop read the transcript sets CLAUDE_CONFIG_DIR, which
+// the fake honours first.
+func (a *Agent) ConfigDir() string { return filepath.Join(filepath.Dir(a.dir), "claude-config") }
+
 // BinDir holds the wrapper scripts (prepend it to PATH).
 func (a *Agent) BinDir() string { return a.binDir }
 
@@ -178,7 +201,10 @@ func (a *Agent) Path() string { return filepath.Join(a.binDir, "claude") }
 
 // Entry is one line of the fake's log.jsonl.
 type Entry struct {
-	Kind      string            `json:"kind"` // start, resume_failed, message, sigterm, sighup, exit, eof
+	// Kind: start, resume_failed, settings_error, message, swallowed,
+	// hook (one per command hook run; none without --settings), queued,
+	// dialog_answered, clear, transcript_error, sigterm, sighup, exit, eof.
+	Kind      string            `json:"kind"`
 	Time      string            `json:"time"`
 	Pid       int               `json:"pid"`
 	Argv      []string          `json:"argv"` // the arguments after the program name
@@ -192,6 +218,10 @@ type Entry struct {
 	Code      int               `json:"code"`
 	Ignored   bool              `json:"ignored"`
 	Error     string            `json:"error"`
+	Event     string            `json:"event"`    // hook: the event name
+	Command   string            `json:"command"`  // hook: the command run, "" when none was declared
+	PromptID  string            `json:"promptId"` // queued, dialog_answered: the running turn's
+	Payload   json.RawMessage   `json:"payload"`  // hook: the payload, as sent on stdin
 }
 
 // Log parses log.jsonl (nil while it does not exist); a torn last line is
