@@ -2,22 +2,30 @@
 
 set shell := ["bash", "-euo", "pipefail", "-c"]
 
+# The linters just lint installs into bin/tools (go install, pinned).
+staticcheck_version := "v0.8.2"
+govulncheck_version := "v1.9.0"
+
 # List the recipes.
 default:
     @just --list
 
-# Build the binary into bin/the-loop.
+# Build the binary into bin/the-loop (stamped with the commit for --version when git is there).
 build:
-    go build -o bin/the-loop ./cmd/the-loop
+    go build -buildvcs=auto -o bin/the-loop ./cmd/the-loop
 
 # Run every test (race detector on; real tmux on private servers).
 test:
     go test -race -count=1 -timeout 20m ./...
 
-# gofmt (fails on any file it would change) and go vet.
+# gofmt (fails on any file it would change), go vet, staticcheck and govulncheck (skipped, passing, when its database cannot be reached).
 lint:
     @out="$(gofmt -l .)"; if [ -n "$out" ]; then echo "gofmt would change:"; echo "$out"; exit 1; fi
     go vet ./...
+    GOBIN="$PWD/bin/tools" go install honnef.co/go/tools/cmd/staticcheck@{{staticcheck_version}}
+    GOBIN="$PWD/bin/tools" go install golang.org/x/vuln/cmd/govulncheck@{{govulncheck_version}}
+    bin/tools/staticcheck ./...
+    .ci/vulncheck bin/tools/govulncheck ./...
 
 # Cross-build and vet for macOS (amd64, arm64) and Linux arm64, cgo off.
 cross:

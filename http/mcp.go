@@ -28,14 +28,14 @@ const (
 	toolSay  = "say_to_standing_session"
 )
 
-// newMCPHandler builds the MCP server (name "the-loop", version "1") and its
+// newMCPHandler builds the MCP server (name "the-loop", version health's) and its
 // streamable-HTTP handler. The handler is stateless — every tool is one
 // request and one answer, so there is no session to keep (or to hold a
 // shutdown open) — and answers in JSON. The go-sdk's own localhost check is
 // off: guard applies decisions D24's Host allow-list here as on REST, and the SDK's
 // check would refuse the names service.allowedHosts adds.
 func (s *Server) newMCPHandler() http.Handler {
-	srv := mcp.NewServer(&mcp.Implementation{Name: "the-loop", Version: "1"}, &mcp.ServerOptions{Logger: s.log})
+	srv := mcp.NewServer(&mcp.Implementation{Name: "the-loop", Version: s.opt.Version}, &mcp.ServerOptions{Logger: s.log})
 	mcp.AddTool(srv, &mcp.Tool{
 		Name:        toolList,
 		Description: "List every standing session (declared in the config or created at runtime): its status, whether its agent runs, its tmux target.",

@@ -33,7 +33,7 @@ type Options struct {
 	// Config returns the config for one request; it is called once per
 	// request (config.Holder.Current re-reads a changed file, decisions D3).
 	Config func() *config.Config
-	// Version is health's version.
+	// Version is health's and the MCP server info's version (loop.Version).
 	Version string
 	// Logger receives internal errors, failures to log api.request and
 	// refused requests, rate-limited (default: discarded).

@@ -23,7 +23,9 @@ import (
 
 // CLI is the command tree. Each command lives in its own *_cmd.go file.
 type CLI struct {
-	Config   string          `short:"c" help:"Path of the CLI config (else THE_LOOP_CLI_CONFIG, ./.the-loop/cli-config.yaml, ~/.the-loop/cli-config.yaml)." placeholder:"PATH"`
+	Version kong.VersionFlag `help:"Print the-loop's version and commit, and exit."`
+
+	Config   string          `short:"c" help:"Path of the CLI config (else THE_LOOP_CLI_CONFIG, ./.the-loop/cli-config.yaml, ~/.the-loop/cli-config.yaml, $XDG_CONFIG_HOME/the-loop/cli-config.yaml)." placeholder:"PATH"`
 	Start    StartCmd        `cmd:"" help:"Start the service (when enabled) and the standing sessions that auto-start."`
 	Stop     StopCmd         `cmd:"" help:"Stop every recorded standing session, then the service."`
 	Status   StatusCmd       `cmd:"" help:"Report the service and the standing sessions; exit 1 when something that should be up is not."`
@@ -37,6 +39,9 @@ type CLI struct {
 	Cfg      ConfigCmd       `cmd:"" name:"config" help:"Check or print the CLI config's schema."`
 	Token    TokenCmd        `cmd:"" help:"Print the operator's token (or replace it with --rotate)."`
 	Exec     InternalExecCmd `cmd:"" name:"internal-exec" hidden:"" help:"Exec a harness argv from a file (used inside tmux panes)."`
+
+	Completion CompletionCmd `cmd:"" help:"Print the shell completion script for bash, zsh or fish (verbs, flags, session names)."`
+	Complete   CompleteCmd   `cmd:"" name:"__complete" hidden:"" help:"Print the completion candidates for the words given (used by the completion scripts)."`
 }
 
 // App is what every command's Run receives: the resolved config path, the
@@ -71,6 +76,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			}
 		}),
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
+		kong.Vars{"version": "the-loop " + loop.Version()},
 	)
 	if err != nil {
 		fmt.Fprintf(stderr, "error: %v\n", err)
@@ -101,10 +107,12 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 }
 
 // needsConfig reports whether the command reads the CLI config: all but
-// `config schema`, `config validate FILE` and internal-exec do.
+// `config schema`, `config validate FILE`, internal-exec and completion
+// (which reads it only when it can) do.
 func needsConfig(kctx *kong.Context, cli *CLI) bool {
 	switch cmd := kctx.Command(); {
-	case strings.HasPrefix(cmd, "config schema"), strings.HasPrefix(cmd, "internal-exec"):
+	case strings.HasPrefix(cmd, "config schema"), strings.HasPrefix(cmd, "internal-exec"),
+		strings.HasPrefix(cmd, "completion"), strings.HasPrefix(cmd, "__complete"):
 		return false
 	case strings.HasPrefix(cmd, "config validate"):
 		return cli.Cfg.Validate.File == ""

@@ -20,9 +20,6 @@ import (
 	loophttp "github.com/the-loop-dev/the-loop/http"
 )
 
-// Version is the-loop's version, reported by health.
-var Version = "0.1.0-dev"
-
 // ServeCmd is `the-loop serve`: the service in the foreground.
 type ServeCmd struct{}
 
@@ -60,7 +57,7 @@ func (c *ServeCmd) Run(a *App) error {
 	srv := loophttp.NewServer(loophttp.Options{
 		Lifecycle:   svc,
 		Config:      current,
-		Version:     Version,
+		Version:     loop.Version(),
 		Logger:      log,
 		URL:         "http://" + ln.Addr().String(),
 		Poller:      poller,
