@@ -88,11 +88,14 @@ var target = loop.TmuxTargetFor(session)
 // bootBrief is the operator's brief in the session's boot prompt.
 const bootBrief = "Say hello, then wait for messages."
 
+// worldConfig keeps the default harnessKillGraceSeconds on purpose: a stop
+// then ends Claude Code as an operator's stop would (docs/claude-code.md:
+// it outlives that grace after SIGTERM, so it is killed).
 const worldConfig = `
 state: {root: .the-loop}
 service: {port: %PORT%}
 routing:
-  tmux: {socketName: %SOCKET%, harnessKillGraceSeconds: 10, resumeProbeSeconds: 1}
+  tmux: {socketName: %SOCKET%, resumeProbeSeconds: 1}
 standingSessions:
   enabled: true
   sessions:

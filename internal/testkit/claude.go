@@ -71,7 +71,8 @@ type OfflineClaude struct {
 	Home string
 	// Env is the variables to set (KEY=value): HOME, ANTHROPIC_BASE_URL,
 	// ANTHROPIC_API_KEY, CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC,
-	// DISABLE_AUTOUPDATER. Callers drop CLAUDE_CONFIG_DIR and the real HOME.
+	// DISABLE_AUTOUPDATER, CLAUDE_CODE_DISABLE_OFFICIAL_MARKETPLACE_AUTOINSTALL.
+	// Callers drop CLAUDE_CONFIG_DIR and the real HOME.
 	Env []string
 }
 
@@ -115,6 +116,10 @@ func Claude(t testing.TB, baseURL string, trusted ...string) *OfflineClaude {
 		"ANTHROPIC_API_KEY=" + ClaudeAPIKey,
 		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
 		"DISABLE_AUTOUPDATER=1",
+		// Without it Claude Code runs `git clone` of its official plugin
+		// marketplace from GitHub at start-up, even with the traffic
+		// variable set; offline, that clone holds up its exit on SIGTERM.
+		"CLAUDE_CODE_DISABLE_OFFICIAL_MARKETPLACE_AUTOINSTALL=1",
 	}
 	return c
 }
