@@ -14,9 +14,16 @@ default:
 build:
     go build -buildvcs=auto -o bin/the-loop ./cmd/the-loop
 
-# Run every test (race detector on; real tmux on private servers).
-test:
-    go test -race -count=1 -timeout 20m ./...
+# Run every test: the unit and integration tests, then the end-to-end part against the real Claude Code.
+test: unit e2e
+
+# Every test but the end-to-end part (race detector on; real tmux on private servers; a hang fails after 5 minutes).
+unit:
+    go test -race -count=1 -timeout 5m $(go list ./... | grep -v '/e2e$')
+
+# The end-to-end part: the real Claude Code (installed by .ci/run into the cache) driven offline through the-loop against a fake Messages API; fails, not skips, when it is missing.
+e2e:
+    THE_LOOP_E2E=1 go test -race -count=1 -timeout 5m ./e2e/...
 
 # gofmt (fails on any file it would change), go vet, staticcheck and govulncheck (skipped, passing, when its database cannot be reached).
 lint:
