@@ -152,6 +152,9 @@ func (s *Service) rows(ctx context.Context, block *config.StandingConfig, recs [
 
 // Get returns one session's row.
 func (s *Service) Get(ctx context.Context, cfg *config.Config, name string) (loop.Row, error) {
+	if err := loop.CheckName(name); err != nil {
+		return loop.Row{}, err
+	}
 	rows, err := s.List(ctx, cfg)
 	if err != nil {
 		return loop.Row{}, err

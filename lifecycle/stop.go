@@ -24,6 +24,11 @@ func okStop(outcome string) bool {
 // running agent. A live tmux session the-loop has no record of is never
 // signalled.
 func (s *Service) Stop(ctx context.Context, cfg *config.Config, name string) (loop.ControlResult, error) {
+	if name != "" {
+		if err := loop.CheckName(name); err != nil {
+			return loop.ControlResult{}, err
+		}
+	}
 	block := tolerantBlock(cfg)
 	var names []string
 	if name != "" {
@@ -173,6 +178,9 @@ func (s *Service) Restart(ctx context.Context, cfg *config.Config, name string) 
 	if name == "" {
 		return loop.ControlResult{}, loop.Invalid("restart names one standing session; it has no 'all' form")
 	}
+	if err := loop.CheckName(name); err != nil {
+		return loop.ControlResult{}, err
+	}
 	block, err := standingBlock(cfg)
 	if err != nil {
 		return loop.ControlResult{}, err
@@ -193,8 +201,14 @@ func (s *Service) Restart(ctx context.Context, cfg *config.Config, name string) 
 	return started, nil
 }
 
-// Control dispatches a control verb by name (REST's /control).
+// Control dispatches a control verb by name (REST's /control). An invalid
+// name is refused whatever the verb (EINVALID); "" means every session.
 func (s *Service) Control(ctx context.Context, cfg *config.Config, name, verb string, autoOnly bool) (loop.ControlResult, error) {
+	if name != "" {
+		if err := loop.CheckName(name); err != nil {
+			return loop.ControlResult{}, err
+		}
+	}
 	switch verb {
 	case "start":
 		return s.Start(ctx, cfg, name, autoOnly)

@@ -147,6 +147,29 @@ func TestStandingSay_NotReadyFailsAndSaysSo(t *testing.T) {
 	}
 }
 
+// TestStanding_InvalidNameIsACallersMistake (issue 16 #9): every verb
+// refuses an invalid name with exit 2, and none suggests a command that
+// cannot work.
+func TestStanding_InvalidNameIsACallersMistake(t *testing.T) {
+	e := newEnv(t)
+	e.config(oneSession)
+	for _, args := range [][]string{
+		{"standing", "stop", "Bad Name!"},
+		{"standing", "start", "Bad Name"},
+		{"standing", "restart", "Bad Name"},
+		{"standing", "say", "Bad Name", "--text", "hi"},
+		{"standing", "delete", "Bad Name"},
+	} {
+		r := e.must(2, args...)
+		if !strings.Contains(r.stderr, "invalid standing-session name '"+args[2]+"'") || strings.Contains(r.stderr, "the-loop standing") {
+			t.Errorf("%v: %s", args, r)
+		}
+	}
+	if n := len(e.starts()); n != 0 {
+		t.Fatalf("an invalid name spawned: %d starts", n)
+	}
+}
+
 func TestStandingSay_Refusals(t *testing.T) {
 	e := newEnv(t)
 	e.config(oneSession)
@@ -161,6 +184,10 @@ func TestStandingSay_Refusals(t *testing.T) {
 		t.Fatalf("stopped: %s", r)
 	}
 	e.must(2, "standing", "say", "supervisor", "--text", "   \n ")
+	// issue 16 #9: only control characters is empty too.
+	if r := e.must(2, "standing", "say", "supervisor", "--text", "\x1b\x07\u009b\u200f\x7f \t"); !strings.Contains(r.stderr, "the message is empty") {
+		t.Fatalf("control characters only: %s", r)
+	}
 	e.must(2, "standing", "say", "supervisor")
 	e.must(1, "standing", "say", "nobody", "--text", "hi")
 	if n := len(e.starts()); n != 1 {
