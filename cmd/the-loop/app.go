@@ -81,7 +81,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return exit
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "error: %v\n", err)
+		fmt.Fprintf(stderr, "error: %s\n", termLines(err.Error()))
 		var pe *kong.ParseError
 		if errors.As(err, &pe) {
 			_ = pe.Context.PrintUsage(true)
@@ -121,7 +121,7 @@ func exitCode(err error, stderr io.Writer) int {
 	if errors.As(err, &ee) {
 		return ee.code
 	}
-	fmt.Fprintf(stderr, "error: %s\n", loop.ErrorMessage(err))
+	fmt.Fprintf(stderr, "error: %s\n", termLines(loop.ErrorMessage(err)))
 	return loop.ExitCode(loop.ErrorCode(err))
 }
 

@@ -171,7 +171,7 @@ func (a *App) viaService(cfg *config.Config) (bool, error) {
 	case st.holder != 0:
 		return false, st.held(cfg)
 	}
-	fmt.Fprintf(a.Stderr, "warning: %s; running in this process\n", st.foreign(cfg))
+	fmt.Fprintf(a.Stderr, "warning: %s; running in this process\n", termSafe(st.foreign(cfg)))
 	return false, nil
 }
 

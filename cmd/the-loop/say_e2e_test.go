@@ -194,3 +194,27 @@ func TestStandingSay_Refusals(t *testing.T) {
 		t.Fatalf("say spawned: %d starts", n)
 	}
 }
+
+// TestEvents_TextEscapesTerminalControlsJSONKeepsThem (issue 16 #8): an
+// actor carrying an OSC 52 sequence (it would write the operator's
+// clipboard) and a bidi override is printed escaped by the events table and
+// by an error message, and exactly by --format json.
+func TestEvents_TextEscapesTerminalControlsJSONKeepsThem(t *testing.T) {
+	e := newEnv(t)
+	e.config(oneSession)
+	startReady(t, e)
+	actor := "ops\x1b]52;c;aGk=\x07\u202e\u009b"
+	e.must(0, "standing", "say", "supervisor", "--text", "hi", "--actor", actor)
+
+	r := e.must(0, "events", "--type", "standing.said")
+	if strings.ContainsAny(r.stdout, "\x1b\x07\u202e\u009b") || !strings.Contains(r.stdout, `actor=ops\x1b]52;c;aGk=\x07\u202e\u009b`) {
+		t.Fatalf("events table:\n%q", r.stdout)
+	}
+	if evs := e.events("--type", "standing.said"); len(evs) != 1 || evs[0].Field("actor") != actor {
+		t.Fatalf("JSON events %+v, want the actor exact", evs)
+	}
+	r = e.must(2, "standing", "stop", "x\x1b]52;c;aGk=\x07")
+	if strings.ContainsAny(r.stderr, "\x1b\x07") || !strings.Contains(r.stderr, `'x\x1b]52;c;aGk=\x07'`) {
+		t.Fatalf("error message: %q", r.stderr)
+	}
+}
