@@ -69,8 +69,11 @@ type Options struct {
 	// "<Launcher…> <file>" (e.g. the-loop internal-exec FILE, which calls
 	// ExecFromFile). Without it such a spawn fails naming the limit.
 	Launcher []string
-	// LockDir holds the per-target delivery locks (default
-	// $TMPDIR/the-loop-tmux-locks-<uid>).
+	// LockDir holds the per-target delivery locks; it must be owned by the
+	// caller and writable by nobody else. the-loop puts it under its state
+	// root (<state.root>/local/locks), so every process of one project
+	// serialises whatever its $TMPDIR. Default, for a runner used alone:
+	// $TMPDIR/the-loop-tmux-locks-<uid>.
 	LockDir string
 	// Logger receives warnings and debug lines (default: discarded).
 	Logger *slog.Logger

@@ -140,6 +140,10 @@ func (a *App) OpenStore(cfg *config.Config, transient bool) (*store.DB, error) {
 	})
 }
 
+// lockDir holds the runner's per-target delivery locks:
+// <state.root>/local/locks.
+func lockDir(cfg *config.Config) string { return filepath.Join(cfg.StateDir(), "local", "locks") }
+
 // fixed is a config source that always gives cfg (a one-shot CLI verb).
 func fixed(cfg *config.Config) func() *config.Config { return func() *config.Config { return cfg } }
 
@@ -160,8 +164,12 @@ func (a *App) Lifecycle(current func() *config.Config, db *store.DB, source stri
 				SubmitDelay: current().Routing.Tmux.SubmitDelay(),
 				Launcher:    []string{self, "internal-exec"},
 				DropEnv:     lifecycle.SecretEnv(current()),
+				// Under the state root, not $TMPDIR: a CLI and a service
+				// with different TMPDIRs serialise, and no other local user
+				// can pre-create it (issue 16 #14).
+				LockDir: lockDir(current()),
 			}
-			key := fmt.Sprintf("%s\x00%d\x00%s", socket, opt.SubmitDelay, strings.Join(opt.DropEnv, "\x00"))
+			key := fmt.Sprintf("%s\x00%d\x00%s\x00%s", socket, opt.SubmitDelay, opt.LockDir, strings.Join(opt.DropEnv, "\x00"))
 			mu.Lock()
 			defer mu.Unlock()
 			if r, ok := runners[key]; ok {

@@ -218,3 +218,26 @@ func TestEvents_TextEscapesTerminalControlsJSONKeepsThem(t *testing.T) {
 		t.Fatalf("error message: %q", r.stderr)
 	}
 }
+
+// TestStandingSay_DeliveryLockLivesUnderTheStateRoot (issue 16 #14): the
+// delivery lock is <state.root>/local/locks/…, never in $TMPDIR, so a CLI
+// and a service with different TMPDIRs serialise and no other user can
+// pre-create it.
+func TestStandingSay_DeliveryLockLivesUnderTheStateRoot(t *testing.T) {
+	e := newEnv(t)
+	tmp := t.TempDir()
+	e.extraEnv = append(e.extraEnv, "TMPDIR="+tmp)
+	e.config(oneSession)
+	startReady(t, e)
+	e.must(0, "standing", "say", "supervisor", "--text", "hi")
+	locks, _ := filepath.Glob(filepath.Join(e.dir, ".the-loop", "local", "locks", "*-loop-standing-supervisor.lock"))
+	if len(locks) != 1 {
+		t.Fatalf("delivery locks under the state root: %v", locks)
+	}
+	if fi, err := os.Stat(filepath.Dir(locks[0])); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Fatalf("lock dir: %v %v", fi, err)
+	}
+	if stray, _ := filepath.Glob(filepath.Join(tmp, "the-loop-tmux-locks-*")); len(stray) != 0 {
+		t.Fatalf("a lock dir in $TMPDIR: %v", stray)
+	}
+}
