@@ -28,6 +28,10 @@ type Service struct {
 	Harness func(name, session string) (loop.Harness, error)
 	// LookPath resolves a harness binary (exec.LookPath).
 	LookPath func(string) (string, error)
+	// TmuxAvailable reports a tmux binary missing from PATH (the runner's
+	// Available); a start then refuses at once, naming it and how to
+	// install it. Nil: never checked.
+	TmuxAvailable func() error
 	Clock    loop.Clock
 	Source   string // the event envelope's source: "cli" or "service"
 	// NewID returns a new conversation id (uuid4).

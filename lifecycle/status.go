@@ -53,6 +53,9 @@ func (s *Service) StartAuto(ctx context.Context, cfg *config.Config) (rows []loo
 	if cfg.Standing == nil || !cfg.Standing.Enabled {
 		return nil, true, true
 	}
+	if err := s.tmuxMissing("start"); err != nil {
+		return []loop.Row{{Name: "standingSessions", Outcome: loop.OutcomeFailed, Detail: err.Error()}}, false, false
+	}
 	res, err := s.Start(ctx, cfg, "", true)
 	if err != nil {
 		return []loop.Row{Misconfigured(err)}, false, false

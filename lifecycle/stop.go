@@ -209,6 +209,11 @@ func (s *Service) Control(ctx context.Context, cfg *config.Config, name, verb st
 			return loop.ControlResult{}, err
 		}
 	}
+	if verb == "start" || verb == "restart" {
+		if err := s.tmuxMissing(verb); err != nil {
+			return loop.ControlResult{}, err
+		}
+	}
 	switch verb {
 	case "start":
 		return s.Start(ctx, cfg, name, autoOnly)

@@ -190,7 +190,9 @@ func (a *App) Lifecycle(current func() *config.Config, db *store.DB, source stri
 			}).Lookup(name, session)
 		},
 		LookPath: exec.LookPath,
-		Source:   source,
+		// tmux missing from PATH is named before a start tries anything.
+		TmuxAvailable: func() error { return runner.New(runner.Options{}).Available() },
+		Source:        source,
 
 		Announcer: channels.Announcer{}, // Slack: a started session's announcement
 	}
