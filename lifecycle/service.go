@@ -32,8 +32,8 @@ type Service struct {
 	// Available); a start then refuses at once, naming it and how to
 	// install it. Nil: never checked.
 	TmuxAvailable func() error
-	Clock    loop.Clock
-	Source   string // the event envelope's source: "cli" or "service"
+	Clock         loop.Clock
+	Source        string // the event envelope's source: "cli" or "service"
 	// NewID returns a new conversation id (uuid4).
 	NewID func() string
 	// ClaimWait bounds how long a verb waits for another process's claim.
