@@ -28,12 +28,8 @@ type Service struct {
 	Harness func(name, session string) (loop.Harness, error)
 	// LookPath resolves a harness binary (exec.LookPath).
 	LookPath func(string) (string, error)
-	// TmuxAvailable reports a tmux binary missing from PATH (the runner's
-	// Available); a start then refuses at once, naming it and how to
-	// install it. Nil: never checked.
-	TmuxAvailable func() error
-	Clock         loop.Clock
-	Source        string // the event envelope's source: "cli" or "service"
+	Clock    loop.Clock
+	Source   string // the event envelope's source: "cli" or "service"
 	// NewID returns a new conversation id (uuid4).
 	NewID func() string
 	// ClaimWait bounds how long a verb waits for another process's claim.
@@ -41,6 +37,10 @@ type Service struct {
 	// Announcer posts a Slack-enabled session's announcement after it
 	// starts (nil: never announced).
 	Announcer Announcer
+	// TmuxAvailable reports a tmux binary missing from PATH (the runner's
+	// Available); a start then refuses at once, naming it and how to
+	// install it. Nil: never checked.
+	TmuxAvailable func() error
 
 	mu    sync.Mutex
 	names map[string]*sync.Mutex
