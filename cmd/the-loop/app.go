@@ -190,10 +190,10 @@ func (a *App) Lifecycle(current func() *config.Config, db *store.DB, source stri
 			}).Lookup(name, session)
 		},
 		LookPath: exec.LookPath,
-		// tmux missing from PATH is named before a start tries anything.
-		TmuxAvailable: func() error { return runner.New(runner.Options{}).Available() },
-		Source:        source,
+		Source:   source,
 
 		Announcer: channels.Announcer{}, // Slack: a started session's announcement
+		// tmux missing from PATH is named before a start tries anything.
+		TmuxAvailable: func() error { return runner.New(runner.Options{}).Available() },
 	}
 }
