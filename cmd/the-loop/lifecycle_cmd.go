@@ -59,7 +59,7 @@ func (c *StartCmd) Run(a *App) error {
 func (c *StopCmd) Run(a *App) error {
 	ctx, stop := signalContext()
 	defer stop()
-	rep := a.stopAll(ctx, config.LoadTolerant(a.ConfigPath))
+	rep := a.stopAll(ctx, a.LoadForStop())
 	renderLifecycle(a.Stdout, a.Stderr, rep, "")
 	return okExit(rep.OK)
 }
