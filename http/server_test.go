@@ -62,6 +62,7 @@ func TestErrorCodes(t *testing.T) {
 		{"body over the limit", "POST", "/api/v1/standing-sessions/say", big, 413, "larger than 2048 bytes (service.maxBodyBytes)"},
 		{"events limit not a number", "GET", "/api/v1/events?limit=many", "", 422, "query.limit: expected an integer"},
 		{"events unknown level", "GET", "/api/v1/events?level=loud", "", 400, "invalid level 'loud'"},
+		{"events of an invalid name", "GET", "/api/v1/events?standing=Bad%20Name", "", 400, "invalid standing-session name 'Bad Name'"},
 		{"events bad since", "GET", "/api/v1/events?since=yesterday", "", 400, "invalid since 'yesterday'"},
 		{"unknown route", "GET", "/api/v1/nope", "", 404, "no route GET /api/v1/nope"},
 		{"wrong method", "POST", "/api/v1/health", `{}`, 405, "method POST is not allowed on /api/v1/health"},

@@ -159,6 +159,7 @@ func TestStanding_InvalidNameIsACallersMistake(t *testing.T) {
 		{"standing", "restart", "Bad Name"},
 		{"standing", "say", "Bad Name", "--text", "hi"},
 		{"standing", "delete", "Bad Name"},
+		{"events", "--standing", "Bad Name"},
 	} {
 		r := e.must(2, args...)
 		if !strings.Contains(r.stderr, "invalid standing-session name '"+args[2]+"'") || strings.Contains(r.stderr, "the-loop standing") {
