@@ -194,10 +194,10 @@ func (w *world) must(args ...string) result {
 }
 
 // row is the session's row of `standing list --format json`.
-func (w *world) row() loop.Row {
+func (w *world) row() loop.StandingRow {
 	w.t.Helper()
 	r := w.must("standing", "list", "--format", "json")
-	var rows []loop.Row
+	var rows []loop.StandingRow
 	if err := json.Unmarshal([]byte(r.stdout), &rows); err != nil {
 		w.t.Fatalf("standing list json: %v\n%s", err, r)
 	}
@@ -207,7 +207,7 @@ func (w *world) row() loop.Row {
 		}
 	}
 	w.t.Fatalf("standing list has no row %q: %s", session, r)
-	return loop.Row{}
+	return loop.StandingRow{}
 }
 
 // screen is the agent pane's visible screen.

@@ -68,6 +68,11 @@ func storeQuery(v url.Values, now time.Time) (store.EventQuery, error) {
 		WorkItem: v.Get("workItem"),
 		MinLevel: v.Get("level"),
 	}
+	if q.Standing != "" {
+		if err := loop.CheckName(q.Standing); err != nil {
+			return q, err
+		}
+	}
 	if s := v.Get("limit"); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil {

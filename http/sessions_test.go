@@ -146,8 +146,9 @@ func TestSessions_EveryRouteAndTheNamespaceBoundary(t *testing.T) {
 			t.Errorf("%s %s %s: %d %s, want %d %q", tc.method, tc.path, tc.body, r.status, r.body, tc.status, tc.detail)
 		}
 	}
-	// The standing routes do not know the work item.
-	if r := f.post("/api/v1/standing-sessions/say", `{"name":"github:octo/repo#5","text":"hi"}`); r.status != 404 {
+	// The standing routes do not know the work item: its ref is an invalid
+	// standing name, a caller's mistake (issue 16 #9).
+	if r := f.post("/api/v1/standing-sessions/say", `{"name":"github:octo/repo#5","text":"hi"}`); r.status != 400 || !strings.Contains(string(r.body), "invalid standing-session name") {
 		t.Fatalf("standing say to a work item: %d %s", r.status, r.body)
 	}
 	if _, err := c.ReplyWorkItem(ctx, "standing:supervisor", "hi", ""); loop.ErrorCode(err) != loop.EINVALID {

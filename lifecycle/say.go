@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 	"time"
+	"unicode"
 
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/config"
@@ -29,8 +30,11 @@ func FrameSay(name, actor, text string) string {
 // spawns or resumes one. It waits for the agent to be ready for input
 // (decisions D14) and never reports delivered what the agent could not read.
 func (s *Service) SayStanding(ctx context.Context, cfg *config.Config, name, text, actor string) (loop.SayResult, error) {
-	if strings.TrimSpace(text) == "" {
-		return loop.SayResult{}, loop.Invalid("the message is empty; nothing to deliver")
+	if err := loop.CheckName(name); err != nil {
+		return loop.SayResult{}, err
+	}
+	if Blank(text) {
+		return loop.SayResult{}, loop.Invalid("the message is empty (nothing but whitespace and control characters); nothing to deliver")
 	}
 	rec, err := s.read(name)
 	if err != nil {
@@ -73,6 +77,15 @@ func (s *Service) SayStanding(ctx context.Context, cfg *config.Config, name, tex
 		res.Messages = append(res.Messages, loop.Message{Stream: "err", Text: "warning: delivered, but the event could not be recorded: " + err.Error()})
 	}
 	return res, nil
+}
+
+// Blank reports whether text has nothing an agent could read: only
+// whitespace, control (C0, DEL, C1) and format characters (bidi controls,
+// zero-width marks).
+func Blank(text string) bool {
+	return strings.IndexFunc(text, func(r rune) bool {
+		return !unicode.IsSpace(r) && !unicode.IsControl(r) && !unicode.Is(unicode.Cf, r)
+	}) < 0
 }
 
 // waitReady polls the pane until the adapter says typed input would reach

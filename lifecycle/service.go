@@ -37,6 +37,10 @@ type Service struct {
 	// Announcer posts a Slack-enabled session's announcement after it
 	// starts (nil: never announced).
 	Announcer Announcer
+	// TmuxAvailable reports a tmux binary missing from PATH (the runner's
+	// Available); a start then refuses at once, naming it and how to
+	// install it. Nil: never checked.
+	TmuxAvailable func() error
 
 	mu    sync.Mutex
 	names map[string]*sync.Mutex

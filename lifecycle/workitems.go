@@ -79,7 +79,7 @@ func (s *Service) ListWorkItems(ctx context.Context, cfg *config.Config, status 
 	for socket, targets := range bySocket {
 		live[socket] = map[string]bool{}
 		for target, st := range s.Runner(socket).States(ctx, targets) {
-			live[socket][target] = st.LiveOrUnknown()
+			live[socket][target] = st == loop.PaneLive // unknown is not running (issue 16 #20)
 		}
 	}
 	rows := make([]loop.WorkItemRow, 0, len(keep))
@@ -104,7 +104,7 @@ func (s *Service) GetWorkItem(ctx context.Context, cfg *config.Config, ref strin
 	}
 	running := false
 	if rec.TmuxTarget != "" {
-		running = s.Runner(rec.TmuxSocket).State(ctx, rec.TmuxTarget).LiveOrUnknown()
+		running = s.Runner(rec.TmuxSocket).State(ctx, rec.TmuxTarget) == loop.PaneLive
 	}
 	return workItemRow(rec, running), nil
 }

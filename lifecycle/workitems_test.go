@@ -474,7 +474,8 @@ func TestListWorkItems_OnlyWorkItemsAndStatusFilter(t *testing.T) {
 	if len(standing) != 1 || standing[0].Name != "supervisor" {
 		t.Fatalf("standing rows %+v", standing)
 	}
-	if _, err := s.SayStanding(ctx, cfg, octo, "hi", ""); loop.ErrorCode(err) != loop.ENOTFOUND {
+	// A work-item ref is not a standing name: a caller's mistake (issue 16 #9).
+	if _, err := s.SayStanding(ctx, cfg, octo, "hi", ""); loop.ErrorCode(err) != loop.EINVALID {
 		t.Fatalf("standing say to a work item: %v", err)
 	}
 	if _, err := s.GetWorkItem(ctx, cfg, "standing:supervisor"); loop.ErrorCode(err) != loop.EINVALID {

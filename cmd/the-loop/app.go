@@ -87,7 +87,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return exit
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "error: %v\n", err)
+		fmt.Fprintf(stderr, "error: %s\n", termLines(err.Error()))
 		var pe *kong.ParseError
 		if errors.As(err, &pe) {
 			_ = pe.Context.PrintUsage(true)
@@ -129,14 +129,80 @@ func exitCode(err error, stderr io.Writer) int {
 	if errors.As(err, &ee) {
 		return ee.code
 	}
-	fmt.Fprintf(stderr, "error: %s\n", loop.ErrorMessage(err))
+	fmt.Fprintf(stderr, "error: %s\n", termLines(loop.ErrorMessage(err)))
 	return loop.ExitCode(loop.ErrorCode(err))
 }
 
 // LoadConfig loads the config strictly: a problem outside standingSessions
 // refuses every verb but stop (decisions D8).
 func (a *App) LoadConfig() (*config.Config, error) {
-	return config.Load(a.ConfigPath)
+	cfg, err := config.Load(a.ConfigPath)
+	if err != nil {
+		return nil, err
+	}
+	if err := refuseMovedStore(cfg); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+// LoadTolerant loads the config tolerantly for a verb that reads but must
+// not miss a store (events): a store left at the old place is refused as by
+// LoadConfig.
+func (a *App) LoadTolerant() (*config.Config, error) {
+	cfg := config.LoadTolerant(a.ConfigPath)
+	if err := refuseMovedStore(cfg); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+// LoadForStop loads the config tolerantly for stop (decisions D8). When the
+// store is still at the old place (movedStore), stop uses it — the agents
+// it knows of run from there — and says so on stderr.
+func (a *App) LoadForStop() *config.Config {
+	cfg := config.LoadTolerant(a.ConfigPath)
+	if old, moved := movedStore(cfg); moved {
+		fmt.Fprintf(a.Stderr, "note: using the store at %s (state.root resolved against the working directory, as before); "+
+			"once stopped, move it to %s or set an absolute state.root\n", termSafe(old), termSafe(cfg.StateDir()))
+		cfg.StateRoot = old
+	}
+	return cfg
+}
+
+// storeFile is the store's file under a state root.
+func storeFile(stateDir string) string { return filepath.Join(stateDir, "the-loop.db") }
+
+// movedStore reports a store left behind by decisions D27's move: relative
+// paths in the config used to resolve against the working directory and
+// now resolve against the project directory. It answers the old state root
+// when that holds a store and the new one does not.
+func movedStore(cfg *config.Config) (string, bool) {
+	old := cfg.CwdStateDir()
+	if old == "" {
+		return "", false
+	}
+	if _, err := os.Stat(storeFile(old)); err != nil {
+		return "", false
+	}
+	if _, err := os.Stat(storeFile(cfg.StateDir())); err == nil {
+		return "", false
+	}
+	return old, true
+}
+
+// refuseMovedStore refuses every verb but stop (EINVALID, exit 2) while the
+// store is at the old place: run there, it would see another, empty store
+// — and report a running agent not running.
+func refuseMovedStore(cfg *config.Config) error {
+	old, moved := movedStore(cfg)
+	if !moved {
+		return nil
+	}
+	return loop.Invalid("the store is at %[1]s, where state.root '%[3]s' pointed when it resolved against the working directory; "+
+		"it now resolves against the project directory %[4]s, so the state root is %[2]s, which holds no store. "+
+		"Run `the-loop stop` (it still uses %[1]s), then move the folder (mv %[1]s %[2]s), or set an absolute state.root",
+		old, cfg.StateDir(), cfg.StateRoot, cfg.ProjectDir)
 }
 
 // OpenStore opens the store under the config's state root. transient opens
@@ -147,6 +213,10 @@ func (a *App) OpenStore(cfg *config.Config, transient bool) (*store.DB, error) {
 		MaxEvents: cfg.EventLog.MaxEvents,
 	})
 }
+
+// lockDir holds the runner's per-target delivery locks:
+// <state.root>/local/locks.
+func lockDir(cfg *config.Config) string { return filepath.Join(cfg.StateDir(), "local", "locks") }
 
 // fixed is a config source that always gives cfg (a one-shot CLI verb).
 func fixed(cfg *config.Config) func() *config.Config { return func() *config.Config { return cfg } }
@@ -168,8 +238,12 @@ func (a *App) Lifecycle(current func() *config.Config, db *store.DB, source stri
 				SubmitDelay: current().Routing.Tmux.SubmitDelay(),
 				Launcher:    []string{self, "internal-exec"},
 				DropEnv:     lifecycle.SecretEnv(current()),
+				// Under the state root, not $TMPDIR: a CLI and a service
+				// with different TMPDIRs serialise, and no other local user
+				// can pre-create it (issue 16 #14).
+				LockDir: lockDir(current()),
 			}
-			key := fmt.Sprintf("%s\x00%d\x00%s", socket, opt.SubmitDelay, strings.Join(opt.DropEnv, "\x00"))
+			key := fmt.Sprintf("%s\x00%d\x00%s\x00%s", socket, opt.SubmitDelay, opt.LockDir, strings.Join(opt.DropEnv, "\x00"))
 			mu.Lock()
 			defer mu.Unlock()
 			if r, ok := runners[key]; ok {
@@ -193,5 +267,7 @@ func (a *App) Lifecycle(current func() *config.Config, db *store.DB, source stri
 		Source:   source,
 
 		Announcer: channels.Announcer{}, // Slack: a started session's announcement
+		// tmux missing from PATH is named before a start tries anything.
+		TmuxAvailable: func() error { return runner.New(runner.Options{}).Available() },
 	}
 }

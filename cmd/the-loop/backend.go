@@ -82,7 +82,7 @@ func (a *App) withBackend(tolerant bool,
 ) error {
 	var cfg *config.Config
 	if tolerant {
-		cfg = config.LoadTolerant(a.ConfigPath)
+		cfg = a.LoadForStop()
 	} else {
 		var err error
 		if cfg, err = a.LoadConfig(); err != nil {

@@ -54,7 +54,7 @@ func (c *ChannelsPollCmd) Run(a *App) error {
 		return err
 	}
 	if sum.Skipped != "" {
-		fmt.Fprintf(a.Stdout, "skipped: %s\n", sum.Skipped)
+		fmt.Fprintf(a.Stdout, "skipped: %s\n", termSafe(sum.Skipped))
 		return &exitError{1}
 	}
 	fmt.Fprintf(a.Stdout, "%d repl(ies): %d processed (%d delivered), %d dropped\n", sum.Replies, sum.Processed, sum.Delivered, sum.Dropped)
@@ -153,7 +153,7 @@ func (c *ChannelsStatusCmd) Run(a *App) error {
 		{"read mode", read},
 	}
 	for _, r := range rows {
-		fmt.Fprintf(a.Stdout, "%-18s%s\n", r[0]+":", r[1])
+		fmt.Fprintf(a.Stdout, "%-18s%s\n", r[0]+":", termSafe(r[1]))
 	}
 	return nil
 }

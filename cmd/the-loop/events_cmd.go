@@ -29,9 +29,17 @@ type EventsCmd struct {
 // Run reads the event log: through the service when it answers (it holds
 // the store), else from the store directly.
 func (c *EventsCmd) Run(a *App) error {
-	cfg := config.LoadTolerant(a.ConfigPath)
+	cfg, err := a.LoadTolerant()
+	if err != nil {
+		return err
+	}
 	if _, err := store.ParseSince(c.Since, time.Now()); err != nil {
 		return loop.Invalid("--since '%s': %v (an ISO-8601 time, or an age like 30s, 5m, 2h, 1d)", c.Since, err)
+	}
+	if c.Standing != "" {
+		if err := loop.CheckName(c.Standing); err != nil {
+			return err
+		}
 	}
 	if c.Limit < 0 {
 		return loop.Invalid("--limit %d: expected 0 (all) or a positive count", c.Limit)

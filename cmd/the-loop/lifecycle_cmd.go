@@ -59,7 +59,7 @@ func (c *StartCmd) Run(a *App) error {
 func (c *StopCmd) Run(a *App) error {
 	ctx, stop := signalContext()
 	defer stop()
-	rep := a.stopAll(ctx, config.LoadTolerant(a.ConfigPath))
+	rep := a.stopAll(ctx, a.LoadForStop())
 	renderLifecycle(a.Stdout, a.Stderr, rep, "")
 	return okExit(rep.OK)
 }
@@ -335,12 +335,12 @@ func renderLifecycle(stdout, stderr io.Writer, rep loop.Report, note string) {
 		}
 		line := fmt.Sprintf("%-*s  %-15s [%s]", width, s.Service, s.Outcome, state)
 		if s.Detail != "" {
-			line += "  " + s.Detail
+			line += "  " + termSafe(s.Detail)
 		}
 		fmt.Fprintln(stdout, line)
 	}
 	if note != "" {
-		fmt.Fprintln(stdout, note)
+		fmt.Fprintln(stdout, termLines(note))
 	}
 	if len(rep.StandingSessions) > 0 {
 		fmt.Fprintln(stdout, "standing sessions:")
@@ -383,7 +383,7 @@ func renderStatus(w io.Writer, rep loop.Report) {
 			fmt.Fprintf(w, "%-11s %s (%s)\n", "", s.URL, health)
 		}
 		if s.Detail != "" {
-			fmt.Fprintf(w, "%-11s %s\n", "", s.Detail)
+			fmt.Fprintf(w, "%-11s %s\n", "", termSafe(s.Detail))
 		}
 	}
 	if len(rep.StandingSessions) == 0 {
@@ -392,14 +392,14 @@ func renderStatus(w io.Writer, rep loop.Report) {
 	fmt.Fprintln(w, "standing sessions:")
 	for _, r := range rep.StandingSessions {
 		if r.Outcome == loop.OutcomeMisconfigured || r.Outcome == loop.OutcomeFailed {
-			fmt.Fprintf(w, "%-11s %s  %s\n", r.Name, r.Outcome, r.Detail)
+			fmt.Fprintf(w, "%-11s %s  %s\n", termSafe(r.Name), r.Outcome, termSafe(r.Detail))
 			continue
 		}
 		running := "not running"
 		if r.Running {
 			running = "running"
 		}
-		fmt.Fprintf(w, "%-11s %s [%s]\n", r.Name, running, where(r))
+		fmt.Fprintf(w, "%-11s %s [%s]\n", termSafe(r.Name), running, where(r))
 	}
 }
 

@@ -172,7 +172,7 @@ func (a *App) messages(msgs []loop.Message, code int) error {
 		if m.Stream == "err" {
 			w = a.Stderr
 		}
-		fmt.Fprintln(w, m.Text)
+		fmt.Fprintln(w, termLines(m.Text))
 	}
 	if code != 0 {
 		return &exitError{code: code}

@@ -224,7 +224,7 @@ func (a *App) say(res loop.SayResult) error {
 		if m.Stream == "err" {
 			w = a.Stderr
 		}
-		fmt.Fprintln(w, m.Text)
+		fmt.Fprintln(w, termLines(m.Text))
 	}
 	if res.ExitCode != 0 {
 		return &exitError{code: res.ExitCode}
@@ -237,12 +237,13 @@ func (a *App) say(res loop.SayResult) error {
 func renderControl(stdout, stderr io.Writer, rows []loop.StandingRow) {
 	width := 0
 	for _, r := range rows {
-		width = max(width, len(r.Name))
+		width = max(width, len([]rune(termSafe(r.Name))))
 	}
 	for _, r := range rows {
-		line := fmt.Sprintf("%-*s  %-15s", width, r.Name, r.Outcome)
+		name := termSafe(r.Name)
+		line := fmt.Sprintf("%s%s  %-15s", name, strings.Repeat(" ", width-len([]rune(name))), termSafe(r.Outcome))
 		if r.Detail != "" {
-			line += "  " + r.Detail
+			line += "  " + termSafe(r.Detail)
 		}
 		w := stdout
 		if r.Outcome == loop.OutcomeFailed {
@@ -282,6 +283,7 @@ func renderList(stdout, stderr io.Writer, rows []loop.StandingRow) {
 // two spaces (the last column padded too, as the original does), in one
 // write (not a system call per row).
 func writeTable(w io.Writer, table [][]string) {
+	table = escapeTable(table)
 	widths := make([]int, len(table[0]))
 	for _, row := range table {
 		for i, c := range row {
@@ -297,6 +299,18 @@ func writeTable(w io.Writer, table [][]string) {
 		b.WriteString(strings.Join(cells, "  ") + "\n")
 	}
 	_, _ = io.WriteString(w, b.String())
+}
+
+// escapeTable returns table with every cell passed through termSafe.
+func escapeTable(table [][]string) [][]string {
+	out := make([][]string, len(table))
+	for i, row := range table {
+		out[i] = make([]string, len(row))
+		for j, c := range row {
+			out[i][j] = termSafe(c)
+		}
+	}
+	return out
 }
 
 func writeJSON(w io.Writer, v any) error {
