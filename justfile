@@ -12,7 +12,7 @@ build:
 
 # Run every test (race detector on; real tmux on private servers).
 test:
-    go test -race -count=1 -timeout 20m ./...
+    go test -race -count=1 -timeout 5m ./...
 
 # gofmt (fails on any file it would change) and go vet.
 lint:

@@ -20,17 +20,22 @@ func newFakeRunner() *fakeRunner { return testkit.NewFakeTmux() }
 type countingRunner struct {
 	*fakeRunner
 	queries atomic.Int32
-	gate    func()        // when set, States calls it first (it may block)
-	asked   chan []string // when set, receives each query's targets
+	// gate, when set, is called by each query with its ordinal (1 for the
+	// first); it may block. The ordinal is taken before the query is sent
+	// on asked, so a test that has received query n from asked knows that
+	// every later query gets a higher one — whichever goroutine reaches the
+	// gate first.
+	gate  func(n int32)
+	asked chan []string // when set, receives each query's targets
 }
 
 func (c *countingRunner) States(ctx context.Context, targets []string) map[string]loop.PaneState {
-	c.queries.Add(1)
+	n := c.queries.Add(1)
 	if c.asked != nil {
 		c.asked <- targets
 	}
 	if c.gate != nil {
-		c.gate()
+		c.gate(n)
 	}
 	return c.fakeRunner.States(ctx, targets)
 }
@@ -91,7 +96,7 @@ func TestCachedRunner_ConcurrentCallersShareOneRefresh(t *testing.T) {
 	f := newFakeRunner()
 	f.Panes["loop-standing-a"] = loop.PaneLive
 	hold := make(chan struct{})
-	inner := &countingRunner{fakeRunner: f, gate: func() { <-hold }, asked: make(chan []string, 16)}
+	inner := &countingRunner{fakeRunner: f, gate: func(int32) { <-hold }, asked: make(chan []string, 16)}
 	c, _ := newCached(inner)
 	var wg sync.WaitGroup
 	results := make([]loop.PaneState, 16)
@@ -175,10 +180,9 @@ func TestCachedRunner_WorkItemEntryPointsInvalidate(t *testing.T) {
 func TestCachedRunner_RefreshInFlightAcrossAChangeIsNotKept(t *testing.T) {
 	f := newFakeRunner()
 	release := make(chan struct{})
-	var calls atomic.Int32
 	inner := &countingRunner{fakeRunner: f, asked: make(chan []string, 4)}
-	inner.gate = func() {
-		if calls.Add(1) == 1 {
+	inner.gate = func(n int32) {
+		if n == 1 {
 			<-release // the first query answers only after the spawn
 		}
 	}
@@ -224,7 +228,7 @@ func TestCachedRunner_NewTargetIsQueried(t *testing.T) {
 
 func TestCachedRunner_CallerThatGivesUpReadsUnknown(t *testing.T) {
 	hold := make(chan struct{})
-	inner := &countingRunner{fakeRunner: newFakeRunner(), gate: func() { <-hold }}
+	inner := &countingRunner{fakeRunner: newFakeRunner(), gate: func(int32) { <-hold }}
 	c, _ := newCached(inner)
 	defer close(hold)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
@@ -238,10 +242,9 @@ func TestCachedRunner_StatesAnswersStaleWhileRefreshing(t *testing.T) {
 	f := newFakeRunner()
 	f.Panes["loop-standing-a"] = loop.PaneLive
 	release := make(chan struct{})
-	var calls atomic.Int32
 	inner := &countingRunner{fakeRunner: f, asked: make(chan []string, 4)}
-	inner.gate = func() {
-		if calls.Add(1) == 2 {
+	inner.gate = func(n int32) {
+		if n == 2 {
 			<-release // the background refresh takes its time
 		}
 	}
