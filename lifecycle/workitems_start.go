@@ -146,7 +146,7 @@ func (st *workItemStart) plan(rec *loop.WorkItemRecord) (spawnPlan, *refusal) {
 		cwd = st.cfg.Routing.SpawnWorkdir
 	}
 	given := cwd
-	cwd = expandHome(cwd)
+	cwd = config.ExpandHome(cwd)
 	if abs, err := filepath.Abs(cwd); err == nil {
 		cwd = abs // the record names the directory, wherever the next verb runs from
 	}
