@@ -43,7 +43,7 @@ type Inbound struct {
 
 // WorkItems is the work-item side of the pipeline: mirroring a reply onto
 // its work item (the answer of record) and delivering it into the work
-// item's session (Mirror implements it). With none, a reply to a work item
+// item's session (github.Mirror implements it). With none, a reply to a work item
 // is recorded (channel.reply_received), mirrored nowhere, and dropped as
 // undeliverable. Standing refs never reach it (original §9.4).
 type WorkItems interface {

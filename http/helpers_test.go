@@ -125,10 +125,10 @@ func newFixture(t testing.TB, o fixtureOptions) *fixture {
 			if r, ok := runners[socket]; ok {
 				return r
 			}
-			r := lifecycle.CachedRunner(runner.New(runner.Options{
+			r := runner.NewCache(runner.New(runner.Options{
 				Socket: socket, ConfigFile: testkit.TmuxConfig, SubmitDelay: 20 * time.Millisecond,
 				Launcher: testkit.Launcher(t),
-			}), lifecycle.DefaultLivenessTTL)
+			}), runner.DefaultLivenessTTL)
 			runners[socket] = r
 			return r
 		},

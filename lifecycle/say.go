@@ -3,7 +3,6 @@ package lifecycle
 import (
 	"context"
 	"fmt"
-	"io"
 	"strings"
 	"time"
 	"unicode"
@@ -109,16 +108,4 @@ func waitReady(ctx context.Context, runner loop.Runner, adapter loop.Harness, ta
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
-}
-
-// ReadText reads a say's text from a reader (a --text-file or stdin).
-func ReadText(r io.Reader, limit int64) (string, error) {
-	data, err := io.ReadAll(io.LimitReader(r, limit+1))
-	if err != nil {
-		return "", err
-	}
-	if int64(len(data)) > limit {
-		return "", loop.Invalid("the message is larger than %d bytes", limit)
-	}
-	return string(data), nil
 }

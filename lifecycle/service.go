@@ -21,7 +21,9 @@ import (
 // and across processes (the claim stored in the record).
 type Service struct {
 	DB *store.DB
-	// Runner returns the tmux runner for a socket name ("" = default server).
+	// Runner returns the tmux runner for a socket name ("" = default server),
+	// work-item entry points included. The service's comes already wrapped
+	// in the liveness cache (runner.NewCache, wired in cmd/the-loop).
 	Runner func(socket string) loop.Runner
 	// Harness returns the adapter for a harness name; session names the
 	// standing session in the refusal.

@@ -251,7 +251,7 @@ func (a *App) Lifecycle(current func() *config.Config, db *store.DB, source stri
 			}
 			var r loop.Runner = runner.New(opt)
 			if cached { // the service answers many reads: liveness from a shared, fresh-enough query
-				r = lifecycle.CachedRunner(r, lifecycle.DefaultLivenessTTL)
+				r = runner.NewCache(r, runner.DefaultLivenessTTL)
 			}
 			runners[key] = r
 			return r

@@ -9,6 +9,7 @@ import (
 
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/channels"
+	"github.com/the-loop-dev/the-loop/channels/github"
 	"github.com/the-loop-dev/the-loop/channels/slack"
 	"github.com/the-loop-dev/the-loop/config"
 )
@@ -47,7 +48,7 @@ func (c *ChannelsPollCmd) Run(a *App) error {
 		}
 		defer db.Close()
 		svc := a.Lifecycle(fixed(cfg), db, "channels", false)
-		p := &channels.Poller{Service: svc, WorkItems: &channels.Mirror{Service: svc}, Log: slog.New(slog.NewTextHandler(a.Stderr, nil))}
+		p := &channels.Poller{Service: svc, WorkItems: &github.Mirror{Service: svc}, Log: slog.New(slog.NewTextHandler(a.Stderr, nil))}
 		sum, err = p.Poll(ctx, cfg)
 	}
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/channels"
+	"github.com/the-loop-dev/the-loop/channels/github"
 	"github.com/the-loop-dev/the-loop/config"
 	loophttp "github.com/the-loop-dev/the-loop/http"
 )
@@ -49,7 +50,7 @@ func (c *ServeCmd) Run(a *App) error {
 	}
 	defer db.Close()
 	svc := a.Lifecycle(current, db, "service", true)
-	poller := &channels.Poller{Service: svc, WorkItems: &channels.Mirror{Service: svc}, Log: log}
+	poller := &channels.Poller{Service: svc, WorkItems: &github.Mirror{Service: svc}, Log: log}
 	ln, err := net.Listen("tcp", cfg.Service.Addr())
 	if err != nil {
 		return loop.Errorf(loop.EINTERNAL, "cannot listen on %s (service.host, service.port): %w", cfg.Service.Addr(), err)

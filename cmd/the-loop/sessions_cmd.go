@@ -88,14 +88,14 @@ func (c *SessionsStartCmd) Run(a *App) error {
 	}
 	req := loop.WorkItemStartRequest{Ref: c.WorkItem, Harness: c.Harness, Prompt: c.Prompt, Slack: c.Slack}
 	if c.PromptFile != "" {
-		data, err := os.ReadFile(expandHome(c.PromptFile))
+		data, err := os.ReadFile(config.ExpandHome(c.PromptFile))
 		if err != nil {
 			return loop.Invalid("cannot read '%s': %v", c.PromptFile, err)
 		}
 		req.Prompt = string(data)
 	}
 	if c.Cwd != "" { // a flag's path is the caller's: it travels absolute
-		abs, err := filepath.Abs(expandHome(c.Cwd))
+		abs, err := filepath.Abs(config.ExpandHome(c.Cwd))
 		if err != nil {
 			return loop.Invalid("--cwd '%s': %v", c.Cwd, err)
 		}

@@ -12,7 +12,7 @@ import (
 	"github.com/alecthomas/kong"
 
 	loop "github.com/the-loop-dev/the-loop"
-	"github.com/the-loop-dev/the-loop/lifecycle"
+	"github.com/the-loop-dev/the-loop/config"
 )
 
 // StandingCmd groups the standing-session verbs.
@@ -129,13 +129,26 @@ func messageText(verb, text, file string, stdin io.Reader) (string, error) {
 			return "", loop.Invalid("cannot read '%s': %v", file, err)
 		}
 		defer f.Close()
-		return lifecycle.ReadText(f, maxSay)
+		return readText(f, maxSay)
 	case text == "-":
-		return lifecycle.ReadText(stdin, maxSay)
+		return readText(stdin, maxSay)
 	case text == "":
 		return "", loop.Invalid("%s needs a message: --text TEXT, --text-file FILE, or --text - to read standard input", verb)
 	}
 	return text, nil
+}
+
+// readText reads a message from r (a --text-file or standard input),
+// refusing one larger than limit bytes (EINVALID).
+func readText(r io.Reader, limit int64) (string, error) {
+	data, err := io.ReadAll(io.LimitReader(r, limit+1))
+	if err != nil {
+		return "", err
+	}
+	if int64(len(data)) > limit {
+		return "", loop.Invalid("the message is larger than %d bytes", limit)
+	}
+	return string(data), nil
 }
 
 // StandingCreateCmd is `the-loop standing create NAME …`.
@@ -163,14 +176,14 @@ func (c *StandingCreateCmd) Run(a *App, kctx *kong.Context) error {
 		SlackEnabled: c.Slack, SlackChannel: c.SlackChan, AutoStart: !c.NoAutoStart, Start: !c.NoStart,
 	}
 	if c.PromptFile != "" {
-		data, err := os.ReadFile(expandHome(c.PromptFile))
+		data, err := os.ReadFile(config.ExpandHome(c.PromptFile))
 		if err != nil {
 			return loop.Invalid("cannot read '%s': %v", c.PromptFile, err)
 		}
 		req.Prompt = string(data)
 	}
 	if c.Cwd != "" {
-		abs, err := filepath.Abs(expandHome(c.Cwd))
+		abs, err := filepath.Abs(config.ExpandHome(c.Cwd))
 		if err != nil {
 			return loop.Invalid("--cwd '%s': %v", c.Cwd, err)
 		}
@@ -318,15 +331,6 @@ func writeJSON(w io.Writer, v any) error {
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
 	return enc.Encode(v)
-}
-
-func expandHome(p string) string {
-	if p == "~" || strings.HasPrefix(p, "~/") {
-		if home, err := os.UserHomeDir(); err == nil {
-			return home + p[1:]
-		}
-	}
-	return p
 }
 
 // flagSet reports whether the command line set a flag (so an omitted
