@@ -21,7 +21,7 @@ const octo = "github:octo/repo#5"
 func mirrorWorld(t *testing.T) (*world, *testkit.GH) {
 	t.Helper()
 	w := newWorld(t)
-	w.poller.WorkItems = &Mirror{Service: w.svc}
+	w.poller.WorkItems = &Mirror{WorkItems: w.svc.WorkItems(w.config), Events: w.svc}
 	bin := filepath.Join(t.TempDir(), "bin")
 	gh := testkit.FakeGH(t, bin)
 	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
@@ -37,7 +37,7 @@ func (w *world) startItem() string {
 	}
 	var thread string
 	for _, th := range mustThreads(w.t, w.svc) {
-		if th.WorkItem == octo {
+		if th.Ref == octo {
 			thread = th.ThreadTS
 		}
 	}
@@ -47,9 +47,9 @@ func (w *world) startItem() string {
 	return thread
 }
 
-func mustThreads(t *testing.T, svc *lifecycle.Service) []lifecycle.BoundThread {
+func mustThreads(t *testing.T, svc *lifecycle.Service) []loop.BoundThread {
 	t.Helper()
-	th, err := svc.Threads()
+	th, err := svc.Threads(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,8 +13,6 @@ import (
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/channels/slack"
 	"github.com/the-loop-dev/the-loop/config"
-	"github.com/the-loop-dev/the-loop/lifecycle"
-	"github.com/the-loop-dev/the-loop/store"
 )
 
 // ChannelSlack is the channel field of every channel.* event.
@@ -57,7 +55,10 @@ type WorkItems interface {
 // is safe for concurrent use (the service's loop and POST
 // /api/v1/channels/poll share one).
 type Poller struct {
-	Service *lifecycle.Service
+	// Threads is the store of bound threads and the event log.
+	Threads loop.ThreadLog
+	// Standing delivers a reply bound to a standing session (its say).
+	Standing loop.StandingService
 	// WorkItems handles replies bound to work items (nil: they are dropped).
 	WorkItems WorkItems
 	// Log receives the cycle's warnings (a thread that could not be read,
@@ -153,13 +154,11 @@ func (p *Poller) Poll(ctx context.Context, cfg *config.Config) (loop.PollSummary
 		sum.Skipped = "Slack rate-limited the poller; reading again after " + p.retryAt.UTC().Format(time.RFC3339)
 		return sum, nil
 	}
-	threads, err := p.Service.Threads()
+	threads, err := p.Threads.Threads(ctx)
 	if err != nil || len(threads) == 0 {
 		return sum, err
 	}
-	if threads, err = p.readOrder(threads); err != nil {
-		return sum, err
-	}
+	threads = readOrder(threads)
 	client := p.clientFor(cfg.Slack)
 	if err := client.CheckToken(); err != nil {
 		sum.Skipped = loop.ErrorMessage(err)
@@ -186,7 +185,7 @@ func (p *Poller) Poll(ctx context.Context, cfg *config.Config) (loop.PollSummary
 				return sum, nil
 			}
 			p.log().Warn("slack: could not read a thread; it is read again next cycle",
-				"thread", th.ThreadTS, "work_item", th.WorkItem, "channel", channel, "error", loop.ErrorMessage(err))
+				"thread", th.ThreadTS, "work_item", th.Ref, "channel", channel, "error", loop.ErrorMessage(err))
 			continue
 		}
 		if len(replies) > 0 && !asked {
@@ -221,48 +220,35 @@ func (p *Poller) Poll(ctx context.Context, cfg *config.Config) (loop.PollSummary
 
 // readOrder is the order a cycle reads threads in: bound to a live
 // session, newest binding first; then bound to a closed work item; then
-// tombstones (WorkItem "": their session was deleted), each newest first.
-func (p *Poller) readOrder(threads []lifecycle.BoundThread) ([]lifecycle.BoundThread, error) {
-	closed := map[string]bool{}
-	err := p.Service.DB.View(func(tx *store.Tx) error {
-		recs, err := tx.ListWorkItems()
-		for _, r := range recs {
-			if r.Status == loop.SessionClosed {
-				closed[r.WorkItem.Ref] = true
-			}
-		}
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	var live, ended, tombs []lifecycle.BoundThread
+// tombstones (Ref "": their session was deleted), each newest first.
+func readOrder(threads []loop.BoundThread) []loop.BoundThread {
+	var live, ended, tombs []loop.BoundThread
 	for _, th := range slices.Backward(threads) { // Threads is oldest binding first
 		switch {
-		case th.WorkItem == "":
+		case th.Ref == "":
 			tombs = append(tombs, th)
-		case closed[th.WorkItem]:
+		case th.Closed:
 			ended = append(ended, th)
 		default:
 			live = append(live, th)
 		}
 	}
-	return append(append(live, ended...), tombs...), nil
+	return append(append(live, ended...), tombs...)
 }
 
 // rateLimited ends the cycle's reading for wait (Slack's Retry-After, or
 // DefaultRetryAfter) and records it once: a warning event and a log line.
 // p.mu is held.
-func (p *Poller) rateLimited(wait time.Duration, th lifecycle.BoundThread) {
+func (p *Poller) rateLimited(wait time.Duration, th loop.BoundThread) {
 	if wait <= 0 {
 		wait = DefaultRetryAfter
 	}
 	p.retryAt = p.now().Add(wait)
 	p.log().Warn("slack: rate limited; polling pauses until Slack's Retry-After has passed",
 		"retry_after", wait.String(), "until", p.retryAt.UTC().Format(time.RFC3339), "thread", th.ThreadTS)
-	ev := p.Service.NewEvent("channel.rate_limited", loop.LevelWarning, loop.F("channel", ChannelSlack),
+	ev := p.Threads.NewEvent("channel.rate_limited", loop.LevelWarning, loop.F("channel", ChannelSlack),
 		loop.F("retry_after_seconds", int(wait.Round(time.Second)/time.Second)), loop.F("thread", th.ThreadTS))
-	if err := p.Service.Emit(ev); err != nil {
+	if err := p.Threads.Emit(ev); err != nil {
 		p.log().Warn("channels: could not record channel.rate_limited", "error", err.Error())
 	}
 }
@@ -280,10 +266,10 @@ const (
 // transaction with the cursor's advance, before any delivery (decisions
 // D25). It returns the outcome: a drop reason, processed or delivered.
 func (p *Poller) process(ctx context.Context, cfg *config.Config, in Inbound) (string, error) {
-	svc := p.Service
+	svc := p.Threads
 	authorized := slices.Contains(cfg.Slack.AuthorizedUsers, in.Author)
 	outcome := outcomeSkipped
-	ref, taken, err := svc.RecordReply(in.Thread, in.TS, func(ref string) []loop.Event {
+	ref, taken, err := svc.RecordReply(ctx, in.Thread, in.TS, func(ref string) []loop.Event {
 		ch := loop.F("channel", ChannelSlack)
 		switch {
 		case ref == "":
@@ -321,7 +307,7 @@ func (p *Poller) process(ctx context.Context, cfg *config.Config, in Inbound) (s
 	var delivered bool
 	var why string
 	if name, standing := loop.ParseStandingRef(ref); standing {
-		res, err := svc.SayStanding(ctx, cfg, name, in.Text, actor)
+		res, err := p.Standing.Say(ctx, loop.StandingSayRequest{Name: name, Text: in.Text, Actor: actor})
 		switch {
 		case err != nil:
 			why = loop.ErrorMessage(err)

@@ -5,7 +5,7 @@
 //
 //	client := sdk.New("http://127.0.0.1:4114", sdk.WithStateRoot("/home/me/project/.the-loop"))
 //	rows, err := client.Standing.List(ctx)
-//	res, err := client.Standing.Control(ctx, "supervisor", sdk.Restart)
+//	res, err := client.Standing.Control(ctx, loop.StandingControlRequest{Name: "supervisor", Verb: loop.VerbRestart})
 //	said, err := client.Standing.Say(ctx, "supervisor", "status report, please", "ops")
 //	report, err := client.Status(ctx)
 //	evs, err := client.Events(ctx, sdk.EventsQuery{Types: []string{"standing.*"}})

@@ -56,7 +56,7 @@ func serveForExample() (url, stateRoot string, stop func()) {
 	if err != nil {
 		log.Fatal(err)
 	}
-	server := loophttp.NewServer(loophttp.Options{Lifecycle: svc, Config: func() *config.Config { return cfg }, Version: "example", Token: token})
+	server := loophttp.NewServer(loophttp.Options{Standing: svc.Standing(func() *config.Config { return cfg }), WorkItems: svc.WorkItems(func() *config.Config { return cfg }), Events: svc, Recorder: svc, Config: func() *config.Config { return cfg }, Version: "example", Token: token})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		log.Fatal(err)
@@ -87,7 +87,7 @@ func Example() {
 		Description: "triages the nightly build",
 		NoAutoStart: true, // not part of `the-loop start`
 		NoStart:     true, // record it; start it later with Control
-	})
+	}.Request())
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -103,7 +103,7 @@ func Example() {
 
 	_, err = client.Standing.Get(ctx, "nobody")
 	fmt.Println("not found:", errors.Is(err, sdk.ErrNotFound))
-	_, err = client.Standing.Control(ctx, "nightly", "detonate")
+	_, err = client.Standing.Control(ctx, loop.StandingControlRequest{Name: "nightly", Verb: "detonate"})
 	fmt.Println("invalid:", errors.Is(err, sdk.ErrInvalid), "—", err)
 
 	evs, err := client.Events(ctx, sdk.EventsQuery{Types: []string{"standing.*"}})

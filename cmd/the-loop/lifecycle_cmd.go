@@ -12,8 +12,8 @@ import (
 
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/config"
-	loophttp "github.com/the-loop-dev/the-loop/http"
 	"github.com/the-loop-dev/the-loop/lifecycle"
+	"github.com/the-loop-dev/the-loop/sdk"
 )
 
 // StartCmd is `the-loop start`: the service (detached, when enabled), then
@@ -169,7 +169,7 @@ func (a *App) startStanding(ctx context.Context, cfg *config.Config, viaService 
 	var err error
 	switch {
 	case viaService:
-		res, err = a.client(cfg).ControlStanding(ctx, "", "start", true)
+		res, err = a.client(cfg).Standing.Control(ctx, loop.StandingControlRequest{Name: "", Verb: "start", AutoOnly: true})
 		if err != nil {
 			return []loop.StandingRow{failedRow(restFailure(cfg, err))}, false, ""
 		}
@@ -197,7 +197,7 @@ func failedRow(detail string) loop.StandingRow {
 // names the variable to export (service.tokenEnv).
 func restFailure(cfg *config.Config, err error) string {
 	msg := loop.ErrorMessage(err)
-	if loophttp.HTTPStatus(err) == nethttp.StatusUnauthorized {
+	if sdk.HTTPStatus(err) == nethttp.StatusUnauthorized {
 		env := cfg.Service.TokenEnv
 		if env == "" {
 			env = "the variable service.tokenEnv names"
@@ -231,7 +231,7 @@ func (a *App) stopAll(ctx context.Context, cfg *config.Config) loop.Report {
 	st := a.probe(cfg, 2*time.Second)
 	local := !st.ours
 	if st.ours {
-		if res, err = a.client(cfg).ControlStanding(ctx, "", "stop", false); err != nil && ctx.Err() == nil {
+		if res, err = a.client(cfg).Standing.Control(ctx, loop.StandingControlRequest{Name: "", Verb: "stop", AutoOnly: false}); err != nil && ctx.Err() == nil {
 			row.Detail = fmt.Sprintf("pid %d refused the stop (%s)", st.health.PID, restFailure(cfg, err))
 			local = true
 		}

@@ -34,8 +34,8 @@ type StandingListCmd struct {
 
 // Run lists the sessions.
 func (c *StandingListCmd) Run(a *App) error {
-	return a.withStanding(false, func(ctx context.Context, api standingAPI) error {
-		rows, err := api.ListStanding(ctx)
+	return a.withServices(false, func(ctx context.Context, api services) error {
+		rows, err := api.Standing.List(ctx)
 		if err != nil {
 			return err
 		}
@@ -54,8 +54,8 @@ type StandingStartCmd struct {
 
 // Run starts.
 func (c *StandingStartCmd) Run(a *App) error {
-	return a.withStanding(false, func(ctx context.Context, api standingAPI) error {
-		res, err := api.ControlStanding(ctx, c.Name, "start", false)
+	return a.withServices(false, func(ctx context.Context, api services) error {
+		res, err := api.Standing.Control(ctx, loop.StandingControlRequest{Name: c.Name, Verb: "start", AutoOnly: false})
 		return a.control(res, err)
 	})
 }
@@ -67,8 +67,8 @@ type StandingStopCmd struct {
 
 // Run stops; it works from the records even when the config is broken.
 func (c *StandingStopCmd) Run(a *App) error {
-	return a.withStanding(true, func(ctx context.Context, api standingAPI) error {
-		res, err := api.ControlStanding(ctx, c.Name, "stop", false)
+	return a.withServices(true, func(ctx context.Context, api services) error {
+		res, err := api.Standing.Control(ctx, loop.StandingControlRequest{Name: c.Name, Verb: "stop", AutoOnly: false})
 		return a.control(res, err)
 	})
 }
@@ -80,8 +80,8 @@ type StandingRestartCmd struct {
 
 // Run restarts.
 func (c *StandingRestartCmd) Run(a *App) error {
-	return a.withStanding(false, func(ctx context.Context, api standingAPI) error {
-		res, err := api.ControlStanding(ctx, c.Name, "restart", false)
+	return a.withServices(false, func(ctx context.Context, api services) error {
+		res, err := api.Standing.Control(ctx, loop.StandingControlRequest{Name: c.Name, Verb: "restart", AutoOnly: false})
 		return a.control(res, err)
 	})
 }
@@ -103,8 +103,8 @@ func (c *StandingSayCmd) Run(a *App) error {
 	if err != nil {
 		return err
 	}
-	return a.withStanding(false, func(ctx context.Context, api standingAPI) error {
-		res, err := api.SayStanding(ctx, c.Name, text, c.Actor)
+	return a.withServices(false, func(ctx context.Context, api services) error {
+		res, err := api.Standing.Say(ctx, loop.StandingSayRequest{Name: c.Name, Text: text, Actor: c.Actor})
 		if err != nil {
 			return err
 		}
@@ -180,8 +180,8 @@ func (c *StandingCreateCmd) Run(a *App, kctx *kong.Context) error {
 		args := append([]string{}, c.HarnessArg...)
 		req.HarnessArgs = &args
 	}
-	return a.withStanding(false, func(ctx context.Context, api standingAPI) error {
-		res, err := api.CreateStanding(ctx, req)
+	return a.withServices(false, func(ctx context.Context, api services) error {
+		res, err := api.Standing.Create(ctx, req)
 		return a.control(res, err)
 	})
 }
@@ -194,8 +194,8 @@ type StandingDeleteCmd struct {
 // Run deletes. Unlike stop, it needs a config that validates (decisions
 // D8: only stop works from the records alone).
 func (c *StandingDeleteCmd) Run(a *App) error {
-	return a.withStanding(false, func(ctx context.Context, api standingAPI) error {
-		res, err := api.DeleteStanding(ctx, c.Name)
+	return a.withServices(false, func(ctx context.Context, api services) error {
+		res, err := api.Standing.Delete(ctx, loop.StandingDeleteRequest{Name: c.Name})
 		return a.control(res, err)
 	})
 }
