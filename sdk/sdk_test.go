@@ -166,13 +166,28 @@ func TestErrors_TypedFromTheService(t *testing.T) {
 	}{
 		{"get of an unknown name", func() error { _, err := c.Standing.Get(ctx, "nobody"); return err }, sdk.ErrNotFound, "no standing session 'nobody'"},
 		{"delete of a name never created", func() error { _, err := c.Standing.Delete(ctx, loop.StandingDeleteRequest{Name: "nobody"}); return err }, sdk.ErrNotFound, "has been created"},
-		{"say to a session not started", func() error { _, err := c.Standing.Say(ctx, loop.StandingSayRequest{Name: "alpha", Text: "hi", Actor: ""}); return err }, sdk.ErrNotFound, "has been started"},
-		{"restart of an unknown name", func() error { _, err := c.Standing.Control(ctx, loop.StandingControlRequest{Name: "nobody", Verb: loop.VerbRestart}); return err }, sdk.ErrNotFound, "neither declared"},
-		{"create of an invalid name", func() error { _, err := c.Standing.Create(ctx, sdk.CreateOptions{Name: "Not Valid"}.Request()); return err }, sdk.ErrInvalid, "invalid standing-session name 'Not Valid'"},
+		{"say to a session not started", func() error {
+			_, err := c.Standing.Say(ctx, loop.StandingSayRequest{Name: "alpha", Text: "hi", Actor: ""})
+			return err
+		}, sdk.ErrNotFound, "has been started"},
+		{"restart of an unknown name", func() error {
+			_, err := c.Standing.Control(ctx, loop.StandingControlRequest{Name: "nobody", Verb: loop.VerbRestart})
+			return err
+		}, sdk.ErrNotFound, "neither declared"},
+		{"create of an invalid name", func() error {
+			_, err := c.Standing.Create(ctx, sdk.CreateOptions{Name: "Not Valid"}.Request())
+			return err
+		}, sdk.ErrInvalid, "invalid standing-session name 'Not Valid'"},
 		{"create of a declared name", func() error { _, err := c.Standing.Create(ctx, sdk.CreateOptions{Name: "alpha"}.Request()); return err }, sdk.ErrInvalid, "already declared"},
 		{"delete of a declared name", func() error { _, err := c.Standing.Delete(ctx, loop.StandingDeleteRequest{Name: "alpha"}); return err }, sdk.ErrInvalid, "is declared"},
-		{"an unknown verb", func() error { _, err := c.Standing.Control(ctx, loop.StandingControlRequest{Name: "alpha", Verb: "detonate"}); return err }, sdk.ErrInvalid, "unknown verb 'detonate'"},
-		{"an empty message", func() error { _, err := c.Standing.Say(ctx, loop.StandingSayRequest{Name: "alpha", Text: "  ", Actor: ""}); return err }, sdk.ErrInvalid, "the message is empty"},
+		{"an unknown verb", func() error {
+			_, err := c.Standing.Control(ctx, loop.StandingControlRequest{Name: "alpha", Verb: "detonate"})
+			return err
+		}, sdk.ErrInvalid, "unknown verb 'detonate'"},
+		{"an empty message", func() error {
+			_, err := c.Standing.Say(ctx, loop.StandingSayRequest{Name: "alpha", Text: "  ", Actor: ""})
+			return err
+		}, sdk.ErrInvalid, "the message is empty"},
 		{"an unknown level", func() error { _, err := c.Events(ctx, sdk.EventsQuery{Level: "loud"}); return err }, sdk.ErrInvalid, "invalid level 'loud'"},
 		{"a since that is neither a time nor an age", func() error { _, err := c.Events(ctx, sdk.EventsQuery{Since: "yesterday"}); return err }, sdk.ErrInvalid, "invalid since 'yesterday'"},
 	}
