@@ -3,8 +3,6 @@ package http
 import (
 	"context"
 	"fmt"
-	loop "github.com/the-loop-dev/the-loop"
-	"github.com/the-loop-dev/the-loop/sdk"
 	"io"
 	"net/http"
 	"os"
@@ -15,7 +13,9 @@ import (
 	"testing"
 	"time"
 
+	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/internal/testkit"
+	"github.com/the-loop-dev/the-loop/sdk"
 )
 
 // sleepAgent is a harness binary that ignores its arguments and idles: a

@@ -2,9 +2,6 @@ package http
 
 import (
 	"context"
-	loop "github.com/the-loop-dev/the-loop"
-	"github.com/the-loop-dev/the-loop/mock"
-	"github.com/the-loop-dev/the-loop/sdk"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -14,8 +11,11 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/config"
 	"github.com/the-loop-dev/the-loop/lifecycle"
+	"github.com/the-loop-dev/the-loop/mock"
+	"github.com/the-loop-dev/the-loop/sdk"
 )
 
 // Issue 14: the operator's token by default, each agent's own credential.

@@ -3,7 +3,6 @@ package http
 import (
 	"bytes"
 	"errors"
-	"github.com/the-loop-dev/the-loop/sdk"
 	"io"
 	"log/slog"
 	"net/http"
@@ -16,6 +15,7 @@ import (
 
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/config"
+	"github.com/the-loop-dev/the-loop/sdk"
 	"github.com/the-loop-dev/the-loop/store"
 )
 

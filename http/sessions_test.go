@@ -3,7 +3,6 @@ package http
 import (
 	"bytes"
 	"context"
-	"github.com/the-loop-dev/the-loop/sdk"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -16,6 +15,7 @@ import (
 
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/internal/testkit"
+	"github.com/the-loop-dev/the-loop/sdk"
 	"github.com/the-loop-dev/the-loop/store"
 )
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/the-loop-dev/the-loop/sdk"
 	"log/slog"
 	"net"
 	nethttp "net/http"
@@ -19,6 +18,7 @@ import (
 	"github.com/the-loop-dev/the-loop/channels"
 	"github.com/the-loop-dev/the-loop/config"
 	loophttp "github.com/the-loop-dev/the-loop/http"
+	"github.com/the-loop-dev/the-loop/sdk"
 )
 
 // Version is the-loop's version, reported by health.
