@@ -1,14 +1,17 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 
 	"github.com/alecthomas/kong"
 
@@ -186,4 +189,17 @@ func (a *App) Lifecycle(current func() *config.Config, db *store.DB, source stri
 
 		Announcer: channels.Announcer{}, // Slack: a started session's announcement
 	}
+}
+
+// signalContext is cancelled by Ctrl-C or SIGTERM.
+func signalContext() (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+}
+
+// okExit is nil when ok, else exit status 1 with nothing more to say.
+func okExit(ok bool) error {
+	if ok {
+		return nil
+	}
+	return &exitError{code: 1}
 }
