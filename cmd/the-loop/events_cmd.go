@@ -10,7 +10,6 @@ import (
 
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/config"
-	"github.com/the-loop-dev/the-loop/lifecycle"
 	"github.com/the-loop-dev/the-loop/store"
 )
 
@@ -91,16 +90,13 @@ func (a *App) eventReader(ctx context.Context, cfg *config.Config) (func(loop.Ev
 	if err != nil {
 		return nil, nil, err
 	}
-	var log loop.EventLog = a.client(cfg)
-	done := func() {}
+	api, done := a.remoteServices(cfg), func() {}
 	if !remote {
-		db, err := a.OpenStore(cfg, true)
-		if err != nil {
+		if api, done, err = a.localServices(cfg); err != nil {
 			return nil, nil, err
 		}
-		log, done = &lifecycle.Service{DB: db}, func() { db.Close() }
 	}
-	return func(q loop.EventQuery) ([]loop.Event, error) { return log.Events(ctx, q) }, done, nil
+	return func(q loop.EventQuery) ([]loop.Event, error) { return api.Events.Events(ctx, q) }, done, nil
 }
 
 func (c *EventsCmd) print(w io.Writer, events []loop.Event, header bool) error {

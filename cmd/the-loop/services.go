@@ -39,15 +39,30 @@ func (a *App) withServices(tolerant bool, fn func(ctx context.Context, api servi
 			return err
 		}
 		if remote {
-			c := a.client(cfg)
-			return fn(ctx, services{Standing: c.Standing, WorkItems: c.WorkItems, Events: c})
+			return fn(ctx, a.remoteServices(cfg))
 		}
 	}
-	db, err := a.OpenStore(cfg, true)
+	api, done, err := a.localServices(cfg)
 	if err != nil {
 		return err
 	}
-	defer db.Close()
+	defer done()
+	return fn(ctx, api)
+}
+
+// remoteServices are this state root's service's verbs, over REST.
+func (a *App) remoteServices(cfg *config.Config) services {
+	c := a.client(cfg)
+	return services{Standing: c.Standing, WorkItems: c.WorkItems, Events: c}
+}
+
+// localServices are the verbs run in this process under cfg, with the
+// store opened around each transaction; done closes the store.
+func (a *App) localServices(cfg *config.Config) (api services, done func(), err error) {
+	db, err := a.OpenStore(cfg, true)
+	if err != nil {
+		return services{}, nil, err
+	}
 	svc := a.Lifecycle(fixed(cfg), db, "cli", false)
-	return fn(ctx, services{Standing: svc.Standing(fixed(cfg)), WorkItems: svc.WorkItems(fixed(cfg)), Events: svc})
+	return services{Standing: svc.Standing(fixed(cfg)), WorkItems: svc.WorkItems(fixed(cfg)), Events: svc}, func() { db.Close() }, nil
 }

@@ -108,18 +108,17 @@ func restFailure(cfg *config.Config, err error) string {
 }
 
 // withStanding runs fn with the standing verbs picked once: the service's
-// over REST (remote), else this process's with the store opened around
-// each transaction.
+// over REST (remote), else this process's.
 func (a *App) withStanding(cfg *config.Config, remote bool, fn func(api loop.StandingService) error) error {
 	if remote {
-		return fn(a.client(cfg).Standing)
+		return fn(a.remoteServices(cfg).Standing)
 	}
-	db, err := a.OpenStore(cfg, true)
+	api, done, err := a.localServices(cfg)
 	if err != nil {
 		return err
 	}
-	defer db.Close()
-	return fn(a.Lifecycle(fixed(cfg), db, "cli", false).Standing(fixed(cfg)))
+	defer done()
+	return fn(api.Standing)
 }
 
 // stopAll stops every recorded standing session, then the service. When
