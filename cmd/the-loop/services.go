@@ -17,37 +17,41 @@ type services struct {
 	Events    loop.EventLog
 }
 
-// withServices loads the config (tolerantly for the recovery verbs, stop
-// only: decisions D8), picks the services and runs fn with Ctrl-C
-// cancelling it. Another project's service on the same address is never
-// used.
+// withServices runs fn with the services picked once (pickServices) and
+// Ctrl-C cancelling it: for the commands that check their own arguments
+// before the config is loaded, and for the recovery verbs (tolerant).
 func (a *App) withServices(tolerant bool, fn func(ctx context.Context, api services) error) error {
-	var cfg *config.Config
-	if tolerant {
-		cfg = config.LoadTolerant(a.ConfigPath)
-	} else {
-		var err error
-		if cfg, err = a.LoadConfig(); err != nil {
-			return err
-		}
-	}
-	ctx, stop := signalContext()
-	defer stop()
-	if cfg.Service.Enabled {
-		remote, err := a.viaService(cfg)
-		if err != nil {
-			return err
-		}
-		if remote {
-			return fn(ctx, a.remoteServices(cfg))
-		}
-	}
-	api, done, err := a.localServices(cfg)
+	api, done, err := a.pickServices(tolerant)
 	if err != nil {
 		return err
 	}
 	defer done()
+	ctx, stop := signalContext()
+	defer stop()
 	return fn(ctx, api)
+}
+
+// pickServices loads the config (tolerantly for the recovery verbs, stop
+// only: decisions D8) and picks the services: the service's when it is
+// enabled and this state root's answers, else this process's (done closes
+// the store). Another project's service on the same address is never used.
+func (a *App) pickServices(tolerant bool) (api services, done func(), err error) {
+	var cfg *config.Config
+	if tolerant {
+		cfg = config.LoadTolerant(a.ConfigPath)
+	} else if cfg, err = a.LoadConfig(); err != nil {
+		return services{}, nil, err
+	}
+	if cfg.Service.Enabled {
+		remote, err := a.viaService(cfg)
+		if err != nil {
+			return services{}, nil, err
+		}
+		if remote {
+			return a.remoteServices(cfg), func() {}, nil
+		}
+	}
+	return a.localServices(cfg)
 }
 
 // remoteServices are this state root's service's verbs, over REST.

@@ -27,21 +27,19 @@ type SessionsListCmd struct {
 }
 
 // Run lists the sessions.
-func (c *SessionsListCmd) Run(a *App) error {
-	return a.withServices(false, func(ctx context.Context, api services) error {
-		rows, err := api.WorkItems.List(ctx, c.Status)
-		if err != nil {
-			return err
+func (c *SessionsListCmd) Run(ctx context.Context, a *App, api services) error {
+	rows, err := api.WorkItems.List(ctx, c.Status)
+	if err != nil {
+		return err
+	}
+	if c.Format == "json" {
+		if rows == nil {
+			rows = []loop.WorkItemRow{}
 		}
-		if c.Format == "json" {
-			if rows == nil {
-				rows = []loop.WorkItemRow{}
-			}
-			return writeJSON(a.Stdout, rows)
-		}
-		renderSessions(a.Stdout, a.Stderr, rows)
-		return nil
-	})
+		return writeJSON(a.Stdout, rows)
+	}
+	renderSessions(a.Stdout, a.Stderr, rows)
+	return nil
 }
 
 // renderSessions writes the original's table (Work item, Harness, Session
@@ -143,7 +141,7 @@ type SessionsCloseCmd struct {
 }
 
 // Run closes.
-func (c *SessionsCloseCmd) Run(a *App) error {
+func (c *SessionsCloseCmd) Run(ctx context.Context, a *App, api services) error {
 	var keep *bool
 	switch {
 	case c.KeepTmux:
@@ -152,13 +150,11 @@ func (c *SessionsCloseCmd) Run(a *App) error {
 	case c.KillTmux:
 		keep = new(bool)
 	}
-	return a.withServices(false, func(ctx context.Context, api services) error {
-		res, err := api.WorkItems.Close(ctx, loop.WorkItemCloseRequest{Ref: c.WorkItem, KeepTmux: keep})
-		if err != nil {
-			return err
-		}
-		return a.messages(res.Messages, res.ExitCode)
-	})
+	res, err := api.WorkItems.Close(ctx, loop.WorkItemCloseRequest{Ref: c.WorkItem, KeepTmux: keep})
+	if err != nil {
+		return err
+	}
+	return a.messages(res.Messages, res.ExitCode)
 }
 
 // messages prints a verb's lines, each on its stream; the exit status is
