@@ -146,6 +146,7 @@ func (s *Server) table() []route {
 		{Route{http.MethodPost, v1 + "/standing-sessions/control", "controlStandingSession"}, s.controlStanding},
 		{Route{http.MethodPost, v1 + "/standing-sessions/say", "sayToStandingSession"}, s.sayToStanding},
 		{Route{http.MethodGet, v1 + "/openapi.yaml", "getOpenAPI"}, s.openAPI},
+		{Route{http.MethodPost, HooksPath, "postHook"}, s.postHook},
 	}
 	routes = append(routes, s.sessionRoutes(v1)...)
 	routes = append(routes, s.channelRoutes(v1)...)
@@ -224,8 +225,8 @@ func (s *Server) perRequest(next echo.HandlerFunc) echo.HandlerFunc {
 		switch {
 		case !admitted(c):
 			s.logRefused(c)
-		case !isRead(c.Request().Method):
-			s.logRequest(c)
+		case !isRead(c.Request().Method) && c.Request().URL.Path != HooksPath:
+			s.logRequest(c) // not per hook: an agent fires several a turn
 		}
 		return nil
 	}

@@ -60,6 +60,7 @@ func rowFor(name string, def *loop.StandingDefinition, rec *loop.StandingRecord,
 		Ref:        loop.StandingRef(name),
 		Status:     loop.StatusAbsent,
 		Running:    running,
+		Activity:   loop.ActivityUnknown,
 	}
 	if def != nil && def.Declared {
 		row.Declared = true
@@ -89,6 +90,7 @@ func rowFor(name string, def *loop.StandingDefinition, rec *loop.StandingRecord,
 		row.SlackThread = rec.SlackThread
 		row.StartedAt = rec.StartedAt
 		row.LastMessageAt = rec.LastMessageAt
+		row.Activity, row.ActivityAt, row.LastAnswerAt, row.Tokens = rec.RowFields(running)
 	}
 	return row
 }

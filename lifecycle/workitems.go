@@ -40,6 +40,7 @@ func workItemRow(rec *loop.WorkItemRecord, running bool) loop.WorkItemRow {
 		URL:              rec.URL,
 		Running:          running,
 	}
+	row.Activity, row.ActivityAt, row.LastAnswerAt, row.Tokens = rec.RowFields(running)
 	if rec.LastEventAt != "" {
 		at := rec.LastEventAt
 		row.LastEventAt = &at

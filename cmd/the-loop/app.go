@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -37,6 +38,7 @@ type CLI struct {
 	Cfg      ConfigCmd       `cmd:"" name:"config" help:"Check or print the CLI config's schema."`
 	Token    TokenCmd        `cmd:"" help:"Print the operator's token (or replace it with --rotate)."`
 	Exec     InternalExecCmd `cmd:"" name:"internal-exec" hidden:"" help:"Exec a harness argv from a file (used inside tmux panes)."`
+	Hook     HookCmd         `cmd:"" hidden:"" help:"Hand one Claude Code hook payload (stdin) to the-loop; always exits 0."`
 }
 
 // App is what every command's Run receives: the resolved config path, the
@@ -104,7 +106,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 // `config schema`, `config validate FILE` and internal-exec do.
 func needsConfig(kctx *kong.Context, cli *CLI) bool {
 	switch cmd := kctx.Command(); {
-	case strings.HasPrefix(cmd, "config schema"), strings.HasPrefix(cmd, "internal-exec"):
+	case strings.HasPrefix(cmd, "config schema"), strings.HasPrefix(cmd, "internal-exec"), strings.HasPrefix(cmd, "hook"):
 		return false
 	case strings.HasPrefix(cmd, "config validate"):
 		return cli.Cfg.Validate.File == ""
@@ -183,6 +185,11 @@ func (a *App) Lifecycle(current func() *config.Config, db *store.DB, source stri
 		},
 		LookPath: exec.LookPath,
 		Source:   source,
+		// Every claude spawn declares hooks that run this binary (issue 17).
+		HookBinary: self,
+		PanePIDs: func(ctx context.Context, socket, target string) ([]int, error) {
+			return runner.New(runner.Options{Socket: socket}).PanePIDs(ctx, target)
+		},
 
 		Announcer: channels.Announcer{}, // Slack: a started session's announcement
 	}
