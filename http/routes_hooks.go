@@ -24,7 +24,8 @@ const (
 // postHook answers POST /api/v1/hooks?session=<ref>: the body is one raw
 // Claude Code hook payload. An agent may speak only for its own session;
 // the route appends no api.request (a hook fires several times a turn).
-// 204 once applied or ignored (an unknown session, another conversation).
+// 200 {"ok": true} once applied or ignored (an unknown session, another
+// conversation).
 func (s *Server) postHook(c echo.Context) error {
 	req := c.Request()
 	ref := strings.TrimSpace(c.QueryParam("session"))
@@ -45,7 +46,7 @@ func (s *Server) postHook(c echo.Context) error {
 	if err := s.opt.Lifecycle.ApplyHook(verbContext(c), s.opt.StateRoot, d); err != nil {
 		return err
 	}
-	return c.NoContent(http.StatusNoContent)
+	return writeJSON(c, http.StatusOK, hookAnswer{OK: true})
 }
 
 // ownRef is the session ref an agent credential speaks for.
@@ -54,4 +55,9 @@ func ownRef(a lifecycle.AgentIdentity) string {
 		return loop.StandingRef(a.Standing)
 	}
 	return a.WorkItem
+}
+
+// hookAnswer is the hook route's answer.
+type hookAnswer struct {
+	OK bool `json:"ok"`
 }
