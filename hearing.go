@@ -41,9 +41,21 @@ type Hearing struct {
 	// TokensThrough is the time (RFC 3339, nanoseconds) of the last
 	// transcript answer counted into Tokens.
 	TokensThrough string `json:"tokensThrough,omitempty"`
+	// PaneTag is the tag of the running pane (the conversation it was
+	// spawned for) once a /clear moved the record to another conversation;
+	// "" while they are the same.
+	PaneTag string `json:"paneTag,omitempty"`
 	// HookSeq is the name of the last spooled hook payload applied to the
 	// record: a spool file at or before it is never applied again.
 	HookSeq string `json:"hookSeq,omitempty"`
+}
+
+// TagFor is the tag the running pane of conversation id carries.
+func (h *Hearing) TagFor(id string) string {
+	if h.PaneTag != "" {
+		return h.PaneTag
+	}
+	return id
 }
 
 // LastAnswerAt is the time of the last answer kept ("" when none).

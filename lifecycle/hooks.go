@@ -224,6 +224,9 @@ func (s *Service) hear(h *hooked, p hookPayload, d HookDelivery, panes []int) ([
 			return nil, "a clear from a process outside the session's agent pane"
 		}
 		from := *h.id
+		if h.hear.PaneTag == "" {
+			h.hear.PaneTag = from // the pane keeps the tag it was spawned with
+		}
 		*h.id = p.SessionID
 		h.hear.Tokens, h.hear.TokensThrough, h.hear.TurnPromptID = nil, "", ""
 		s.setActivity(h.hear, loop.ActivityIdle)

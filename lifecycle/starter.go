@@ -179,7 +179,7 @@ func (st *starter[R, Res]) live(ctx context.Context, rec *R, runner loop.Runner,
 	if k.owns(rec) {
 		shown = rec
 		id, _ := k.conversation(rec)
-		mine, err := ours(ctx, runner, target, id)
+		mine, err := ours(ctx, runner, target, k.hearing(rec).TagFor(id))
 		if err != nil {
 			return st.failed(rec, loop.ErrorMessage(err)), false
 		}
@@ -319,7 +319,7 @@ func (st *starter[R, Res]) spawn(ctx context.Context, rec *R, state loop.PaneSta
 // SessionStart yet) when hooks will be installed, no running turn, and a
 // fresh conversation's token totals from zero.
 func (st *starter[R, Res]) hearFrom(h *loop.Hearing, resume bool) {
-	h.Activity, h.ActivityAt, h.TurnPromptID = "", "", ""
+	h.Activity, h.ActivityAt, h.TurnPromptID, h.PaneTag = "", "", "", ""
 	if st.s.HookBinary != "" {
 		h.Activity, h.ActivityAt = loop.ActivityStarting, st.s.stamp()
 	}

@@ -82,7 +82,7 @@ func TestStandingStop_TerminatesGracefullyThenResumes(t *testing.T) {
 	if len(starts) != 2 || !starts[1].Resume || starts[1].SessionID != id || starts[1].Argv[0] != "--resume" {
 		t.Fatalf("second start %+v", starts)
 	}
-	got := eventNames(e.events("--standing", "supervisor"))
+	got := eventNames(transitions(e.events("--standing", "supervisor")))
 	if !slices.Equal(got, []string{"standing.started", "standing.stopped", "standing.resumed"}) {
 		t.Fatalf("events %v", got)
 	}
@@ -106,7 +106,7 @@ func TestStandingStart_ResumeThatDiesFallsBackToFresh(t *testing.T) {
 	if row.HarnessSessionID == id || !uuidRE.MatchString(row.HarnessSessionID) || !row.Running {
 		t.Fatalf("row %+v (old id %s)", row, id)
 	}
-	evs := e.events("--standing", "supervisor")
+	evs := transitions(e.events("--standing", "supervisor"))
 	got := eventNames(evs)
 	if !slices.Equal(got, []string{"standing.started", "standing.stopped", "standing.resume_failed", "standing.started"}) {
 		t.Fatalf("events %v", got)
