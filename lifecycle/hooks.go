@@ -33,6 +33,10 @@ import (
 // delivery marked truncated.
 const MaxHookPayload = 1 << 20
 
+// MaxKeptAnswer is how much of an answer's text the record keeps (its
+// reply_chars counts the whole): every list decodes the record.
+const MaxKeptAnswer = 64 << 10
+
 // MaxSpoolBytes bounds the spool: past it the oldest files go (with a
 // hook.spool_overflow event once a reader applies the spool).
 const MaxSpoolBytes = 16 << 20
@@ -88,6 +92,9 @@ func ParseHookPayload(data []byte) (p hookPayload, ok bool) {
 		key, _ := t.(string)
 		var v json.RawMessage
 		if err := dec.Decode(&v); err != nil {
+			if key == "last_assistant_message" { // the answer the cut went through: its first part
+				p.LastMessage = cutString(data[dec.InputOffset():])
+			}
 			break
 		}
 		if dst, ok := fields[key]; ok {
@@ -95,6 +102,23 @@ func ParseHookPayload(data []byte) (p hookPayload, ok bool) {
 		}
 	}
 	return p, p.Event != ""
+}
+
+// cutString decodes what is left of a JSON string cut short (rest starts
+// at its opening quote): as much of it as decodes.
+func cutString(rest []byte) string {
+	rest = bytes.TrimLeft(rest, " \t\r\n:")
+	if len(rest) == 0 || rest[0] != '"' {
+		return ""
+	}
+	body := rest[1:]
+	for drop := 0; drop <= 6 && drop <= len(body); drop++ { // a cut escape (\u00e9) decodes once dropped
+		var out string
+		if json.Unmarshal(append(append([]byte{'"'}, body[:len(body)-drop]...), '"'), &out) == nil {
+			return out
+		}
+	}
+	return ""
 }
 
 // hooked is one record as a hook sees it: either kind's.
@@ -258,6 +282,13 @@ func (s *Service) hear(h *hooked, p hookPayload, d HookDelivery, panes []int) ([
 		s.setActivity(h.hear, loop.ActivityIdle)
 		h.hear.TurnPromptID = ""
 		answer := loop.Answer{PromptID: p.PromptID, Text: p.LastMessage, At: s.stamp(), Truncated: d.Truncated}
+		if len(answer.Text) > MaxKeptAnswer { // every list decodes the record: keep it small
+			cut := MaxKeptAnswer
+			for cut > 0 && !utf8.RuneStart(answer.Text[cut]) {
+				cut--
+			}
+			answer.Text, answer.Truncated = answer.Text[:cut], true
+		}
 		h.hear.Answers = append(slices.Clone(h.hear.Answers), answer)
 		if n := len(h.hear.Answers); n > loop.KeptAnswers {
 			h.hear.Answers = h.hear.Answers[n-loop.KeptAnswers:]

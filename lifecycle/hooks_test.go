@@ -291,7 +291,8 @@ func TestHooks_GarbageTruncatedAndUnknownSessionsAreHarmless(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec := w.record()
-	if rec.Activity != loop.ActivityIdle || len(rec.Answers) != 1 || !rec.Answers[0].Truncated || rec.Answers[0].PromptID != "p9" {
+	if rec.Activity != loop.ActivityIdle || len(rec.Answers) != 1 || !rec.Answers[0].Truncated || rec.Answers[0].PromptID != "p9" ||
+		rec.Answers[0].Text != strings.Repeat("a", 100) {
 		t.Fatalf("after a truncated Stop: %+v", rec.Hearing)
 	}
 	if got := eventNames(w.heardEvents()); !slices.Equal(got, []string{"hook.ignored", "hook.ignored", "hook.ignored", "standing.turn_ended"}) {
