@@ -12,6 +12,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/the-loop-dev/the-loop/config"
+	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/lifecycle"
 )
 
@@ -83,11 +84,13 @@ func TestCredentials_AgentCredentialIsForMCPOnly(t *testing.T) {
 	}
 	cs := connectMCP(t, f, f.clientWith(agent))
 	var row struct {
-		Name    string `json:"name"`
-		Running bool   `json:"running"`
+		Name     string           `json:"name"`
+		Running  bool             `json:"running"`
+		Activity string           `json:"activity"`
+		Tokens   *loop.TokenUsage `json:"tokens"`
 	}
 	structured(t, callTool(t, cs, toolGet, map[string]any{"name": "alpha"}), &row)
-	if row.Name != "alpha" || !row.Running {
+	if row.Name != "alpha" || !row.Running || row.Activity != loop.ActivityUnknown || row.Tokens == nil {
 		t.Fatalf("get through the agent's MCP: %+v", row)
 	}
 	if id, ok := f.svc.AgentFor(t.Context(), cred); !ok || id.Standing != "alpha" || id.String() != "standing:alpha" {

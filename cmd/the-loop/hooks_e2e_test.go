@@ -286,3 +286,27 @@ func TestHookCommand_AlwaysExitsZero(t *testing.T) {
 		t.Fatalf("ignored payloads not logged: %+v", ignored)
 	}
 }
+
+func TestHooks_AWorkItemIsHeardUnderItsOwnPrefix(t *testing.T) {
+	e := hookEnv(t, workItemConfig)
+	e.must(0, "sessions", "start", "--work-item", octoRef, "--cwd", e.dir)
+	var row loop.WorkItemRow
+	waitFor(t, "the work item's boot turn", func() bool {
+		rows := e.sessionRows()
+		if len(rows) == 1 {
+			row = rows[0]
+		}
+		return row.Activity == loop.ActivityIdle && row.LastAnswerAt != ""
+	})
+	if row.ActivityAt == "" || row.Tokens.CacheRead == 0 {
+		t.Fatalf("row %+v", row)
+	}
+	ended := e.events("--type", "session.turn_ended")
+	if len(ended) != 1 || ended[0].Field("work_item") != octoRef || len(e.events("--type", "standing.*")) != 0 {
+		t.Fatalf("events %+v", ended)
+	}
+	e.must(0, "sessions", "close", "--work-item", octoRef)
+	if rows := e.sessionRows(); rows[0].Activity != loop.ActivityExited {
+		t.Fatalf("after close: %+v", rows[0])
+	}
+}
