@@ -75,6 +75,9 @@ func (c *HookCmd) deliver(stdin io.Reader) {
 	if err != nil {
 		return
 	}
+	if fi, err := os.Stat(root); err != nil || !fi.IsDir() {
+		return // a state root that is gone (a stale settings file): nothing to tell
+	}
 	if c.post(root, d) {
 		return
 	}
@@ -117,7 +120,11 @@ func (c *HookCmd) post(root string, d lifecycle.HookDelivery) bool {
 // direct applies d to the store itself (no service answers); false when
 // the store is locked or cannot be written.
 func (c *HookCmd) direct(root string, d lifecycle.HookDelivery) bool {
-	db, err := store.Open(filepath.Join(root, "the-loop.db"), store.Options{Transient: true, Timeout: hookStoreWait})
+	path := filepath.Join(root, "the-loop.db")
+	if _, err := os.Stat(path); err != nil {
+		return false // never create a store: the spool waits for one
+	}
+	db, err := store.Open(path, store.Options{Transient: true, Timeout: hookStoreWait})
 	if err != nil {
 		return false
 	}

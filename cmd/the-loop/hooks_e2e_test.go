@@ -310,3 +310,25 @@ func TestHooks_AWorkItemIsHeardUnderItsOwnPrefix(t *testing.T) {
 		t.Fatalf("after close: %+v", rows[0])
 	}
 }
+
+func TestHookCommand_AStateRootThatIsGoneIsLeftAlone(t *testing.T) {
+	e := newEnv(t)
+	gone := filepath.Join(e.dir, "gone")
+	cmd := exec.Command(binary, "hook", "--state-root", gone, "--session", "standing:supervisor")
+	cmd.Stdin = strings.NewReader(notification("x", "y"))
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(gone); err == nil {
+		t.Fatal("the hook created a state root")
+	}
+	// Bad flags are a usage error, but garbage on stdin is not.
+	cmd = exec.Command(binary, "hook", "--state-root", e.dir, "--session", "standing:supervisor")
+	cmd.Stdin = strings.NewReader("garbage")
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(e.dir, "the-loop.db")); err == nil {
+		t.Fatal("the hook created a store")
+	}
+}
