@@ -33,6 +33,9 @@ type Hearing struct {
 	ActivityAt string `json:"activityAt,omitempty"`
 	// TurnPromptID is the prompt id of the running turn.
 	TurnPromptID string `json:"turnPromptId,omitempty"`
+	// Queued counts the messages queued into the running turn: each gets
+	// a turn of its own after it, without a UserPromptSubmit of its own.
+	Queued int `json:"queued,omitempty"`
 	// Answers are the last KeptAnswers answers, oldest first.
 	Answers []Answer `json:"answers,omitempty"`
 	// Tokens are the conversation's totals, summed at each turn's end from

@@ -252,7 +252,7 @@ func (s *Service) hear(h *hooked, p hookPayload, d HookDelivery, panes []int) ([
 			h.hear.PaneTag = from // the pane keeps the tag it was spawned with
 		}
 		*h.id = p.SessionID
-		h.hear.Tokens, h.hear.TokensThrough, h.hear.TurnPromptID = nil, "", ""
+		h.hear.Tokens, h.hear.TokensThrough, h.hear.TurnPromptID, h.hear.Queued = nil, "", "", 0
 		s.setActivity(h.hear, loop.ActivityIdle)
 		return []loop.Event{ev("conversation_changed", loop.F("from", from), loop.F("harness_session_id", p.SessionID))}, ""
 	}
@@ -260,12 +260,14 @@ func (s *Service) hear(h *hooked, p hookPayload, d HookDelivery, panes []int) ([
 	case "SessionStart":
 		if p.Source != "compact" {
 			s.setActivity(h.hear, loop.ActivityIdle)
+			h.hear.TurnPromptID, h.hear.Queued = "", 0
 		}
 	case "UserPromptSubmit":
 		queued := h.hear.TurnPromptID == p.PromptID && p.PromptID != "" &&
 			(h.hear.Activity == loop.ActivityWorking || h.hear.Activity == loop.ActivityWaiting)
 		s.setActivity(h.hear, loop.ActivityWorking)
-		if queued { // a message queued during the running turn
+		if queued { // a message queued during the running turn: a turn of its own follows
+			h.hear.Queued++
 			return nil, ""
 		}
 		h.hear.TurnPromptID = p.PromptID
@@ -279,8 +281,13 @@ func (s *Service) hear(h *hooked, p hookPayload, d HookDelivery, panes []int) ([
 		}
 		return []loop.Event{ev("attention", loop.F("message", p.Message), loop.F("notification_type", p.NotificationType))}, ""
 	case "Stop":
-		s.setActivity(h.hear, loop.ActivityIdle)
 		h.hear.TurnPromptID = ""
+		if h.hear.Queued > 0 { // the queued message's turn runs next (its prompt id is new)
+			h.hear.Queued--
+			s.setActivity(h.hear, loop.ActivityWorking)
+		} else {
+			s.setActivity(h.hear, loop.ActivityIdle)
+		}
 		answer := loop.Answer{PromptID: p.PromptID, Text: p.LastMessage, At: s.stamp(), Truncated: d.Truncated}
 		if len(answer.Text) > MaxKeptAnswer { // every list decodes the record: keep it small
 			cut := MaxKeptAnswer
@@ -300,7 +307,7 @@ func (s *Service) hear(h *hooked, p hookPayload, d HookDelivery, panes []int) ([
 			return nil, ""
 		}
 		s.setActivity(h.hear, loop.ActivityExited)
-		h.hear.TurnPromptID = ""
+		h.hear.TurnPromptID, h.hear.Queued = "", 0
 		return []loop.Event{ev("exited", loop.F("reason", p.Reason))}, ""
 	}
 	return nil, ""

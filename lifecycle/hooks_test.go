@@ -186,6 +186,10 @@ func TestHooks_ActivityFollowsATurnAndEventsRecordIt(t *testing.T) {
 		t.Fatalf("after PostToolUse: %s", a)
 	}
 	w.hook(map[string]any{"hook_event_name": "Stop", "prompt_id": "p1", "last_assistant_message": "héllo"})
+	if a := w.row().Activity; a != loop.ActivityWorking {
+		t.Fatalf("the queued message's turn runs after the first's Stop, but the row says %s", a)
+	}
+	w.hook(map[string]any{"hook_event_name": "Stop", "prompt_id": "p1b", "last_assistant_message": "also"})
 	row := w.row()
 	if row.Activity != loop.ActivityIdle || row.LastAnswerAt == "" || row.ActivityAt == "" {
 		t.Fatalf("after Stop: %+v", row)
@@ -207,7 +211,7 @@ func TestHooks_ActivityFollowsATurnAndEventsRecordIt(t *testing.T) {
 	}
 	evs := w.heardEvents()
 	got := eventNames(evs)
-	want := []string{"standing.turn_started", "standing.attention", "standing.turn_ended", "standing.attention"}
+	want := []string{"standing.turn_started", "standing.attention", "standing.turn_ended", "standing.turn_ended", "standing.attention"}
 	for i := 2; i <= 7; i++ {
 		want = append(want, "standing.turn_started", "standing.turn_ended")
 	}

@@ -319,7 +319,7 @@ func (st *starter[R, Res]) spawn(ctx context.Context, rec *R, state loop.PaneSta
 // SessionStart yet) when hooks will be installed, no running turn, and a
 // fresh conversation's token totals from zero.
 func (st *starter[R, Res]) hearFrom(h *loop.Hearing, resume bool) {
-	h.Activity, h.ActivityAt, h.TurnPromptID, h.PaneTag = "", "", "", ""
+	h.Activity, h.ActivityAt, h.TurnPromptID, h.PaneTag, h.Queued = "", "", "", "", 0
 	if st.s.HookBinary != "" {
 		h.Activity, h.ActivityAt = loop.ActivityStarting, st.s.stamp()
 	}

@@ -332,3 +332,24 @@ func TestHookCommand_AStateRootThatIsGoneIsLeftAlone(t *testing.T) {
 		t.Fatal("the hook created a store")
 	}
 }
+
+func TestHooks_AQueuedMessageKeepsTheAgentWorkingUntilItsOwnTurnEnds(t *testing.T) {
+	e := hookEnv(t, oneSession, testkit.TurnTime(1500*time.Millisecond))
+	e.must(0, "standing", "start", "supervisor")
+	waitActivity(t, e, "the boot turn", func(r loop.StandingRow) bool { return r.Activity == loop.ActivityIdle && r.LastAnswerAt != "" })
+	e.must(0, "standing", "say", "supervisor", "--text", "first", "--actor", "ops")
+	waitActivity(t, e, "working on the first", func(r loop.StandingRow) bool { return r.Activity == loop.ActivityWorking })
+	e.must(0, "standing", "say", "supervisor", "--text", "second", "--actor", "ops")
+	e.agent.WaitForKind(t, "queued", 10*time.Second)
+	waitFor(t, "the first turn's end", func() bool { return len(e.events("--type", "standing.turn_ended")) == 2 })
+	if a := e.supervisor().Activity; a != loop.ActivityWorking {
+		t.Fatalf("between the first turn and the queued one: %s", a)
+	}
+	waitFor(t, "the queued turn's end", func() bool { return len(e.events("--type", "standing.turn_ended")) == 3 })
+	if a := e.supervisor().Activity; a != loop.ActivityIdle {
+		t.Fatalf("after the queued turn: %s", a)
+	}
+	if n := len(e.events("--type", "standing.turn_started")); n != 2 {
+		t.Fatalf("%d turns started: the queued message is no turn_started of its own", n)
+	}
+}
