@@ -102,6 +102,11 @@ func TestHooks_ActivityFollowsASayThroughTheFakeAgent(t *testing.T) {
 	if n, _ := strconv.Atoi(fmt.Sprint(ended[1].Field("reply_chars"))); n < 10 || ended[1].Source != "hook" {
 		t.Fatalf("turn_ended %+v", ended[1])
 	}
+	var report loop.Report
+	if err := json.Unmarshal([]byte(e.run("status", "--format", "json").stdout), &report); err != nil ||
+		len(report.StandingSessions) != 1 || report.StandingSessions[0].Activity != loop.ActivityIdle || report.StandingSessions[0].Tokens != done.Tokens {
+		t.Fatalf("status: %+v %v", report, err)
+	}
 	text := e.must(0, "standing", "list").stdout
 	if !strings.Contains(text, "Activity") || !strings.Contains(text, " idle ") {
 		t.Fatalf("table:\n%s", text)
