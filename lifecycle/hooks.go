@@ -58,8 +58,9 @@ type HookDelivery struct {
 	Parents []int `json:"parents,omitempty"`
 }
 
-// hookPayload is what the-loop reads of a Claude Code hook payload.
-type hookPayload struct {
+// HookPayload is what the-loop reads of a Claude Code hook payload (the
+// keys of docs/claude-code.md).
+type HookPayload struct {
 	SessionID        string `json:"session_id"`
 	Event            string `json:"hook_event_name"`
 	Source           string `json:"source"`
@@ -73,14 +74,14 @@ type hookPayload struct {
 // ParseHookPayload reads a payload's fields; a truncated payload gives the
 // fields that came before the cut. ok is false for anything that is not a
 // hook payload (no hook_event_name).
-func ParseHookPayload(data []byte) (p hookPayload, ok bool) {
+func ParseHookPayload(data []byte) (p HookPayload, ok bool) {
 	if err := json.Unmarshal(data, &p); err == nil {
 		return p, p.Event != ""
 	}
 	// Lenient: the top-level fields before the cut, one at a time.
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return hookPayload{}, false
+		return HookPayload{}, false
 	}
 	fields := map[string]*string{"session_id": &p.SessionID, "hook_event_name": &p.Event, "source": &p.Source,
 		"reason": &p.Reason, "prompt_id": &p.PromptID, "message": &p.Message, "notification_type": &p.NotificationType}
@@ -212,7 +213,7 @@ func (s *Service) hookedIn(tx *store.Tx, ref string) (*hooked, string, error) {
 		put: func() error { return tx.PutWorkItem(wref.Slug(), rec) }}, "", nil
 }
 
-// panePIDsFor is the pids of ref's agent pane ("nil" when unknown).
+// panePIDsFor is the pids of ref's agent pane (nil when unknown).
 func (s *Service) panePIDsFor(ctx context.Context, ref string) []int {
 	if s.PanePIDs == nil {
 		return nil
@@ -235,7 +236,7 @@ func (s *Service) panePIDsFor(ctx context.Context, ref string) []int {
 }
 
 // hear applies p to h: the events it makes, or why it was ignored.
-func (s *Service) hear(h *hooked, p hookPayload, d HookDelivery, panes []int) ([]loop.Event, string) {
+func (s *Service) hear(h *hooked, p HookPayload, d HookDelivery, panes []int) ([]loop.Event, string) {
 	ev := func(what string, fields ...loop.Field) loop.Event {
 		return s.event(h.prefix+"."+what, loop.LevelInfo, append([]loop.Field{h.subject}, fields...)...)
 	}
