@@ -39,6 +39,20 @@ func hookEnv(t *testing.T, yaml string, opts ...testkit.AgentOption) *env {
 	return e
 }
 
+// settle waits until every running agent has answered its boot turn and
+// is idle: the rows its hooks change stand still from then on.
+func (e *env) settle() {
+	e.t.Helper()
+	waitFor(e.t, "the boot turns to end", func() bool {
+		for _, r := range e.rows() {
+			if r.Running && (r.Activity != loop.ActivityIdle || r.LastAnswerAt == "") {
+				return false
+			}
+		}
+		return true
+	})
+}
+
 // supervisor is the supervisor's row.
 func (e *env) supervisor() loop.StandingRow { return e.rows()["supervisor"] }
 

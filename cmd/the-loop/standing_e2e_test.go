@@ -290,6 +290,7 @@ standingSessions:
 			t.Errorf("%s: got declared=%v autoStart=%v live=%v status=%s, want %+v", name, r.Declared, r.AutoStart, r.Running, r.Status, w)
 		}
 	}
+	e.settle() // the agents' hooks change their rows until their boot turns end
 	same := e.must(0, "standing", "list", "--format", "json")
 	if jsonFlag := e.must(0, "standing", "list", "--json"); same.stdout != jsonFlag.stdout {
 		t.Fatal("--json and --format json differ")
