@@ -3,6 +3,7 @@ package channels
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"slices"
@@ -13,8 +14,6 @@ import (
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/channels/slack"
 	"github.com/the-loop-dev/the-loop/config"
-	"github.com/the-loop-dev/the-loop/lifecycle"
-	"github.com/the-loop-dev/the-loop/store"
 )
 
 // ChannelSlack is the channel field of every channel.* event.
@@ -32,16 +31,17 @@ const (
 // Inbound is one reply read from a bound thread.
 type Inbound struct {
 	Thread   string // the thread's ts
+	Channel  string // the thread's channel id
 	TS       string // the reply's ts
 	WorkItem string // the ref the thread is bound to (set once recorded)
 	Author   string // the member id
-	Text     string
-	IsBot    bool // posted by a bot, or by the-loop's own bot user
+	Text     string // as its author typed it (Slack's escaping undone)
+	IsBot    bool   // posted by a bot, or by the-loop's own bot user
 }
 
 // WorkItems is the work-item side of the pipeline: mirroring a reply onto
 // its work item (the answer of record) and delivering it into the work
-// item's session (Mirror implements it). With none, a reply to a work item
+// item's session (github.Mirror implements it). With none, a reply to a work item
 // is recorded (channel.reply_received), mirrored nowhere, and dropped as
 // undeliverable. Standing refs never reach it (original §9.4).
 type WorkItems interface {
@@ -57,7 +57,10 @@ type WorkItems interface {
 // is safe for concurrent use (the service's loop and POST
 // /api/v1/channels/poll share one).
 type Poller struct {
-	Service *lifecycle.Service
+	// Threads is the store of bound threads and the event log.
+	Threads loop.ThreadLog
+	// Standing delivers a reply bound to a standing session (its say).
+	Standing loop.StandingService
 	// WorkItems handles replies bound to work items (nil: they are dropped).
 	WorkItems WorkItems
 	// Log receives the cycle's warnings (a thread that could not be read,
@@ -72,6 +75,13 @@ type Poller struct {
 	// retryAt is when Slack's last rate limit lifts: cycles before it are
 	// skipped (read under mu, or through limitedUntil).
 	retryAt time.Time
+	// resume is the thread a rate limit stopped the last cycle at (""
+	// when it read every thread): the next cycle starts there and wraps
+	// around, so that under a rate limit every thread gets its turn.
+	resume string
+	// notices are the ts of the posts this poller made to tell a thread
+	// its replies were dropped: read back, they only move the cursor.
+	notices map[string]bool
 }
 
 // DefaultRetryAfter is how long a rate-limited poller waits when Slack's
@@ -130,17 +140,23 @@ func Skipped(cfg *config.Config) string {
 	}
 }
 
-// Poll runs one cycle (http.Poller): for each bound thread it reads the
-// replies after the thread's cursor (every page) and processes them in
-// order. Threads bound to a live session come first, newest binding first,
-// then threads of closed work items, then tombstones (threads of deleted
-// sessions), so that what matters most is read before Slack's rate limit
-// can end a cycle. A 429 from Slack ends the cycle, records
-// channel.rate_limited (a warning, once) and skips the cycles until its
-// Retry-After has passed. A disabled channel, a read mode other than poll
-// or a missing token skip the cycle; no bound thread means no Slack call at
-// all. A thread that cannot be read is logged and left for the next cycle.
-// Only a store failure is an error.
+// Poll runs one cycle (http.Poller). First it retries the replies kept
+// for sessions that could not take them (retryKept). Then, for each bound
+// thread, it reads the replies after the thread's cursor (every page) and
+// processes them in order. Threads bound to a live session come first,
+// newest binding first, then threads of closed work items, then tombstones
+// (threads of deleted sessions), so that what matters most is read before
+// Slack's rate limit can end a cycle; a cycle that a rate limit ended
+// leaves the next one to start at the thread it stopped at, so every
+// thread gets its turn. A 429 from Slack ends the cycle, records
+// channel.rate_limited (a warning, once) and skips the reading until its
+// Retry-After has passed (the kept replies are still retried). A disabled
+// channel, a read mode other than poll or a missing token skip the cycle;
+// no bound thread means no Slack call at all. A thread that cannot be read
+// is logged and left for the next cycle. Only a store failure is an error.
+//
+// The summary counts the replies read this cycle; Delivered and Dropped
+// also count the kept replies delivered or dropped.
 func (p *Poller) Poll(ctx context.Context, cfg *config.Config) (loop.PollSummary, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -149,17 +165,18 @@ func (p *Poller) Poll(ctx context.Context, cfg *config.Config) (loop.PollSummary
 		sum.Skipped = why
 		return sum, nil
 	}
+	if err := p.retryKept(ctx, cfg, &sum); err != nil {
+		return sum, err
+	}
 	if now := p.now(); now.Before(p.retryAt) {
 		sum.Skipped = "Slack rate-limited the poller; reading again after " + p.retryAt.UTC().Format(time.RFC3339)
 		return sum, nil
 	}
-	threads, err := p.Service.Threads()
+	threads, err := p.Threads.Threads(ctx)
 	if err != nil || len(threads) == 0 {
 		return sum, err
 	}
-	if threads, err = p.readOrder(threads); err != nil {
-		return sum, err
-	}
+	threads = p.readOrder(threads)
 	client := p.clientFor(cfg.Slack)
 	if err := client.CheckToken(); err != nil {
 		sum.Skipped = loop.ErrorMessage(err)
@@ -186,7 +203,7 @@ func (p *Poller) Poll(ctx context.Context, cfg *config.Config) (loop.PollSummary
 				return sum, nil
 			}
 			p.log().Warn("slack: could not read a thread; it is read again next cycle",
-				"thread", th.ThreadTS, "work_item", th.WorkItem, "channel", channel, "error", loop.ErrorMessage(err))
+				"thread", th.ThreadTS, "work_item", th.Ref, "channel", channel, "error", loop.ErrorMessage(err))
 			continue
 		}
 		if len(replies) > 0 && !asked {
@@ -196,7 +213,14 @@ func (p *Poller) Poll(ctx context.Context, cfg *config.Config) (loop.PollSummary
 			}
 		}
 		for _, r := range replies {
-			in := Inbound{Thread: th.ThreadTS, TS: r.TS, Author: r.User, Text: r.Text,
+			if p.notices[r.TS] {
+				delete(p.notices, r.TS)
+				if _, _, err := p.Threads.RecordReply(ctx, th.ThreadTS, r.TS, func(string) []loop.Event { return nil }); err != nil {
+					return sum, err
+				}
+				continue
+			}
+			in := Inbound{Thread: th.ThreadTS, Channel: channel, TS: r.TS, Author: r.User, Text: r.Text,
 				IsBot: r.BotID != "" || r.Subtype == "bot_message" || (self != "" && r.User == self)}
 			outcome, err := p.process(ctx, cfg, in)
 			if err != nil {
@@ -216,53 +240,48 @@ func (p *Poller) Poll(ctx context.Context, cfg *config.Config) (loop.PollSummary
 			sum.Replies++
 		}
 	}
+	p.resume = "" // every thread had its turn
 	return sum, nil
 }
 
 // readOrder is the order a cycle reads threads in: bound to a live
 // session, newest binding first; then bound to a closed work item; then
-// tombstones (WorkItem "": their session was deleted), each newest first.
-func (p *Poller) readOrder(threads []lifecycle.BoundThread) ([]lifecycle.BoundThread, error) {
-	closed := map[string]bool{}
-	err := p.Service.DB.View(func(tx *store.Tx) error {
-		recs, err := tx.ListWorkItems()
-		for _, r := range recs {
-			if r.Status == loop.SessionClosed {
-				closed[r.WorkItem.Ref] = true
-			}
-		}
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	var live, ended, tombs []lifecycle.BoundThread
+// tombstones (Ref "": their session was deleted), each newest first —
+// started at the thread the last cycle's rate limit stopped at, when it is
+// still bound, and wrapped around.
+func (p *Poller) readOrder(threads []loop.BoundThread) []loop.BoundThread {
+	var live, ended, tombs []loop.BoundThread
 	for _, th := range slices.Backward(threads) { // Threads is oldest binding first
 		switch {
-		case th.WorkItem == "":
+		case th.Ref == "":
 			tombs = append(tombs, th)
-		case closed[th.WorkItem]:
+		case th.Closed:
 			ended = append(ended, th)
 		default:
 			live = append(live, th)
 		}
 	}
-	return append(append(live, ended...), tombs...), nil
+	order := append(append(live, ended...), tombs...)
+	if i := slices.IndexFunc(order, func(th loop.BoundThread) bool { return th.ThreadTS == p.resume }); i > 0 {
+		order = slices.Concat(order[i:], order[:i])
+	}
+	return order
 }
 
 // rateLimited ends the cycle's reading for wait (Slack's Retry-After, or
 // DefaultRetryAfter) and records it once: a warning event and a log line.
 // p.mu is held.
-func (p *Poller) rateLimited(wait time.Duration, th lifecycle.BoundThread) {
+func (p *Poller) rateLimited(wait time.Duration, th loop.BoundThread) {
 	if wait <= 0 {
 		wait = DefaultRetryAfter
 	}
 	p.retryAt = p.now().Add(wait)
+	p.resume = th.ThreadTS
 	p.log().Warn("slack: rate limited; polling pauses until Slack's Retry-After has passed",
 		"retry_after", wait.String(), "until", p.retryAt.UTC().Format(time.RFC3339), "thread", th.ThreadTS)
-	ev := p.Service.NewEvent("channel.rate_limited", loop.LevelWarning, loop.F("channel", ChannelSlack),
+	ev := p.Threads.NewEvent("channel.rate_limited", loop.LevelWarning, loop.F("channel", ChannelSlack),
 		loop.F("retry_after_seconds", int(wait.Round(time.Second)/time.Second)), loop.F("thread", th.ThreadTS))
-	if err := p.Service.Emit(ev); err != nil {
+	if err := p.Threads.Emit(ev); err != nil {
 		p.log().Warn("channels: could not record channel.rate_limited", "error", err.Error())
 	}
 }
@@ -278,12 +297,14 @@ const (
 // process_reply): unmapped → bot → allow-list → channel.reply_received →
 // mirror → deliver. Everything up to the mirror step is recorded in one
 // transaction with the cursor's advance, before any delivery (decisions
-// D25). It returns the outcome: a drop reason, processed or delivered.
+// D25). A reply its session cannot take yet — or one behind replies its
+// thread already keeps — is kept for retryKept (channel.reply_queued). It
+// returns the outcome: a drop reason, processed or delivered.
 func (p *Poller) process(ctx context.Context, cfg *config.Config, in Inbound) (string, error) {
-	svc := p.Service
+	svc := p.Threads
 	authorized := slices.Contains(cfg.Slack.AuthorizedUsers, in.Author)
 	outcome := outcomeSkipped
-	ref, taken, err := svc.RecordReply(in.Thread, in.TS, func(ref string) []loop.Event {
+	ref, taken, err := svc.RecordReply(ctx, in.Thread, in.TS, func(ref string) []loop.Event {
 		ch := loop.F("channel", ChannelSlack)
 		switch {
 		case ref == "":
@@ -317,38 +338,230 @@ func (p *Poller) process(ctx context.Context, cfg *config.Config, in Inbound) (s
 		return outcome, nil
 	}
 	in.WorkItem = ref
+	_, standing := loop.ParseStandingRef(ref)
+	if !standing && p.WorkItems == nil {
+		p.dropped(in.WorkItem, in.Thread, "no work-item session can take a Slack reply in this version of the-loop; the reply is recorded (channel.reply_received) but not delivered")
+		return outcomeProcessed, nil
+	}
+	if !standing {
+		p.WorkItems.Mirror(ctx, cfg, in) // the answer of record, once, whenever it is delivered
+	}
+	waiting, err := svc.Waiting(ctx, in.Thread)
+	if err != nil {
+		return outcomeProcessed, err
+	}
+	if waiting > 0 {
+		why := fmt.Sprintf("%d earlier repl(ies) in this thread wait for the session; this one waits behind them", waiting)
+		return outcomeProcessed, p.keep(ctx, cfg, in, why)
+	}
+	delivered, why, retry := p.deliver(ctx, cfg, in)
+	switch {
+	case delivered:
+		return outcomeDelivered, nil
+	case retry:
+		return outcomeProcessed, p.keep(ctx, cfg, in, why)
+	}
+	p.dropped(in.WorkItem, in.Thread, why)
+	return outcomeProcessed, nil
+}
+
+// deliver pastes in into its session: a standing session's say, or the
+// work item's reply (WorkItems, which must be set for a work-item ref).
+// When it is not delivered, why says so and retry whether it may be tried
+// again: nothing reached the pane because the session was stopped,
+// restarting or not ready (not one whose paste failed half way, nor an
+// invalid message, nor a work item's that is closed).
+func (p *Poller) deliver(ctx context.Context, cfg *config.Config, in Inbound) (delivered bool, why string, retry bool) {
 	actor := "slack:" + in.Author
-	var delivered bool
-	var why string
-	if name, standing := loop.ParseStandingRef(ref); standing {
-		res, err := svc.SayStanding(ctx, cfg, name, in.Text, actor)
+	if name, standing := loop.ParseStandingRef(in.WorkItem); standing {
+		res, err := p.Standing.Say(ctx, loop.StandingSayRequest{Name: name, Text: in.Text, Actor: actor})
 		switch {
 		case err != nil:
-			why = loop.ErrorMessage(err)
+			return false, loop.ErrorMessage(err), retryable(err)
 		case !res.Delivered:
-			why = sayMessages(res)
+			why := sayMessages(res)
+			return false, why, strings.Contains(why, nothingDelivered)
+		}
+		return true, "", false
+	}
+	ok, err := p.WorkItems.Reply(ctx, cfg, in)
+	switch {
+	case err != nil:
+		// A closed work item (or one with no session) is not coming back
+		// by itself: its ticket has the answer of record.
+		return false, loop.ErrorMessage(err), retryable(err) && p.Threads.WorkItemOpen(ctx, in.WorkItem)
+	case !ok:
+		return false, "the reply was not delivered", false
+	}
+	return true, "", false
+}
+
+// nothingDelivered is what lifecycle says when a say or a reply gave up
+// before pasting (the agent not ready, or exited).
+const nothingDelivered = "nothing was delivered"
+
+// retryable reports whether a delivery that failed with err left the pane
+// untouched for a reason that passes: no live session to paste into
+// (ENOTFOUND: stopped, restarting, not started yet) or an agent not ready.
+func retryable(err error) bool {
+	return loop.ErrorCode(err) == loop.ENOTFOUND || strings.Contains(loop.ErrorMessage(err), nothingDelivered)
+}
+
+// keep stores in for a later delivery (channel.reply_queued, why naming
+// the reason) in its thread's order; past the bounds it is dropped
+// undeliverable instead. Only a store failure is an error.
+func (p *Poller) keep(ctx context.Context, cfg *config.Config, in Inbound, why string) error {
+	svc := p.Threads
+	ch, item := loop.F("channel", ChannelSlack), loop.F("work_item", in.WorkItem)
+	window := cfg.Slack.RetryWindow()
+	pr := loop.PendingReply{Thread: in.Thread, TS: in.TS, Ref: in.WorkItem, Channel: in.Channel, Author: in.Author,
+		Text: in.Text, QueuedAt: p.now(), Attempts: 1, Error: why}
+	kept := svc.NewEvent("channel.reply_queued", loop.LevelInfo, ch, item, loop.F("thread", in.Thread),
+		loop.F("actor", in.Author), loop.F("retry_seconds", int(window/time.Second)), loop.F("error", why))
+	full := svc.NewEvent("channel.dropped", loop.LevelWarning, ch, loop.F("reason", ReasonUndeliverable), item,
+		loop.F("error", fmt.Sprintf("%s; and no more replies can wait (at most %d per thread, %d in all)", why,
+			loop.MaxPendingPerThread, loop.MaxPending)))
+	_, err := svc.KeepReply(ctx, pr, []loop.Event{kept}, []loop.Event{full})
+	return err
+}
+
+// dropped records channel.dropped (undeliverable, warning) for a reply to
+// ref that cannot be delivered, saying why.
+func (p *Poller) dropped(ref, thread, why string) {
+	svc := p.Threads
+	if err := svc.Emit(svc.NewEvent("channel.dropped", loop.LevelWarning, loop.F("channel", ChannelSlack),
+		loop.F("reason", ReasonUndeliverable), loop.F("work_item", ref), loop.F("error", why))); err != nil {
+		p.log().Warn("channels: could not record channel.dropped", "work_item", ref, "thread", thread, "error", err.Error())
+	}
+}
+
+// expiry is what a thread is told once its kept replies ran out of time.
+type expiry struct {
+	thread, channel, ref, why string
+	n                         int
+}
+
+// retryKept tries the replies kept for sessions that could not take them
+// (issue 16 #11), oldest first. Each is taken from the store in the
+// transaction that records the attempt, before anything is pasted, so it
+// is delivered at most once; one that still cannot be delivered goes back
+// in its place, and the rest of its thread waits behind it, in order. A
+// reply kept channels.slack.retrySeconds or longer is dropped
+// (channel.dropped, undeliverable), and its thread is told so in one post;
+// one whose thread is no longer bound to its ref (the session was deleted)
+// is dropped unmapped. Only a store failure is an error.
+func (p *Poller) retryKept(ctx context.Context, cfg *config.Config, sum *loop.PollSummary) error {
+	svc := p.Threads
+	kept, err := svc.PendingReplies(ctx)
+	if err != nil || len(kept) == 0 {
+		return err
+	}
+	window := cfg.Slack.RetryWindow()
+	secs := int(window / time.Second)
+	now := p.now()
+	blocked := map[string]bool{}
+	var expired []*expiry
+	ch := loop.F("channel", ChannelSlack)
+	for _, pr := range kept {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if now.Sub(pr.QueuedAt) >= window {
+			taken, _, err := svc.TakeReply(ctx, pr.Seq, func(pr loop.PendingReply, _ string) []loop.Event {
+				return []loop.Event{svc.NewEvent("channel.dropped", loop.LevelWarning, ch, loop.F("reason", ReasonUndeliverable),
+					loop.F("work_item", pr.Ref), loop.F("thread", pr.Thread), loop.F("actor", pr.Author),
+					loop.F("error", fmt.Sprintf("not delivered within %d s (channels.slack.retrySeconds): %s", secs, pr.Error)))}
+			})
+			if err != nil {
+				return err
+			}
+			if taken == nil {
+				continue
+			}
+			sum.Dropped++
+			i := slices.IndexFunc(expired, func(e *expiry) bool { return e.thread == taken.Thread })
+			if i < 0 {
+				expired = append(expired, &expiry{thread: taken.Thread, channel: taken.Channel, ref: taken.Ref})
+				i = len(expired) - 1
+			}
+			expired[i].n++
+			expired[i].why = taken.Error
+			continue
+		}
+		if blocked[pr.Thread] {
+			continue
+		}
+		taken, ref, err := svc.TakeReply(ctx, pr.Seq, func(pr loop.PendingReply, ref string) []loop.Event {
+			if ref == pr.Ref {
+				return nil
+			}
+			return []loop.Event{svc.NewEvent("channel.dropped", loop.LevelInfo, ch, loop.F("reason", ReasonUnmapped),
+				loop.F("thread", pr.Thread), loop.F("work_item", pr.Ref))}
+		})
+		if err != nil {
+			return err
+		}
+		if taken == nil {
+			continue
+		}
+		if ref != taken.Ref {
+			sum.Dropped++
+			continue
+		}
+		in := Inbound{Thread: taken.Thread, Channel: taken.Channel, TS: taken.TS, WorkItem: taken.Ref,
+			Author: taken.Author, Text: taken.Text}
+		if _, standing := loop.ParseStandingRef(in.WorkItem); !standing && p.WorkItems == nil {
+			p.dropped(in.WorkItem, in.Thread, "no work-item session can take a Slack reply in this version of the-loop")
+			sum.Dropped++
+			continue
+		}
+		delivered, why, retry := p.deliver(ctx, cfg, in)
+		switch {
+		case delivered:
+			sum.Delivered++
+		case retry:
+			taken.Attempts++
+			taken.Error = why
+			if _, err := svc.KeepReply(ctx, *taken, nil, nil); err != nil {
+				return err
+			}
+			blocked[taken.Thread] = true
 		default:
-			delivered = true
-		}
-	} else if p.WorkItems != nil {
-		p.WorkItems.Mirror(ctx, cfg, in)
-		ok, err := p.WorkItems.Reply(ctx, cfg, in)
-		if delivered = ok && err == nil; !delivered && err != nil {
-			why = loop.ErrorMessage(err)
-		}
-	} else {
-		why = "no work-item session can take a Slack reply in this version of the-loop; the reply is recorded (channel.reply_received) but not delivered"
-	}
-	if delivered {
-		return outcomeDelivered, nil
-	}
-	if why != "" {
-		if err := svc.Emit(svc.NewEvent("channel.dropped", loop.LevelWarning, loop.F("channel", ChannelSlack),
-			loop.F("reason", ReasonUndeliverable), loop.F("work_item", ref), loop.F("error", why))); err != nil {
-			p.log().Warn("channels: could not record channel.dropped", "work_item", ref, "error", err.Error())
+			p.dropped(in.WorkItem, in.Thread, why)
+			sum.Dropped++
 		}
 	}
-	return outcomeProcessed, nil
+	for _, e := range expired {
+		p.notify(ctx, cfg, e, secs)
+	}
+	return nil
+}
+
+// notify tells e's thread, in one post, that its kept replies were
+// dropped; read back, the post only moves the thread's cursor. A post that
+// fails is logged and recorded (channel.notice_failed); it is not tried
+// again.
+func (p *Poller) notify(ctx context.Context, cfg *config.Config, e *expiry, secs int) {
+	channel := e.channel
+	if channel == "" {
+		channel = cfg.Slack.Channel
+	}
+	text := slack.Render(slack.UndeliveredNotice(e.ref, e.n, secs, e.why), cfg.Slack.Verbosity)
+	ts, err := p.clientFor(cfg.Slack).PostInThread(ctx, channel, e.thread, text)
+	if err == nil {
+		if p.notices == nil {
+			p.notices = map[string]bool{}
+		}
+		p.notices[ts] = true
+		return
+	}
+	msg := loop.ErrorMessage(err)
+	p.log().Warn("slack: could not tell a thread its replies were dropped", "thread", e.thread, "work_item", e.ref, "error", msg)
+	svc := p.Threads
+	if err := svc.Emit(svc.NewEvent("channel.notice_failed", loop.LevelWarning, loop.F("channel", ChannelSlack),
+		loop.F("work_item", e.ref), loop.F("thread", e.thread), loop.F("error", msg))); err != nil {
+		p.log().Warn("channels: could not record channel.notice_failed", "error", err.Error())
+	}
 }
 
 // sayMessages is a failed say's messages, one line.
@@ -366,7 +579,8 @@ func sayMessages(res loop.SayResult) string {
 // Run polls every channels.slack.read.intervalSeconds until ctx ends: wait
 // an interval, then one cycle, while Slack is enabled with read.mode poll
 // (decisions D22: the service hosts the loop). The config is read afresh
-// for every cycle; a failing cycle is logged and the loop goes on.
+// for every cycle; a failing cycle is logged and the loop goes on. While
+// Slack's rate limit lasts, a cycle only retries the kept replies.
 func (p *Poller) Run(ctx context.Context, current func() *config.Config) {
 	for {
 		interval := current().Slack.PollInterval()
@@ -379,18 +593,21 @@ func (p *Poller) Run(ctx context.Context, current func() *config.Config) {
 		case <-time.After(interval):
 		}
 		cfg := current()
-		if Skipped(cfg) != "" || !p.limitedUntil().IsZero() {
-			continue // a rate limit was logged once, when Slack imposed it
+		if Skipped(cfg) != "" {
+			continue
 		}
+		// Under a rate limit the cycle still retries the kept replies; the
+		// limit itself was logged once, when Slack imposed it.
+		limited := !p.limitedUntil().IsZero()
 		sum, err := p.Poll(ctx, cfg)
 		switch {
 		case ctx.Err() != nil:
 			return
 		case err != nil:
 			p.log().Warn("slack: poll cycle failed", "error", loop.ErrorMessage(err))
-		case sum.Skipped != "":
+		case sum.Skipped != "" && !limited:
 			p.log().Warn("slack: poll cycle skipped", "reason", sum.Skipped)
-		case sum.Replies > 0:
+		case sum.Replies > 0 || sum.Delivered > 0 || sum.Dropped > 0:
 			p.log().Info("slack: poll cycle", "replies", sum.Replies, "processed", sum.Processed,
 				"delivered", sum.Delivered, "dropped", sum.Dropped)
 		}

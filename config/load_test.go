@@ -62,6 +62,7 @@ func TestDefault_HasTheOriginalsDefaults(t *testing.T) {
 		{"channels.slack.authorizedUsers", len(c.Slack.AuthorizedUsers), 0},
 		{"channels.slack.read.mode", c.Slack.ReadMode, "poll"},
 		{"channels.slack.read.intervalSeconds", c.Slack.PollInterval(), 30 * time.Second},
+		{"channels.slack.retrySeconds", c.Slack.RetryWindow(), 600 * time.Second},
 		{"integrations.github.cli.binary", c.GitHubBinary, "gh"},
 		{"standingSessions.enabled", c.Standing.Enabled, false},
 	}
@@ -102,7 +103,7 @@ func TestLoad_AcceptsEveryTopLevelKeyOfTheOriginal(t *testing.T) {
 		{"service.mcp.enabled", cfg.Service.MCPEnabled, false},
 		{"channels.slack", cfg.Slack, Slack{Enabled: true, BotTokenEnv: "MY_BOT_TOKEN", AppTokenEnv: "MY_APP_TOKEN",
 			Channel: "C0CENTRAL", Events: []string{"session.awaiting_input"}, Verbosity: "verbose",
-			AuthorizedUsers: []string{"U012345"}, ReadMode: "poll", IntervalSeconds: 15}},
+			AuthorizedUsers: []string{"U012345"}, ReadMode: "poll", IntervalSeconds: 15, RetrySeconds: 600}},
 		{"eventLog.path", cfg.EventLog.Path, ".the-loop/logs/events.jsonl"},
 		{"integrations.github.cli.binary", cfg.GitHubBinary, "/usr/local/bin/gh"},
 		{"standingSessions.names", cfg.Standing.Names(), []string{"supervisor", "triage", "plain"}},
@@ -135,6 +136,7 @@ func TestLoad_AcceptsTheGoAdditions(t *testing.T) {
 		{"routing.tmux.submitDelayMs", cfg.Routing.Tmux.SubmitDelay(), 120 * time.Millisecond},
 		{"routing.tmux.readySeconds", cfg.Routing.Tmux.ReadyTimeout(), 12500 * time.Millisecond},
 		{"channels.slack.apiUrl", cfg.Slack.APIURL, "http://127.0.0.1:9999/api/"},
+		{"channels.slack.retrySeconds", cfg.Slack.RetryWindow(), 120 * time.Second},
 		{"service.tokenEnv", cfg.Service.TokenEnv, "THE_LOOP_SERVICE_TOKEN"},
 		{"service.allowedHosts", cfg.Service.AllowedHosts, []string{"loop.internal:4114"}},
 		{"service.maxBodyBytes", cfg.Service.MaxBodyBytes, int64(2 << 20)},
@@ -176,6 +178,10 @@ func TestLoad_RefusesOutsideStanding(t *testing.T) {
 			[]string{"eventLog.maxEvents: must be at least 1, got 0"}},
 		{"slack interval too short", "channels:\n  slack:\n    read: {intervalSeconds: 1}\n",
 			[]string{"channels.slack.read.intervalSeconds: must be at least 5, got 1"}},
+		{"slack retry window zero", "channels:\n  slack:\n    retrySeconds: 0\n",
+			[]string{"channels.slack.retrySeconds: must be at least 1, got 0"}},
+		{"slack retry window fractional", "channels:\n  slack:\n    retrySeconds: 1.5\n",
+			[]string{"channels.slack.retrySeconds: expected an integer, got number 1.5"}},
 		{"collaborator without roles", "collaborators:\n  - handle: '@a'\n    roles: []\n",
 			[]string{"collaborators[0].roles: needs at least 1 item(s), got 0"}},
 		{"collaborator without handle", "collaborators:\n  - roles: [qa]\n",
@@ -379,7 +385,7 @@ func TestLoad_LargeIntegersAndTimestampsStayJSONValues(t *testing.T) {
 func TestSchema_IsOursAndDeclaresTheAdditions(t *testing.T) {
 	s := Schema()
 	for _, want := range []string{SchemaID, `"socketName"`, `"submitDelayMs"`, `"readySeconds"`, `"maxEvents"`,
-		`"apiUrl"`, `"tokenEnv"`, `"allowedHosts"`, `"maxBodyBytes"`, `"$ref": "collaborators.schema.json#/$defs/collaborator"`} {
+		`"apiUrl"`, `"retrySeconds"`, `"tokenEnv"`, `"allowedHosts"`, `"maxBodyBytes"`, `"$ref": "collaborators.schema.json#/$defs/collaborator"`} {
 		if !strings.Contains(string(s), want) {
 			t.Errorf("schema lacks %s", want)
 		}

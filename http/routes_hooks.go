@@ -9,7 +9,6 @@ import (
 	"github.com/labstack/echo/v4"
 
 	loop "github.com/the-loop-dev/the-loop"
-	"github.com/the-loop-dev/the-loop/lifecycle"
 )
 
 // Headers of the hook route (issue 17), set by `the-loop hook`.
@@ -37,20 +36,23 @@ func (s *Server) postHook(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	d := lifecycle.HookDelivery{Session: ref, Payload: body, Truncated: req.Header.Get(HookTruncatedHeader) == "true"}
+	d := loop.HookDelivery{Session: ref, Payload: body, Truncated: req.Header.Get(HookTruncatedHeader) == "true"}
 	for _, p := range strings.Split(req.Header.Get(HookParentsHeader), ",") {
 		if pid, err := strconv.Atoi(strings.TrimSpace(p)); err == nil && pid > 0 {
 			d.Parents = append(d.Parents, pid)
 		}
 	}
-	if err := s.opt.Lifecycle.ApplyHook(verbContext(c), s.opt.StateRoot, d); err != nil {
+	if s.opt.Hooks == nil {
+		return loop.Errorf(loop.EINTERNAL, "POST %s: this service has no hook sink (Options.Hooks is nil); start it with `the-loop serve`", HooksPath)
+	}
+	if err := s.opt.Hooks.ApplyHook(verbContext(c), s.opt.StateRoot, d); err != nil {
 		return err
 	}
 	return writeJSON(c, http.StatusOK, hookAnswer{OK: true})
 }
 
 // ownRef is the session ref an agent credential speaks for.
-func ownRef(a lifecycle.AgentIdentity) string {
+func ownRef(a loop.AgentIdentity) string {
 	if a.Standing != "" {
 		return loop.StandingRef(a.Standing)
 	}

@@ -45,19 +45,6 @@ const MaxSpoolBytes = 16 << 20
 // token totals.
 const transcriptTail = 20
 
-// HookDelivery is one hook payload as the hook command hands it on.
-type HookDelivery struct {
-	// Session is the ref the hook command was given (--session).
-	Session string `json:"session"`
-	// Payload is the hook's stdin, at most MaxHookPayload bytes.
-	Payload []byte `json:"-"`
-	// Truncated marks a payload cut at MaxHookPayload.
-	Truncated bool `json:"truncated,omitempty"`
-	// Parents is the hook command's parent chain, nearest first: the pids
-	// that prove a clear comes from the session's own agent.
-	Parents []int `json:"parents,omitempty"`
-}
-
 // HookPayload is what the-loop reads of a Claude Code hook payload (the
 // keys of docs/claude-code.md).
 type HookPayload struct {
@@ -136,7 +123,7 @@ type hooked struct {
 }
 
 // ApplyHook applies the spool under stateRoot (in order), then d.
-func (s *Service) ApplyHook(ctx context.Context, stateRoot string, d HookDelivery) error {
+func (s *Service) ApplyHook(ctx context.Context, stateRoot string, d loop.HookDelivery) error {
 	if err := s.ApplySpool(ctx, stateRoot); err != nil {
 		return err
 	}
@@ -145,7 +132,7 @@ func (s *Service) ApplyHook(ctx context.Context, stateRoot string, d HookDeliver
 
 // applyHook applies one delivery; seq, for a spooled one, is its file's
 // name: a record that already applied it (or a later one) skips it.
-func (s *Service) applyHook(ctx context.Context, d HookDelivery, seq string) error {
+func (s *Service) applyHook(ctx context.Context, d loop.HookDelivery, seq string) error {
 	p, ok := ParseHookPayload(d.Payload)
 	if !ok {
 		return s.Emit(s.event("hook.ignored", loop.LevelWarning, loop.F("session", d.Session),
@@ -236,7 +223,7 @@ func (s *Service) panePIDsFor(ctx context.Context, ref string) []int {
 }
 
 // hear applies p to h: the events it makes, or why it was ignored.
-func (s *Service) hear(h *hooked, p HookPayload, d HookDelivery, panes []int) ([]loop.Event, string) {
+func (s *Service) hear(h *hooked, p HookPayload, d loop.HookDelivery, panes []int) ([]loop.Event, string) {
 	ev := func(what string, fields ...loop.Field) loop.Event {
 		return s.event(h.prefix+"."+what, loop.LevelInfo, append([]loop.Field{h.subject}, fields...)...)
 	}
@@ -363,7 +350,7 @@ func SpoolDir(stateRoot string) string { return filepath.Join(stateRoot, "spool"
 
 // spooled is one spool file: a delivery, or an overflow note.
 type spooled struct {
-	HookDelivery
+	loop.HookDelivery
 	Payload  string    `json:"payload,omitempty"`
 	Overflow *overflow `json:"overflow,omitempty"`
 }
@@ -377,7 +364,7 @@ type overflow struct {
 // SpoolHook writes d into the spool (0600, ordered by its name:
 // <unix nanoseconds>-<pid>.json) and keeps the spool within MaxSpoolBytes,
 // the oldest files going first (noted for a hook.spool_overflow event).
-func SpoolHook(stateRoot string, d HookDelivery) error {
+func SpoolHook(stateRoot string, d loop.HookDelivery) error {
 	data, err := json.Marshal(spooled{HookDelivery: d, Payload: string(d.Payload)})
 	if err != nil {
 		return err

@@ -47,7 +47,7 @@ func (w *hookWorld) hook(fields map[string]any, parents ...int) {
 		fields["session_id"] = w.id
 	}
 	data, _ := json.Marshal(fields)
-	if err := w.s.ApplyHook(context.Background(), w.cfg.StateDir(), HookDelivery{Session: "standing:supervisor", Payload: data, Parents: parents}); err != nil {
+	if err := w.s.ApplyHook(context.Background(), w.cfg.StateDir(), loop.HookDelivery{Session: "standing:supervisor", Payload: data, Parents: parents}); err != nil {
 		w.t.Fatal(err)
 	}
 }
@@ -280,7 +280,7 @@ func TestHooks_AnotherConversationIsIgnoredAndAClearFromThePaneIsFollowed(t *tes
 
 func TestHooks_GarbageTruncatedAndUnknownSessionsAreHarmless(t *testing.T) {
 	w := newHookWorld(t)
-	for _, d := range []HookDelivery{
+	for _, d := range []loop.HookDelivery{
 		{Session: "standing:supervisor", Payload: []byte("not json at all")},
 		{Session: "standing:nobody", Payload: []byte(`{"hook_event_name":"Stop","session_id":"x"}`)},
 		{Session: "what?", Payload: []byte(`{"hook_event_name":"Stop","session_id":"x"}`)},
@@ -291,7 +291,7 @@ func TestHooks_GarbageTruncatedAndUnknownSessionsAreHarmless(t *testing.T) {
 	}
 	// A truncated Stop keeps the fields before the cut.
 	cut := []byte(`{"session_id":"` + w.id + `","hook_event_name":"Stop","prompt_id":"p9","last_assistant_message":"` + strings.Repeat("a", 100))
-	if err := w.s.ApplyHook(context.Background(), w.cfg.StateDir(), HookDelivery{Session: "standing:supervisor", Payload: cut, Truncated: true}); err != nil {
+	if err := w.s.ApplyHook(context.Background(), w.cfg.StateDir(), loop.HookDelivery{Session: "standing:supervisor", Payload: cut, Truncated: true}); err != nil {
 		t.Fatal(err)
 	}
 	rec := w.record()
@@ -310,7 +310,7 @@ func TestHooks_SpooledPayloadsAreAppliedOnceInOrder(t *testing.T) {
 	spool := func(fields map[string]any) {
 		fields["session_id"] = w.id
 		data, _ := json.Marshal(fields)
-		if err := SpoolHook(root, HookDelivery{Session: "standing:supervisor", Payload: data}); err != nil {
+		if err := SpoolHook(root, loop.HookDelivery{Session: "standing:supervisor", Payload: data}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -359,7 +359,7 @@ func TestHooks_AFullSpoolDropsTheOldestWithAnEvent(t *testing.T) {
 	root := w.cfg.StateDir()
 	big := `{"hook_event_name":"Notification","session_id":"` + w.id + `","message":"` + strings.Repeat("m", 900<<10) + `"}`
 	for i := 0; i < 20; i++ { // 20 × ~0.9 MiB > 16 MiB
-		if err := SpoolHook(root, HookDelivery{Session: "standing:supervisor", Payload: []byte(big)}); err != nil {
+		if err := SpoolHook(root, loop.HookDelivery{Session: "standing:supervisor", Payload: []byte(big)}); err != nil {
 			t.Fatal(err)
 		}
 	}

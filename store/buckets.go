@@ -10,6 +10,7 @@ var (
 	bucketChannels = []byte("channels") // per-channel state (Slack)
 	bucketThreads  = []byte("threads")  // channels/threads: thread ts → JSON threadValue
 	bucketCursors  = []byte("cursors")  // channels/cursors: thread ts → last processed ts
+	bucketPending  = []byte("pending")  // channels/pending: 8-byte big-endian sequence → JSON pendingValue
 )
 
 // Keys of the meta bucket.

@@ -1,16 +1,21 @@
 package store
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"sort"
+	"time"
 
 	bolt "go.etcd.io/bbolt"
 
 	loop "github.com/the-loop-dev/the-loop"
 )
 
-// MaxThreads is how many Slack thread bindings are kept; binding one more
-// evicts the oldest, with its cursor (original §4.3).
+// MaxThreads is how many Slack thread bindings are kept (original §4.3).
+// Binding one more evicts, with their cursors, the tombstones first, then
+// the bindings of closed or absent sessions, oldest first; a live
+// session's binding is never evicted, so the bindings outgrow the cap only
+// while more than MaxThreads sessions live.
 const MaxThreads = 200
 
 // ThreadBinding is a Slack thread bound to a work item (Ref is its ref) or
@@ -43,7 +48,9 @@ func cursorsBucket(tx *bolt.Tx) *bolt.Bucket {
 
 // BindThread binds threadTS in channel to ref as the newest binding (a
 // re-bound thread moves to newest and keeps its cursor). Past MaxThreads
-// the oldest bindings are evicted with their cursors.
+// bindings are evicted with their cursors (see MaxThreads): tombstones
+// first, then the bindings of closed or absent sessions, each oldest
+// first; never a live session's, nor the one just bound.
 func (t *Tx) BindThread(threadTS, ref, channel string) error {
 	if threadTS == "" || ref == "" {
 		return loop.Invalid("cannot bind Slack thread '%s' to work item '%s': both are required", threadTS, ref)
@@ -60,19 +67,51 @@ func (t *Tx) BindThread(threadTS, ref, channel string) error {
 	if err := b.Put([]byte(threadTS), v); err != nil {
 		return loop.Internal("store: binding Slack thread '%s': %w", threadTS, err)
 	}
-	if countKeys(b) <= MaxThreads {
+	excess := countKeys(b) - MaxThreads
+	if excess <= 0 {
 		return nil
 	}
 	all, err := t.Threads()
 	if err != nil {
 		return err
 	}
-	for _, old := range all[:len(all)-MaxThreads] {
-		if err := unbindImpl(t.tx, old.ThreadTS); err != nil {
-			return err
+	var tombs, ended []string
+	for _, old := range all { // oldest first
+		switch {
+		case old.ThreadTS == threadTS:
+		case old.Ref == "":
+			tombs = append(tombs, old.ThreadTS)
+		case !t.refLive(old.Ref):
+			ended = append(ended, old.ThreadTS)
 		}
 	}
+	for _, ts := range append(tombs, ended...) {
+		if excess == 0 {
+			break
+		}
+		if err := unbindImpl(t.tx, ts); err != nil {
+			return err
+		}
+		excess--
+	}
 	return nil
+}
+
+// refLive reports whether ref names a session whose binding must be kept:
+// a standing session with a record that is not absent, or a work item
+// whose session is not closed. A record that cannot be read counts as
+// live (nothing is evicted on a guess).
+func (t *Tx) refLive(ref string) bool {
+	if name, standing := loop.ParseStandingRef(ref); standing {
+		rec, err := t.Standing(name)
+		return err != nil || (rec != nil && rec.Status != loop.StatusAbsent)
+	}
+	item, err := loop.ParseWorkItemRef(ref)
+	if err != nil {
+		return false
+	}
+	rec, err := t.WorkItem(item.Slug())
+	return err != nil || (rec != nil && rec.Status != loop.SessionClosed)
 }
 
 // ThreadFor returns the newest thread bound to ref and its channel.
@@ -167,4 +206,139 @@ func (t *Tx) Advance(threadTS, ts string) error {
 		return loop.Internal("store: advancing the cursor of Slack thread '%s': %w", threadTS, err)
 	}
 	return nil
+}
+
+// Bounds of the replies kept for a session that cannot take them yet.
+const (
+	// MaxPendingPerThread is how many replies one thread keeps waiting.
+	MaxPendingPerThread = loop.MaxPendingPerThread
+	// MaxPending is how many replies wait across every thread.
+	MaxPending = loop.MaxPending
+)
+
+// PendingReply is a kept Slack reply (the domain's type).
+type PendingReply = loop.PendingReply
+
+// pendingValue is a PendingReply as stored under its sequence.
+type pendingValue struct {
+	Thread   string    `json:"thread"`
+	TS       string    `json:"ts"`
+	Ref      string    `json:"ref"`
+	Channel  string    `json:"channel,omitempty"`
+	Author   string    `json:"author"`
+	Text     string    `json:"text"`
+	QueuedAt time.Time `json:"queuedAt"`
+	Attempts int       `json:"attempts,omitempty"`
+	Error    string    `json:"error,omitempty"`
+}
+
+func pendingBucket(tx *bolt.Tx) *bolt.Bucket {
+	return tx.Bucket(bucketChannels).Bucket(bucketPending)
+}
+
+// QueueReply keeps pr for a later delivery and reports whether it did. A
+// reply with no Seq is new: it gets the next sequence (behind every reply
+// kept), unless its thread already keeps MaxPendingPerThread or the store
+// MaxPending, when nothing is written and kept is false. A reply with a
+// Seq (taken by TakeReply and not delivered) goes back in its place.
+func (t *Tx) QueueReply(pr *PendingReply) (kept bool, err error) {
+	b := pendingBucket(t.tx)
+	if pr.Seq == 0 {
+		all, err := t.PendingReplies()
+		if err != nil {
+			return false, err
+		}
+		inThread := 0
+		for _, p := range all {
+			if p.Thread == pr.Thread {
+				inThread++
+			}
+		}
+		if inThread >= MaxPendingPerThread || len(all) >= MaxPending {
+			return false, nil
+		}
+		if pr.Seq, err = b.NextSequence(); err != nil {
+			return false, loop.Internal("store: keeping Slack reply %s of thread %s: %w", pr.TS, pr.Thread, err)
+		}
+	}
+	v, err := json.Marshal(pendingValue{Thread: pr.Thread, TS: pr.TS, Ref: pr.Ref, Channel: pr.Channel, Author: pr.Author,
+		Text: pr.Text, QueuedAt: pr.QueuedAt, Attempts: pr.Attempts, Error: pr.Error})
+	if err != nil {
+		return false, loop.Internal("store: encoding Slack reply %s of thread %s: %w", pr.TS, pr.Thread, err)
+	}
+	if err := b.Put(u64(pr.Seq), v); err != nil {
+		return false, loop.Internal("store: keeping Slack reply %s of thread %s: %w", pr.TS, pr.Thread, err)
+	}
+	return true, nil
+}
+
+// PendingReplies returns every reply kept, oldest first. One that cannot
+// be decoded is an error naming its key.
+func (t *Tx) PendingReplies() ([]PendingReply, error) {
+	var out []PendingReply
+	err := pendingBucket(t.tx).ForEach(func(k, v []byte) error {
+		pr, err := decodePending(t.tx, k, v)
+		if err != nil {
+			return err
+		}
+		out = append(out, pr)
+		return nil
+	})
+	return out, err
+}
+
+// Waiting is how many replies thread keeps.
+func (t *Tx) Waiting(thread string) (int, error) {
+	all, err := t.PendingReplies()
+	n := 0
+	for _, p := range all {
+		if p.Thread == thread {
+			n++
+		}
+	}
+	return n, err
+}
+
+// TakeReply removes the reply kept under seq and returns it; nil when
+// there is none (another cycle took it). Removing it before anything is
+// pasted is what keeps a delivery at most once.
+func (t *Tx) TakeReply(seq uint64) (*PendingReply, error) {
+	b := pendingBucket(t.tx)
+	k := u64(seq)
+	v := b.Get(k)
+	if v == nil {
+		return nil, nil
+	}
+	pr, err := decodePending(t.tx, k, v)
+	if err != nil {
+		return nil, err
+	}
+	if err := b.Delete(k); err != nil {
+		return nil, loop.Internal("store: removing kept Slack reply %d: %w", seq, err)
+	}
+	return &pr, nil
+}
+
+func decodePending(tx *bolt.Tx, k, v []byte) (PendingReply, error) {
+	var pv pendingValue
+	if len(k) != 8 {
+		return PendingReply{}, loop.Internal("store: the kept Slack reply under key %x in %s has a malformed key", k, tx.DB().Path())
+	}
+	seq := binary.BigEndian.Uint64(k)
+	if err := json.Unmarshal(v, &pv); err != nil {
+		return PendingReply{}, loop.Internal("store: the kept Slack reply %d in %s is unreadable: %w", seq, tx.DB().Path(), err)
+	}
+	return PendingReply{Seq: seq, Thread: pv.Thread, TS: pv.TS, Ref: pv.Ref, Channel: pv.Channel, Author: pv.Author,
+		Text: pv.Text, QueuedAt: pv.QueuedAt, Attempts: pv.Attempts, Error: pv.Error}, nil
+}
+
+// Binding returns threadTS's binding (ok false when it is not bound; a
+// tombstone is bound, with WorkItem "").
+func (t *Tx) Binding(threadTS string) (ThreadBinding, bool) {
+	v := threadsBucket(t.tx).Get([]byte(threadTS))
+	var tv threadValue
+	if v == nil || json.Unmarshal(v, &tv) != nil {
+		return ThreadBinding{}, false
+	}
+	return ThreadBinding{ThreadTS: threadTS, Ref: tv.Ref, Channel: tv.Channel, BoundSeq: tv.BoundSeq}, true
 }

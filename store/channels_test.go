@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
+
+	loop "github.com/the-loop-dev/the-loop"
 )
 
 func ts(i int) string { return fmt.Sprintf("1700000%03d.000100", i) }
@@ -161,6 +164,192 @@ func TestThreadBinding_StoredKeyStaysWorkItem(t *testing.T) {
 		}
 		if raw := string(threadsBucket(tx.tx).Get([]byte(ts(2)))); !strings.Contains(raw, `"workItem":"github:octo/repo#1"`) {
 			t.Fatalf("stored %s, want the ref under workItem", raw)
+		}
+		return nil
+	})
+}
+
+// TestBindThread_CapNeverEvictsALiveSessionAndTombstonesGoFirst (issue 16
+// #10): the long-lived standing thread, bound first, is the oldest binding;
+// the cap evicts tombstones first, then the bindings of closed or absent
+// sessions, oldest first, and never a live session's.
+func TestBindThread_CapNeverEvictsALiveSessionAndTombstonesGoFirst(t *testing.T) {
+	db := openTest(t, Options{})
+	active, closed := "github:o/r#1", "github:o/r#2"
+	mustUpdate(t, db, func(tx *Tx) error {
+		if err := tx.PutStanding(rec("sup")); err != nil {
+			return err
+		}
+		stopped := rec("paused")
+		stopped.Status = loop.StatusStopped
+		if err := tx.PutStanding(stopped); err != nil {
+			return err
+		}
+		for ref, status := range map[string]string{active: loop.SessionActive, closed: loop.SessionClosed} {
+			item, err := loop.ParseWorkItemRef(ref)
+			if err != nil {
+				return err
+			}
+			if err := tx.PutWorkItem(item.Slug(), &loop.WorkItemRecord{WorkItem: loop.WorkItemInfo{Ref: ref, Provider: item.Provider,
+				Owner: item.Owner, Repo: item.Repo, Number: item.Number}, Harness: "claude", Status: status}); err != nil {
+				return err
+			}
+		}
+		for i, ref := range []string{"standing:sup", "standing:paused", active, "standing:gone", closed} {
+			if err := tx.BindThread(ts(i), ref, "C1"); err != nil {
+				return err
+			}
+		}
+		if _, err := tx.UnbindRef("standing:gone"); err != nil { // ts(3) is a tombstone
+			return err
+		}
+		for i := 5; i < MaxThreads; i++ { // sessions with no record: absent
+			if err := tx.BindThread(ts(i), fmt.Sprintf("standing:absent%d", i), "C1"); err != nil {
+				return err
+			}
+		}
+		return tx.Advance(ts(0), "1700000999.000001")
+	})
+	bound := func() map[string]string {
+		out := map[string]string{}
+		_ = db.View(func(tx *Tx) error {
+			all, err := tx.Threads()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, b := range all {
+				out[b.ThreadTS] = b.Ref
+			}
+			return nil
+		})
+		return out
+	}
+	bind := func(i int) {
+		t.Helper()
+		mustUpdate(t, db, func(tx *Tx) error { return tx.BindThread(ts(i), fmt.Sprintf("standing:new%d", i), "C1") })
+	}
+	bind(MaxThreads) // evicts the tombstone, though a closed and absent ones are older
+	got := bound()
+	if _, ok := got[ts(3)]; ok || len(got) != MaxThreads {
+		t.Fatalf("after one more: %d bindings, tombstone kept %v", len(got), ok)
+	}
+	bind(MaxThreads + 1) // then the closed work item's, the oldest ended one
+	bind(MaxThreads + 2) // then the oldest absent session's
+	got = bound()
+	if _, ok := got[ts(4)]; ok {
+		t.Error("the closed work item's binding was kept over an absent one's")
+	}
+	if _, ok := got[ts(5)]; ok {
+		t.Error("the oldest absent session's binding was kept")
+	}
+	for i, ref := range []string{"standing:sup", "standing:paused", active} {
+		if got[ts(i)] != ref {
+			t.Errorf("the live binding %s → %s was evicted", ts(i), ref)
+		}
+	}
+	_ = db.View(func(tx *Tx) error {
+		if c := tx.Cursor(ts(0)); c != "1700000999.000001" {
+			t.Errorf("the standing thread lost its cursor: %s", c)
+		}
+		if th, _, ok := tx.ThreadFor("standing:sup"); !ok || th != ts(0) {
+			t.Errorf("ThreadFor(standing:sup) = %s %v", th, ok)
+		}
+		return nil
+	})
+}
+
+// When every binding is a live session's, the cap gives way: none is
+// evicted.
+func TestBindThread_LiveSessionsOutgrowTheCapRatherThanLoseTheirThreads(t *testing.T) {
+	db := openTest(t, Options{})
+	mustUpdate(t, db, func(tx *Tx) error {
+		for i := range MaxThreads + 2 {
+			name := fmt.Sprintf("s%d", i)
+			if err := tx.PutStanding(rec(name)); err != nil {
+				return err
+			}
+			if err := tx.BindThread(ts(i), "standing:"+name, "C1"); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	_ = db.View(func(tx *Tx) error {
+		if all, _ := tx.Threads(); len(all) != MaxThreads+2 {
+			t.Errorf("%d bindings, want every live one (%d)", len(all), MaxThreads+2)
+		}
+		return nil
+	})
+}
+
+// Replies kept for a session come back oldest first, are bounded per
+// thread and in all, and are taken once; one taken and put back keeps its
+// place.
+func TestQueueReply_KeepsRepliesInOrderBoundedAndTakesEachOnce(t *testing.T) {
+	db := openTest(t, Options{})
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	reply := func(thread string, i int) *PendingReply {
+		return &PendingReply{Thread: thread, TS: fmt.Sprintf("1700000001.%06d", i), Ref: "standing:a", Author: "U1",
+			Text: fmt.Sprintf("reply %d", i), QueuedAt: at}
+	}
+	mustUpdate(t, db, func(tx *Tx) error {
+		for i := range MaxPendingPerThread {
+			if kept, err := tx.QueueReply(reply("1.1", i)); !kept || err != nil {
+				t.Fatalf("reply %d: kept %v, %v", i, kept, err)
+			}
+		}
+		if kept, err := tx.QueueReply(reply("1.1", 99)); kept || err != nil {
+			t.Errorf("a reply past the thread's bound: kept %v, %v", kept, err)
+		}
+		if kept, err := tx.QueueReply(reply("2.2", 0)); !kept || err != nil {
+			t.Errorf("another thread's reply: kept %v, %v", kept, err)
+		}
+		return nil
+	})
+	var first *PendingReply
+	mustUpdate(t, db, func(tx *Tx) error {
+		all, err := tx.PendingReplies()
+		if err != nil || len(all) != MaxPendingPerThread+1 {
+			t.Fatalf("%d kept, %v", len(all), err)
+		}
+		for i, p := range all[:MaxPendingPerThread] {
+			if p.Text != fmt.Sprintf("reply %d", i) || p.Thread != "1.1" || !p.QueuedAt.Equal(at) {
+				t.Fatalf("kept[%d] = %+v", i, p)
+			}
+		}
+		if n, _ := tx.Waiting("1.1"); n != MaxPendingPerThread {
+			t.Errorf("Waiting(1.1) = %d", n)
+		}
+		first, err = tx.TakeReply(all[0].Seq)
+		if err != nil || first == nil || first.Text != "reply 0" {
+			t.Fatalf("TakeReply = %+v, %v", first, err)
+		}
+		if again, err := tx.TakeReply(all[0].Seq); again != nil || err != nil {
+			t.Errorf("taken twice: %+v, %v", again, err)
+		}
+		return nil
+	})
+	mustUpdate(t, db, func(tx *Tx) error {
+		first.Attempts, first.Error = 1, "not ready"
+		if kept, err := tx.QueueReply(first); !kept || err != nil {
+			t.Fatalf("put back: %v %v", kept, err)
+		}
+		all, _ := tx.PendingReplies()
+		if all[0].Text != "reply 0" || all[0].Attempts != 1 || all[0].Error != "not ready" {
+			t.Errorf("put back out of place: %+v", all[0])
+		}
+		return nil
+	})
+	// The bound across threads.
+	mustUpdate(t, db, func(tx *Tx) error {
+		all, _ := tx.PendingReplies()
+		for n, i := len(all), 0; n < MaxPending; n, i = n+1, i+1 {
+			if kept, err := tx.QueueReply(reply(fmt.Sprintf("3.%d", i), 0)); !kept || err != nil {
+				t.Fatalf("filling: %v %v", kept, err)
+			}
+		}
+		if kept, err := tx.QueueReply(reply("4.4", 0)); kept || err != nil {
+			t.Errorf("a reply past MaxPending: kept %v, %v", kept, err)
 		}
 		return nil
 	})

@@ -22,6 +22,7 @@ type migration struct {
 // migration a released binary has run.
 var migrations = []migration{
 	{version: 1, name: "create the buckets", apply: createBuckets},
+	{version: 2, name: "create channels/pending", apply: createPending},
 }
 
 // SchemaVersion is the schema this build writes: the last migration's.
@@ -44,6 +45,15 @@ func createBuckets(tx *bolt.Tx) error {
 		}
 	}
 	return putUint(tx.Bucket(bucketMeta), keyEventCount, uint64(countKeys(tx.Bucket(bucketEvents))))
+}
+
+// createPending is migration 2: channels/pending, the Slack replies kept
+// for a session that could not take them yet.
+func createPending(tx *bolt.Tx) error {
+	if _, err := tx.Bucket(bucketChannels).CreateBucketIfNotExists(bucketPending); err != nil {
+		return fmt.Errorf("bucket %s/%s: %w", bucketChannels, bucketPending, err)
+	}
+	return nil
 }
 
 // migrate brings the file at path to the last version of ms (migrations,

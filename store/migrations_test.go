@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	bolt "go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
 
 	loop "github.com/the-loop-dev/the-loop"
 )
@@ -31,7 +32,7 @@ func TestOpen_FreshFileGetsTheCurrentVersionAndEveryBucket(t *testing.T) {
 				t.Errorf("no bucket %s", b)
 			}
 		}
-		for _, b := range [][]byte{bucketThreads, bucketCursors} {
+		for _, b := range [][]byte{bucketThreads, bucketCursors, bucketPending} {
 			if tx.Bucket(bucketChannels).Bucket(b) == nil {
 				t.Errorf("no bucket channels/%s", b)
 			}
@@ -86,7 +87,7 @@ func TestMigrate_AppliesPendingMigrationsInOrderOnce(t *testing.T) {
 	// A failing migration leaves the file as it was: its transaction rolls back.
 	bad := append(v3, migration{4, "four", func(tx *bolt.Tx) error {
 		_ = tx.Bucket(bucketStanding).Put([]byte("x"), []byte("{}"))
-		return bolt.ErrTxClosed
+		return bolterrors.ErrTxClosed
 	}})
 	err = bdb.Update(func(tx *bolt.Tx) error { return migrate(tx, path, bad) })
 	if err == nil || !strings.Contains(err.Error(), "migration 4 (four)") {
@@ -124,4 +125,41 @@ func TestOpen_OfACurrentFileWritesNothing(t *testing.T) {
 			t.Errorf("Open(transient=%v) of a current file changed it", transient)
 		}
 	}
+}
+
+// A file at schema 1 gains channels/pending on Open (migration 2), keeping
+// what it holds.
+func TestOpen_MigratesASchemaOneFileToThePendingBucket(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "the-loop.db")
+	bdb, err := bolt.Open(path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := bdb.Update(func(tx *bolt.Tx) error {
+		if err := migrate(tx, path, migrations[:1]); err != nil {
+			return err
+		}
+		return tx.Bucket(bucketChannels).Bucket(bucketThreads).Put([]byte("1.1"), []byte(`{"workItem":"standing:a","boundSeq":1}`))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	_ = bdb.Close()
+	db := reopen(t, path, Options{})
+	_ = db.bolt.View(func(tx *bolt.Tx) error {
+		if v := getUint(tx.Bucket(bucketMeta), keySchemaVersion); v != 2 {
+			t.Errorf("schemaVersion = %d, want 2", v)
+		}
+		if tx.Bucket(bucketChannels).Bucket(bucketPending) == nil {
+			t.Error("no bucket channels/pending")
+		}
+		return nil
+	})
+	if th, _, ok := threadFor(db, "standing:a"); !ok || th != "1.1" {
+		t.Errorf("the binding did not survive the migration: %s %v", th, ok)
+	}
+}
+
+func threadFor(db *DB, ref string) (th, ch string, ok bool) {
+	_ = db.View(func(tx *Tx) error { th, ch, ok = tx.ThreadFor(ref); return nil })
+	return
 }

@@ -17,7 +17,9 @@
 //	|--> threads/
 //	|    |--> <thread ts> -> JSON {workItem, channel, boundSeq}
 //	|--> cursors/
-//	     |--> <thread ts> -> last processed reply ts
+//	|    |--> <thread ts> -> last processed reply ts
+//	|--> pending/            (sequence: bucket.NextSequence; schema 2)
+//	     |--> <seq>         -> JSON {thread, ts, ref, channel, author, text, queuedAt, attempts, error}
 //
 // One Update is one bbolt write transaction: a record and the events that
 // record its change land together or not at all (decisions D2, D5). Nothing

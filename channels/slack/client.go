@@ -1,7 +1,8 @@
 // Package slack is the Slack Web API client of the-loop's Slack channel: the
 // only importer of github.com/slack-go/slack. It posts a message, reads a
 // thread's replies (every page) and asks who the bot is; it renders
-// outbound messages as the original does (original §9.1, §9.2).
+// outbound messages as the original does (original §9.1, §9.2), and turns
+// an inbound message's escaped text back into what its author typed.
 //
 // The bot token is read from the environment variable the config names
 // (channels.slack.botTokenEnv) at every call, and never appears in an error
@@ -150,6 +151,26 @@ func (c *Client) Post(ctx context.Context, channel, text string) (string, error)
 	return ts, nil
 }
 
+// PostInThread posts text as a reply in channel's thread threadTS and
+// returns its ts.
+func (c *Client) PostInThread(ctx context.Context, channel, threadTS, text string) (string, error) {
+	if strings.TrimSpace(channel) == "" {
+		return "", loop.Invalid("slack: no channel id for thread %s — set channels.slack.channel (or the session's slack.channel) to a channel id (C…)", threadTS)
+	}
+	if strings.TrimSpace(threadTS) == "" {
+		return "", loop.Invalid("slack: no thread to reply in")
+	}
+	tok, err := c.token()
+	if err != nil {
+		return "", err
+	}
+	_, ts, err := c.api(tok).PostMessageContext(ctx, channel, goslack.MsgOptionText(text, false), goslack.MsgOptionTS(threadTS))
+	if err != nil {
+		return "", failure("posting in thread "+threadTS+" failed", tok, err)
+	}
+	return ts, nil
+}
+
 // Reply is one message read from a thread.
 type Reply struct {
 	TS       string
@@ -157,12 +178,14 @@ type Reply struct {
 	User     string // the author's member id
 	BotID    string // set when a bot (or an app) posted it
 	Subtype  string
-	Text     string
+	// Text is what the author typed: Slack's escaping and its <…> tokens
+	// undone (Unescape), so the pane and the ticket read the same.
+	Text string
 }
 
 // Replies reads the replies in channel's thread threadTS that came after
 // oldest (a Slack ts), through every page of conversations.replies, oldest
-// first. The thread's root, messages without a ts and any message at or
+// first, their text unescaped. The thread's root, messages without a ts and any message at or
 // before oldest are left out (compared numerically, whatever the server's
 // idea of "oldest").
 func (c *Client) Replies(ctx context.Context, channel, threadTS, oldest string) ([]Reply, error) {
@@ -190,7 +213,7 @@ func (c *Client) Replies(ctx context.Context, channel, threadTS, oldest string) 
 				continue
 			}
 			seen[ts] = true
-			out = append(out, Reply{TS: ts, ThreadTS: threadTS, User: m.User, BotID: m.BotID, Subtype: m.SubType, Text: m.Text})
+			out = append(out, Reply{TS: ts, ThreadTS: threadTS, User: m.User, BotID: m.BotID, Subtype: m.SubType, Text: Unescape(m.Text)})
 		}
 		if !more || next == "" || next == cursor {
 			break

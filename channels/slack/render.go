@@ -80,3 +80,18 @@ func WorkItemAnnouncement(ref, harness, target, url string) Outbound {
 		Detail: detail,
 	}
 }
+
+// UndeliveredNotice is the post that tells a thread its replies were
+// dropped (issue 16 #11): n replies to ref, kept while its session could
+// not take them, were not delivered within window (seconds), why naming the
+// last reason. Type channel.dropped on the ref, as the event log says.
+func UndeliveredNotice(ref string, n, window int, why string) Outbound {
+	what, verb := "Your reply in this thread was", "is"
+	if n != 1 {
+		what, verb = fmt.Sprintf("%d replies in this thread were", n), "are"
+	}
+	text := fmt.Sprintf("%s not delivered to `%s` within %d s (channels.slack.retrySeconds) and %s dropped: %s. "+
+		"Send again once the session is back.", what, ref, window, verb, why)
+	return Outbound{Type: "channel.dropped", WorkItem: ref, Text: text,
+		Detail: []Detail{{"replies", fmt.Sprint(n)}, {"retrySeconds", fmt.Sprint(window)}}}
+}

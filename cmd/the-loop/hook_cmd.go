@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	loop "github.com/the-loop-dev/the-loop"
 	loophttp "github.com/the-loop-dev/the-loop/http"
 	"github.com/the-loop-dev/the-loop/lifecycle"
 	"github.com/the-loop-dev/the-loop/runner"
@@ -63,7 +64,7 @@ func (c *HookCmd) deliver(stdin io.Reader) {
 	if err != nil && len(data) == 0 {
 		return
 	}
-	d := lifecycle.HookDelivery{Session: c.Session, Parents: parentChain()}
+	d := loop.HookDelivery{Session: c.Session, Parents: parentChain()}
 	if len(data) > lifecycle.MaxHookPayload {
 		data, d.Truncated = data[:lifecycle.MaxHookPayload], true
 	}
@@ -89,7 +90,7 @@ func (c *HookCmd) deliver(stdin io.Reader) {
 
 // post hands d to the service the state root names; true when the service
 // took it (or refused it for good: a credential it does not know).
-func (c *HookCmd) post(root string, d lifecycle.HookDelivery) bool {
+func (c *HookCmd) post(root string, d loop.HookDelivery) bool {
 	addr, err := os.ReadFile(serviceAddrPath(root))
 	if err != nil {
 		return false
@@ -119,7 +120,7 @@ func (c *HookCmd) post(root string, d lifecycle.HookDelivery) bool {
 
 // direct applies d to the store itself (no service answers); false when
 // the store is locked or cannot be written.
-func (c *HookCmd) direct(root string, d lifecycle.HookDelivery) bool {
+func (c *HookCmd) direct(root string, d loop.HookDelivery) bool {
 	path := filepath.Join(root, "the-loop.db")
 	if _, err := os.Stat(path); err != nil {
 		return false // never create a store: the spool waits for one
