@@ -71,7 +71,7 @@ func TestCredentials_AgentCredentialIsForMCPOnly(t *testing.T) {
 			t.Errorf("%s %s with an agent credential: %d %s", r.Method, r.Path, resp.status, resp.body)
 		}
 	}
-	if n, err := f.mcpTools(t, f.clientWith(agent)); err != nil || n != 3 {
+	if n, err := f.mcpTools(t, f.clientWith(agent)); err != nil || n != 4 {
 		t.Fatalf("MCP with the agent's credential: %d tools, %v", n, err)
 	}
 	cs := connectMCP(t, f, f.clientWith(agent))
