@@ -26,7 +26,7 @@ func (s *Server) addTranscriptTool(srv *mcp.Server) {
 }
 
 func (s *Server) mcpTranscript(ctx context.Context, _ *mcp.CallToolRequest, in transcriptInput) (*mcp.CallToolResult, loop.TranscriptResult, error) {
-	res, err := s.opt.Lifecycle.TranscriptStanding(ctx, s.opt.Config(), in.Name, in.Last)
+	res, err := s.opt.Standing.Transcript(ctx, in.Name, in.Last)
 	if err != nil {
 		return nil, loop.TranscriptResult{}, toolError(err)
 	}

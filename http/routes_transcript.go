@@ -18,7 +18,7 @@ func (s *Server) transcriptStanding(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	res, err := s.opt.Lifecycle.TranscriptStanding(c.Request().Context(), configOf(c), name, n)
+	res, err := s.opt.Standing.Transcript(c.Request().Context(), name, n)
 	if err != nil {
 		return err
 	}
@@ -32,7 +32,7 @@ func (s *Server) peekStanding(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	res, err := s.opt.Lifecycle.PeekStanding(c.Request().Context(), configOf(c), name, n)
+	res, err := s.opt.Standing.Peek(c.Request().Context(), name, n)
 	if err != nil {
 		return err
 	}

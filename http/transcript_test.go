@@ -28,7 +28,7 @@ func saidAndAnswered(t *testing.T, f *fixture, text string) loop.StandingRow {
 	f.agent.WaitForKind(t, "start", 10*time.Second)
 	// The boot turn's answer first, so the say is a turn of its own.
 	testkit.Eventually(t, func() bool { return len(f.transcript(t, "alpha", "")) >= 2 }, 10*time.Second, "the boot turn's answer")
-	res, err := f.client.SayStanding(t.Context(), "alpha", text, "ops")
+	res, err := f.client.Standing.Say(t.Context(), loop.StandingSayRequest{Name: "alpha", Text: text, Actor: "ops"})
 	if err != nil || !res.Delivered {
 		t.Fatalf("say: %+v %v", res, err)
 	}
@@ -36,7 +36,7 @@ func saidAndAnswered(t *testing.T, f *fixture, text string) loop.StandingRow {
 		es := f.transcript(t, "alpha", "")
 		return len(es) >= 4 && strings.Contains(es[len(es)-1].Text, text) && es[len(es)-1].Role == loop.RoleAssistant
 	}, 10*time.Second, "the answer to the say in the transcript: %+v", f.transcript(t, "alpha", ""))
-	row, err := f.client.GetStanding(t.Context(), "alpha")
+	row, err := f.client.Standing.Get(t.Context(), "alpha")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +96,7 @@ func TestTranscript_RESTMCPAndClientShowWhatWasSaidAndAnswered(t *testing.T) {
 	if es := f.transcript(t, "alpha", "&last=1"); len(es) != 1 || es[0].Role != loop.RoleAssistant {
 		t.Fatalf("last=1: %+v", es)
 	}
-	res, err := f.client.TranscriptStanding(t.Context(), "alpha", 0)
+	res, err := f.client.Standing.Transcript(t.Context(), "alpha", 0)
 	if err != nil || res.Name != "alpha" {
 		t.Fatalf("client: %+v %v", res, err)
 	}
@@ -177,7 +177,7 @@ func TestPeek_RESTAndClientShowTheScreen(t *testing.T) {
 		!strings.Contains(screen, "fake answer to: Message from your operator") || !strings.Contains(screen, "❯") || len(res.Lines) > 40 {
 		t.Fatalf("peek %+v", res)
 	}
-	got, err := f.client.PeekStanding(context.Background(), "alpha", 2)
+	got, err := f.client.Standing.Peek(context.Background(), "alpha", 2)
 	if err != nil || len(got.Lines) != 2 || got.Lines[1] != res.Lines[len(res.Lines)-1] {
 		t.Fatalf("client peek, 2 lines: %+v %v", got, err)
 	}

@@ -27,23 +27,6 @@ const (
 	MaxPeekLines = 2000
 )
 
-// TranscriptReader is a harness adapter that can read its agent's
-// conversation (harness.Claude does). An adapter without it has no
-// transcript the-loop can read: TranscriptStanding refuses, naming it.
-type TranscriptReader interface {
-	// ReadTranscript returns the last n user and assistant entries of
-	// conversation id, run in cwd, oldest first; a conversation that has
-	// no file (yet) is no entries and no error.
-	ReadTranscript(cwd, id string, n int) ([]loop.TranscriptEntry, error)
-}
-
-// PaneCapturer is a runner that can capture a pane's last lines, history
-// included (runner.Tmux.Capture and its cache). A runner without it is
-// peeked at through Snapshot: the visible screen only.
-type PaneCapturer interface {
-	Capture(ctx context.Context, target string, n int) ([]string, error)
-}
-
 // TranscriptStanding returns the last `last` entries (0: DefaultTranscriptLast;
 // at most MaxTranscriptLast) of the conversation the record of name holds:
 // one per user prompt and one per assistant answer, oldest first. The file
@@ -83,7 +66,7 @@ func (s *Service) TranscriptStanding(ctx context.Context, cfg *config.Config, na
 	if err != nil {
 		return loop.TranscriptResult{}, err
 	}
-	reader, ok := adapter.(TranscriptReader)
+	reader, ok := adapter.(loop.TranscriptReader)
 	if !ok {
 		return loop.TranscriptResult{}, loop.Invalid("standing session '%[1]s' runs the %[2]s harness, whose transcript the-loop cannot read (only claude's); "+
 			"see its screen with `the-loop standing peek %[1]s` instead", name, adapter.Name())
@@ -141,7 +124,7 @@ func (s *Service) PeekStanding(ctx context.Context, cfg *config.Config, name str
 			notOurs(target, rec.TmuxSocket, "it is not the agent the-loop started for this record"))
 	}
 	var got []string
-	if c, ok := runner.(PaneCapturer); ok {
+	if c, ok := runner.(loop.PaneCapturer); ok {
 		got, err = c.Capture(ctx, target, lines)
 	} else {
 		var snap loop.PaneSnapshot

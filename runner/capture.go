@@ -9,6 +9,11 @@ import (
 	loop "github.com/the-loop-dev/the-loop"
 )
 
+var (
+	_ loop.PaneCapturer = (*Tmux)(nil)
+	_ loop.PaneCapturer = (*cachedRunner)(nil)
+)
+
 // MaxCaptureLines bounds what Capture returns of a pane.
 const MaxCaptureLines = 2000
 
@@ -48,9 +53,7 @@ func lastLines(out string, n int) []string {
 
 // Capture passes through: it changes nothing and needs no liveness.
 func (c *cachedRunner) Capture(ctx context.Context, target string, n int) ([]string, error) {
-	if inner, ok := c.inner.(interface {
-		Capture(context.Context, string, int) ([]string, error)
-	}); ok {
+	if inner, ok := c.inner.(loop.PaneCapturer); ok {
 		return inner.Capture(ctx, target, n)
 	}
 	snap, err := c.inner.Snapshot(ctx, target)

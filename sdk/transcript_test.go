@@ -17,18 +17,18 @@ func TestStanding_TranscriptAndPeek(t *testing.T) {
 	t.Setenv("CLAUDE_CONFIG_DIR", t.TempDir()) // the service's, so its agents'
 	s := serve(t, "alpha")
 	c, ctx := sdk.New(s.url, sdk.WithStateRoot(s.root)), t.Context()
-	if res, err := c.Standing.StartAutoStart(ctx); err != nil || !res.OK {
+	if res, err := c.Standing.Control(ctx, loop.StandingControlRequest{Verb: loop.VerbStart, AutoOnly: true}); err != nil || !res.OK {
 		t.Fatalf("start: %+v %v", res, err)
 	}
 	read := func() []sdk.TranscriptEntry {
-		es, err := c.Standing.Transcript(ctx, "alpha", 0)
-		if err != nil {
-			t.Fatalf("transcript: %v", err)
+		res, err := c.Standing.Transcript(ctx, "alpha", 0)
+		if err != nil || res.Name != "alpha" || res.Entries == nil {
+			t.Fatalf("transcript: %+v %v", res, err)
 		}
-		return es
+		return res.Entries
 	}
 	testkit.Eventually(t, func() bool { return len(read()) >= 2 }, 10*time.Second, "the boot turn's answer")
-	if said, err := c.Standing.Say(ctx, "alpha", "hello from the SDK", "sdk"); err != nil || !said.Delivered {
+	if said, err := c.Standing.Say(ctx, loop.StandingSayRequest{Name: "alpha", Text: "hello from the SDK", Actor: "sdk"}); err != nil || !said.Delivered {
 		t.Fatalf("say %+v %v", said, err)
 	}
 	testkit.Eventually(t, func() bool { return len(read()) >= 4 }, 10*time.Second, "the say's answer: %+v", read())
@@ -38,7 +38,7 @@ func TestStanding_TranscriptAndPeek(t *testing.T) {
 		es[3].Role != loop.RoleAssistant || es[3].Text != "fake answer to: "+framed || es[3].Usage == nil {
 		t.Fatalf("transcript %+v", es)
 	}
-	if last, err := c.Standing.Transcript(ctx, "alpha", 1); err != nil || len(last) != 1 || last[0].Text != es[3].Text {
+	if last, err := c.Standing.Transcript(ctx, "alpha", 1); err != nil || len(last.Entries) != 1 || last.Entries[0].Text != es[3].Text {
 		t.Fatalf("last 1: %+v %v", last, err)
 	}
 	peek, err := c.Standing.Peek(ctx, "alpha", 0)

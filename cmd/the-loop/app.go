@@ -1,14 +1,17 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 
 	"github.com/alecthomas/kong"
 
@@ -102,6 +105,31 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		resolved = config.Resolve(path)
 	}
 	app := &App{ConfigPath: resolved, Stdin: stdin, Stdout: stdout, Stderr: stderr}
+	var cleanup []func()
+	defer func() {
+		for i := len(cleanup) - 1; i >= 0; i-- {
+			cleanup[i]()
+		}
+	}()
+	// A command's Run may take, besides *App, the verb's context (cancelled
+	// by Ctrl-C) and the services picked once for this invocation (hermit
+	// style): it never decides itself whether to go through the service.
+	if err := kctx.BindSingletonProvider(func() (context.Context, error) {
+		ctx, stop := signalContext()
+		cleanup = append(cleanup, stop)
+		return ctx, nil
+	}); err != nil {
+		return exitCode(loop.Internal("binding the verb context: %w", err), stderr)
+	}
+	if err := kctx.BindSingletonProvider(func() (services, error) {
+		api, done, err := app.pickServices(false)
+		if err == nil {
+			cleanup = append(cleanup, done)
+		}
+		return api, err
+	}); err != nil {
+		return exitCode(loop.Internal("binding the services: %w", err), stderr)
+	}
 	err = kctx.Run(app)
 	return exitCode(err, stderr)
 }
@@ -270,4 +298,17 @@ func (a *App) Lifecycle(current func() *config.Config, db *store.DB, source stri
 		// tmux missing from PATH is named before a start tries anything.
 		TmuxAvailable: func() error { return runner.New(runner.Options{}).Available() },
 	}
+}
+
+// signalContext is cancelled by Ctrl-C or SIGTERM.
+func signalContext() (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+}
+
+// okExit is nil when ok, else exit status 1 with nothing more to say.
+func okExit(ok bool) error {
+	if ok {
+		return nil
+	}
+	return &exitError{code: 1}
 }

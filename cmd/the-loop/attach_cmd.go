@@ -46,9 +46,9 @@ func (c *StandingAttachCmd) attach(a *App, at attacher) error {
 			"read the agent's screen with `the-loop standing peek %s` instead", c.Name)
 	}
 	var pane loop.PeekResult
-	err := a.withReads(func(ctx context.Context, api agentReads) error {
+	err := a.withServices(false, func(ctx context.Context, api services) error {
 		var err error
-		pane, err = api.PeekStanding(ctx, c.Name, 1)
+		pane, err = api.Standing.Peek(ctx, c.Name, 1)
 		return err
 	})
 	if err != nil {

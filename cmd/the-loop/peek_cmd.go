@@ -22,8 +22,8 @@ func (c *StandingPeekCmd) Run(a *App) error {
 	if c.Lines < 1 || c.Lines > lifecycle.MaxPeekLines {
 		return loop.Invalid("--lines %d is out of range: ask for 1 to %d lines", c.Lines, lifecycle.MaxPeekLines)
 	}
-	return a.withReads(func(ctx context.Context, api agentReads) error {
-		res, err := api.PeekStanding(ctx, c.Name, c.Lines)
+	return a.withServices(false, func(ctx context.Context, api services) error {
+		res, err := api.Standing.Peek(ctx, c.Name, c.Lines)
 		if err != nil {
 			return err
 		}

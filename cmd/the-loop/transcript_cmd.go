@@ -7,43 +7,8 @@ import (
 	"strings"
 
 	loop "github.com/the-loop-dev/the-loop"
-	"github.com/the-loop-dev/the-loop/config"
-	loophttp "github.com/the-loop-dev/the-loop/http"
 	"github.com/the-loop-dev/the-loop/lifecycle"
 )
-
-// agentReads is what the read verbs (transcript, peek, attach) need. The
-// service answers it over REST when it runs — it holds the store, and the
-// agents it spawned inherited its CLAUDE_CONFIG_DIR — otherwise the verbs
-// run in this process, reading with this process's environment.
-type agentReads interface {
-	TranscriptStanding(ctx context.Context, name string, last int) (loop.TranscriptResult, error)
-	PeekStanding(ctx context.Context, name string, lines int) (loop.PeekResult, error)
-}
-
-// localReads runs the reads in this process.
-type localReads struct {
-	cfg *config.Config
-	svc *lifecycle.Service
-}
-
-func (l localReads) TranscriptStanding(ctx context.Context, name string, last int) (loop.TranscriptResult, error) {
-	return l.svc.TranscriptStanding(ctx, l.cfg, name, last)
-}
-
-func (l localReads) PeekStanding(ctx context.Context, name string, lines int) (loop.PeekResult, error) {
-	return l.svc.PeekStanding(ctx, l.cfg, name, lines)
-}
-
-// withReads runs fn against the service when it answers, else in this
-// process (withBackend).
-func (a *App) withReads(fn func(ctx context.Context, api agentReads) error) error {
-	return a.withBackend(false,
-		func(ctx context.Context, c *loophttp.Client) error { return fn(ctx, c) },
-		func(ctx context.Context, cfg *config.Config, svc *lifecycle.Service) error {
-			return fn(ctx, localReads{cfg, svc})
-		})
-}
 
 // StandingTranscriptCmd is `the-loop standing transcript NAME [--last N] [--format text|json]`.
 type StandingTranscriptCmd struct {
@@ -53,13 +18,15 @@ type StandingTranscriptCmd struct {
 }
 
 // Run prints the conversation: JSON as it came (a list of {role, text,
-// at, usage}), text with terminal controls escaped.
+// at, usage}), text with terminal controls escaped. It is read by the
+// service when it answers — the agents it spawned inherited its
+// CLAUDE_CONFIG_DIR — else in this process, with this process's.
 func (c *StandingTranscriptCmd) Run(a *App) error {
 	if c.Last < 1 || c.Last > lifecycle.MaxTranscriptLast {
 		return loop.Invalid("--last %d is out of range: ask for 1 to %d entries", c.Last, lifecycle.MaxTranscriptLast)
 	}
-	return a.withReads(func(ctx context.Context, api agentReads) error {
-		res, err := api.TranscriptStanding(ctx, c.Name, c.Last)
+	return a.withServices(false, func(ctx context.Context, api services) error {
+		res, err := api.Standing.Transcript(ctx, c.Name, c.Last)
 		if err != nil {
 			return err
 		}
