@@ -58,8 +58,12 @@ type StandingRecord struct {
 
 // Claim is an in-flight transition held by one process.
 type Claim struct {
-	Op               string `json:"op"` // "start" or "stop"
-	PID              int    `json:"pid"`
+	Op  string `json:"op"` // "start" or "stop"
+	PID int    `json:"pid"`
+	// PIDStart is the start time of process PID (the system's own unit,
+	// runner.ProcessStart): a claim is live while that very process runs,
+	// never merely while some process holds the pid.
+	PIDStart         uint64 `json:"pidStart,omitempty"`
 	Since            string `json:"since"`
 	HarnessSessionID string `json:"harnessSessionId,omitempty"`
 	Resume           bool   `json:"resume,omitempty"`

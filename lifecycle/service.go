@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 
 	loop "github.com/the-loop-dev/the-loop"
+	"github.com/the-loop-dev/the-loop/runner"
 	"github.com/the-loop-dev/the-loop/store"
 )
 
@@ -32,6 +33,10 @@ type Service struct {
 	Source   string // the event envelope's source: "cli" or "service"
 	// NewID returns a new conversation id (uuid4).
 	NewID func() string
+	// ProcStart returns the start time of the running process pid, ok
+	// false when none runs (default runner.ProcessStart): a claim is live
+	// while the process that made it runs, judged by pid and start time.
+	ProcStart func(pid int) (start uint64, ok bool)
 	// ClaimWait bounds how long a verb waits for another process's claim.
 	ClaimWait time.Duration
 	// Announcer posts a Slack-enabled session's announcement after it
@@ -183,16 +188,42 @@ func (k standingKind) logEvent(what string) string { return "standing." + what }
 
 func (k standingKind) subject() loop.Field { return loop.F("standing", k.name) }
 
+// procStart is ProcStart, defaulted.
+func (s *Service) procStart(pid int) (uint64, bool) {
+	if s.ProcStart != nil {
+		return s.ProcStart(pid)
+	}
+	return runner.ProcessStart(pid)
+}
+
+// newClaim is a claim of this process for op: its pid and that pid's start
+// time, so no other process that later holds the pid (after a reboot, say)
+// passes for it.
+func (s *Service) newClaim(op string) *loop.Claim {
+	start, _ := s.procStart(os.Getpid())
+	return &loop.Claim{Op: op, PID: os.Getpid(), PIDStart: start, Since: s.stamp()}
+}
+
 // claimLive reports whether a claim belongs to a process that still runs
-// it. Claims of this process are never live here: the per-name lock is held,
-// so one found is left by a verb that did not finish.
+// it: its pid runs and started when the claim says (the same process, not
+// a reused pid), however long the verb has been running. Claims of this
+// process are never live here: the per-name lock is held, so one found is
+// left by a verb that did not finish. A claim written before claims carried
+// a start time is judged by its pid, and only for 15 minutes.
 func (s *Service) claimLive(c *loop.Claim) bool {
 	if c == nil || c.PID == os.Getpid() || c.PID <= 0 {
 		return false
 	}
+	start, ok := s.procStart(c.PID)
+	if !ok {
+		return false
+	}
+	if c.PIDStart != 0 {
+		return start == c.PIDStart
+	}
 	since, err := time.Parse(loop.RecordTimeFormat, c.Since)
 	if err == nil && s.now().Sub(since) > 15*time.Minute {
-		return false // older than any transition takes: a recycled pid
+		return false // a claim of an older version, older than any of its transitions took
 	}
 	// EPERM: the pid now belongs to another user's process, which cannot be
 	// a the-loop verb of ours: the claim is stale.

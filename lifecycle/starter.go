@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/config"
@@ -218,7 +217,8 @@ func (st *starter[R, Res]) spawn(ctx context.Context, rec *R, state loop.PaneSta
 	tmux := st.cfg.Routing.Tmux
 	recorded, resumable := k.conversation(rec)
 	resume := recorded != "" && resumable && tmux.ResumeOnRespawn
-	claim := &loop.Claim{Op: "start", PID: os.Getpid(), Since: s.stamp(), Resume: resume}
+	claim := s.newClaim("start")
+	claim.Resume = resume
 	if resume {
 		claim.HarnessSessionID = recorded
 	} else {

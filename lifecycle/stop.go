@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"sort"
 	"sync"
 	"time"
@@ -119,7 +118,7 @@ func (s *Service) stopOne(ctx context.Context, cfg *config.Config, block *config
 			}
 			continue
 		}
-		claim := &loop.Claim{Op: "stop", PID: os.Getpid(), Since: s.stamp()}
+		claim := s.newClaim("stop")
 		_, err = s.transition(ctx, name, EvClaimStop, func(r *loop.StandingRecord) error {
 			if r.Rev != seen || r.Claim != nil {
 				return errStale

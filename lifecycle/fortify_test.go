@@ -1,0 +1,94 @@
+package lifecycle
+
+import (
+	"context"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	loop "github.com/the-loop-dev/the-loop"
+	"github.com/the-loop-dev/the-loop/runner"
+	"github.com/the-loop-dev/the-loop/store"
+)
+
+// liveProc starts a process that outlives the test's verbs and returns its
+// pid and start time.
+func liveProc(t *testing.T) (int, uint64) {
+	t.Helper()
+	cmd := exec.Command("sleep", "60")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	start, ok := runner.ProcessStart(cmd.Process.Pid)
+	if !ok {
+		t.Fatalf("no start time for pid %d", cmd.Process.Pid)
+	}
+	return cmd.Process.Pid, start
+}
+
+// putClaims stores a start claim c on standing session "supervisor" and on
+// the work item octo.
+func putClaims(t *testing.T, s *Service, c loop.Claim) {
+	t.Helper()
+	ref, _ := loop.ParseWorkItemRef(octo)
+	if err := s.DB.Update(func(tx *store.Tx) error {
+		sc, wc := c, c
+		if err := tx.PutStanding(&loop.StandingRecord{Name: "supervisor", Status: loop.StatusAbsent, Rev: 1, Claim: &sc}); err != nil {
+			return err
+		}
+		return tx.PutWorkItem(ref.Slug(), &loop.WorkItemRecord{WorkItem: loop.WorkItemInfo{Ref: octo}, Claim: &wc})
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Issue 16 #12: a claim whose pid now belongs to another process (another
+// start time: a pid reused after a reboot) is stale, for both kinds.
+func TestClaim_ReusedPidIsStale(t *testing.T) {
+	s, w := newItemService(t)
+	s.ClaimWait = 300 * time.Millisecond
+	cfg := testConfig(t, "supervisor")
+	pid, start := liveProc(t)
+	putClaims(t, s, loop.Claim{Op: "start", PID: pid, PIDStart: start + 1, Since: s.stamp(), HarnessSessionID: "x"})
+	res, err := s.StartStanding(context.Background(), cfg, "supervisor", false)
+	if err != nil || res.Sessions[0].Outcome != loop.OutcomeStarted {
+		t.Fatalf("standing start over a reused pid's claim: %+v %v", res, err)
+	}
+	mustStart(t, s, cfg, startReq(t, octo), "started")
+	if w.SpawnCount() != 2 {
+		t.Fatalf("spawns %d", w.SpawnCount())
+	}
+}
+
+// Issue 16 #12: a claim of a process that still runs stays live however old
+// it is — no clock adopts it (a double spawn) — for both kinds.
+func TestClaim_OldClaimOfARunningProcessIsLive(t *testing.T) {
+	s, w := newItemService(t)
+	s.ClaimWait = 300 * time.Millisecond
+	cfg := testConfig(t, "supervisor")
+	pid, start := liveProc(t)
+	old := time.Now().Add(-time.Hour).UTC().Format(loop.RecordTimeFormat)
+	putClaims(t, s, loop.Claim{Op: "start", PID: pid, PIDStart: start, Since: old, HarnessSessionID: "x"})
+	res, err := s.StartStanding(context.Background(), cfg, "supervisor", false)
+	if err != nil || res.Sessions[0].Outcome != loop.OutcomeFailed || !strings.Contains(res.Sessions[0].Detail, "in flight") {
+		t.Fatalf("standing start over a live claim: %+v %v", res, err)
+	}
+	wres, err := s.StartWorkItem(context.Background(), cfg, startReq(t, octo))
+	if err != nil || wres.Outcome != loop.OutcomeFailed {
+		t.Fatalf("work item start over a live claim: %+v %v", wres, err)
+	}
+	if w.SpawnCount() != 0 {
+		t.Fatalf("spawns %d: a live claim was adopted", w.SpawnCount())
+	}
+	// The claims this process makes carry its start time.
+	s2, _ := newItemService(t)
+	if _, err := s2.StartStanding(context.Background(), cfg, "supervisor", false); err != nil {
+		t.Fatal(err)
+	}
+	c := s2.newClaim("stop")
+	if self, ok := runner.ProcessStart(c.PID); !ok || c.PIDStart != self {
+		t.Fatalf("claim %+v, own start %d", c, self)
+	}
+}
