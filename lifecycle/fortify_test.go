@@ -92,3 +92,72 @@ func TestClaim_OldClaimOfARunningProcessIsLive(t *testing.T) {
 		t.Fatalf("claim %+v, own start %d", c, self)
 	}
 }
+
+// notReady is a harness whose prompt never comes up.
+type notReady struct{ fakeHarness }
+
+func (notReady) Ready(loop.PaneSnapshot) bool { return false }
+
+// Issue 16 #17: once a stop has claimed the session (its SIGTERM grace, the
+// agent flushing), a say is refused as not running and nothing is pasted.
+func TestSay_RefusedOnceAStopHasClaimed(t *testing.T) {
+	r := newFakeRunner()
+	s := newTestService(t, r)
+	cfg := testConfig(t, "supervisor")
+	ctx := context.Background()
+	if res, err := s.StartStanding(ctx, cfg, "supervisor", false); err != nil || !res.OK {
+		t.Fatalf("start %+v %v", res, err)
+	}
+	pid, start := liveProc(t) // the stopping process, in its grace
+	if _, err := s.transition(ctx, "supervisor", EvClaimStop, func(r *loop.StandingRecord) error {
+		r.Claim = &loop.Claim{Op: "stop", PID: pid, PIDStart: start, Since: s.stamp()}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.SayStanding(ctx, cfg, "supervisor", "hello", "ops")
+	if loop.ErrorCode(err) != loop.ENOTFOUND || !strings.Contains(loop.ErrorMessage(err), "not running") || len(r.Delivered) != 0 {
+		t.Fatalf("say during a stop: %+v %v delivered %q", res, err, r.Delivered)
+	}
+}
+
+// Issue 16 #18: a say waiting for a starting agent's prompt ends, refused,
+// within 1 s of a stop's claim, not after the whole readySeconds.
+func TestSay_WaitEndsWhenAStopClaims(t *testing.T) {
+	r := newFakeRunner()
+	s := newTestService(t, r)
+	s.Harness = func(string, string) (loop.Harness, error) { return notReady{}, nil }
+	cfg := testConfig(t, "supervisor")
+	cfg.Routing.Tmux.ReadySeconds = 30
+	ctx := context.Background()
+	if res, err := s.StartStanding(ctx, cfg, "supervisor", false); err != nil || !res.OK {
+		t.Fatalf("start %+v %v", res, err)
+	}
+	type said struct {
+		res loop.SayResult
+		err error
+		at  time.Time
+	}
+	done := make(chan said, 1)
+	go func() {
+		res, err := s.SayStanding(ctx, cfg, "supervisor", "hello", "ops")
+		done <- said{res, err, time.Now()}
+	}()
+	// The say is waiting for the prompt; a stop claims and removes the session.
+	time.Sleep(200 * time.Millisecond)
+	claimed := time.Now()
+	if res, err := s.StopStanding(ctx, cfg, "supervisor"); err != nil || !res.OK {
+		t.Fatalf("stop %+v %v", res, err)
+	}
+	select {
+	case got := <-done:
+		if loop.ErrorCode(got.err) != loop.ENOTFOUND || len(r.Delivered) != 0 {
+			t.Fatalf("say after a stop: %+v %v delivered %q", got.res, got.err, r.Delivered)
+		}
+		if d := got.at.Sub(claimed); d > time.Second {
+			t.Fatalf("the say ended %s after the stop's claim; want within 1s", d)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the say still waits 5s after the stop")
+	}
+}

@@ -155,7 +155,7 @@ func (s *Service) ReplyWorkItem(ctx context.Context, cfg *config.Config, ref, te
 	if err != nil {
 		return fail("error: could not deliver the reply: " + loop.ErrorMessage(err)), nil
 	}
-	if err := waitReady(ctx, runner, adapter, rec.TmuxTarget, cfg.Routing.Tmux.ReadyTimeout()); err != nil {
+	if err := waitReady(ctx, runner, adapter, rec.TmuxTarget, cfg.Routing.Tmux.ReadyTimeout(), nil); err != nil {
 		return fail("error: " + err.Error()), nil
 	}
 	sess := loop.WorkItemTarget{Ref: name, TmuxTarget: rec.TmuxTarget}
