@@ -161,3 +161,29 @@ func TestSay_WaitEndsWhenAStopClaims(t *testing.T) {
 		t.Fatal("the say still waits 5s after the stop")
 	}
 }
+
+// Issue 16 #6: a start over a dead agent pane never kills the tmux session
+// (the runner respawns into the dead pane): not for a standing session, not
+// for a work item.
+func TestStart_DeadPaneIsNotClearedByKillingTheSession(t *testing.T) {
+	s, w := newItemService(t)
+	cfg := testConfig(t, "supervisor")
+	ctx := context.Background()
+	if res, err := s.StartStanding(ctx, cfg, "supervisor", false); err != nil || !res.OK {
+		t.Fatalf("start %+v %v", res, err)
+	}
+	mustStart(t, s, cfg, startReq(t, octo), "started")
+	w.Mu.Lock()
+	w.Panes["loop-standing-supervisor"], w.Panes[octoTarget] = loop.PaneDead, loop.PaneDead
+	w.Mu.Unlock()
+	if res, err := s.StartStanding(ctx, cfg, "supervisor", false); err != nil || !res.OK {
+		t.Fatalf("restart over a dead pane %+v %v", res, err)
+	}
+	mustStart(t, s, cfg, startReq(t, octo), "resumed")
+	if len(w.Killed) != 0 || w.SpawnCount() != 4 {
+		t.Fatalf("killed %v, spawns %d", w.Killed, w.SpawnCount())
+	}
+	if got := events(t, s, store.EventQuery{Types: []string{"standing.dead_pane_cleared", "session.dead_pane_cleared"}}); len(got) != 2 {
+		t.Fatalf("dead_pane_cleared events %v", eventNames(got))
+	}
+}

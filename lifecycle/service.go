@@ -296,7 +296,8 @@ func survives(ctx context.Context, runner loop.Runner, target string, probe time
 }
 
 // clearOwn clears what is left of a resume that failed its probe: a dead
-// pane (nothing runs in it: cleared like any dead pane before a spawn), or
+// pane (nothing runs in it: the fresh spawn respawns into it, like any dead
+// pane before a spawn), or
 // a live one only when it is the pane the-loop spawned for conversation id
 // (its tag) — a live tmux session someone else put under the name meanwhile
 // is never killed. It returns "" when the name is free for a fresh spawn,
@@ -306,7 +307,7 @@ func clearOwn(ctx context.Context, runner loop.Runner, target, id string) string
 	case loop.PaneAbsent:
 		return ""
 	case loop.PaneDead:
-		return killed(ctx, runner, target)
+		return "" // the fresh spawn respawns into the dead pane, other windows kept
 	}
 	mine, err := ours(ctx, runner, target, id)
 	if err != nil {

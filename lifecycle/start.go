@@ -145,10 +145,6 @@ func (st *standingStart) spawnIn(ctx context.Context, r loop.Runner, spec loop.S
 	return r.SpawnIn(ctx, st.target(), spec)
 }
 
-func (st *standingStart) kill(ctx context.Context, r loop.Runner) error {
-	return r.KillTarget(ctx, st.target())
-}
-
 // plan checks the definition: its boot prompt, its directory, its harness.
 func (st *standingStart) plan(*loop.StandingRecord) (spawnPlan, *refusal) {
 	s, name, def := st.s, st.def.Name, st.def

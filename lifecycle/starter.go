@@ -44,9 +44,9 @@ type launch[R, Res any] interface {
 	// result is the start's outcome as the kind reports it; detail says
 	// why a start failed.
 	result(rec *R, running bool, outcome, detail string) Res
-	// spawnIn starts spec in the kind's tmux session; kill kills it.
+	// spawnIn starts spec in the kind's tmux session (a dead agent pane
+	// there is respawned in place).
 	spawnIn(ctx context.Context, r loop.Runner, spec loop.SpawnSpec) error
-	kill(ctx context.Context, r loop.Runner) error
 	// notMine is why a live pane under an owning record is refused.
 	notMine() string
 }
@@ -238,10 +238,9 @@ func (st *starter[R, Res]) spawn(ctx context.Context, rec *R, state loop.PaneSta
 		return st.failed(rec, err.Error()), false
 	}
 	if state == loop.PaneDead {
-		if err := k.kill(ctx, st.runner); err != nil && st.runner.State(ctx, target) != loop.PaneAbsent {
-			return st.spawnFailed(ctx, rec, fmt.Sprintf("tmux session %s holds a dead pane that could not be cleared (%v); not spawning over it", target, loop.ErrorMessage(err)),
-				loop.F("tmux_target", target))
-		}
+		// The dead agent pane is cleared by the spawn itself, which
+		// respawns the harness into it: the tmux session, and any window
+		// an operator opened in it, lives on (issue 16 #6).
 		if _, err := transitionIn(ctx, s, k, EvClearDead, nil, nil, s.event(k.logEvent("dead_pane_cleared"), loop.LevelInfo,
 			k.subject(), loop.F("tmux_target", target))); err != nil {
 			return st.failed(rec, err.Error()), false

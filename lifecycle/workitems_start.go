@@ -131,10 +131,6 @@ func (st *workItemStart) spawnIn(ctx context.Context, r loop.Runner, spec loop.S
 	return r.(loop.WorkItemRunner).Spawn(ctx, st.ref, spec)
 }
 
-func (st *workItemStart) kill(ctx context.Context, r loop.Runner) error {
-	return r.(loop.WorkItemRunner).Kill(ctx, loop.WorkItemTarget{Ref: st.ref.String(), TmuxTarget: st.target()})
-}
-
 // plan checks the directory: the request's, else the record's, else
 // routing.spawnWorkdir. A resumed conversation goes on with only a prompt
 // the operator gave; a fresh one boots with it or DefaultWorkItemPrompt.
