@@ -187,3 +187,76 @@ func TestStart_DeadPaneIsNotClearedByKillingTheSession(t *testing.T) {
 		t.Fatalf("dead_pane_cleared events %v", eventNames(got))
 	}
 }
+
+// screenRunner is the fake tmux whose panes show screen.
+type screenRunner struct {
+	*fakeRunner
+	screen string
+}
+
+func (r *screenRunner) Snapshot(context.Context, string) (loop.PaneSnapshot, error) {
+	return loop.PaneSnapshot{Screen: r.screen, Dead: true}, nil
+}
+
+// Issue 16 #22: a resume that fails its probe and falls back to a fresh
+// conversation says so in the row, with the pane's last line.
+func TestStart_ResumeFallbackSaysWhy(t *testing.T) {
+	r, cfg := newFakeRunner(), testConfig(t, "supervisor")
+	s, old := startedThenStopped(t, r, cfg)
+	sr := &screenRunner{fakeRunner: r, screen: "booting\nNo conversation found with session ID: " + old + "\n\nPane is dead (status 1, Tue Dec  1 10:00:00 2026)\n\n"}
+	s.Runner = func(string) loop.Runner { return sr }
+	r.OnSpawn = func(spec loop.SpawnSpec) loop.PaneState {
+		if spec.Argv[1] == "--resume" {
+			return loop.PaneDead
+		}
+		return loop.PaneLive
+	}
+	res, _ := s.StartStanding(context.Background(), cfg, "supervisor", false)
+	row := res.Sessions[0]
+	want := "resume of " + old + " failed (No conversation found with session ID: " + old + "); started fresh as " + row.HarnessSessionID
+	if row.Outcome != "started" || row.Detail != want {
+		t.Fatalf("fallback row %+v\nwant detail %q", row, want)
+	}
+}
+
+// Issue 16 #22: a start interrupted (Ctrl-C) once its agent is spawned and
+// tagged records what exists — a running agent — not a failure; a resume
+// interrupted during its probe is not taken for one that died.
+func TestStart_InterruptedAfterTheSpawnRecordsTheRunningAgent(t *testing.T) {
+	r, cfg := newFakeRunner(), testConfig(t, "supervisor")
+	s := newTestService(t, r)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	// The tmux server ran the spawn (tagged), but the client was killed by
+	// the interrupt: the spawn reports an error.
+	r.BeforeSpawn = func(target string, spec loop.SpawnSpec) error {
+		cancel()
+		r.Panes[target], r.Tags[target] = loop.PaneLive, spec.Tag
+		return ctx.Err()
+	}
+	res, err := s.StartStanding(ctx, cfg, "supervisor", false)
+	if err != nil || res.Sessions[0].Outcome != loop.OutcomeStarted || res.Sessions[0].Status != "running" {
+		t.Fatalf("interrupted start %+v %v", res, err)
+	}
+	id := res.Sessions[0].HarnessSessionID
+
+	// Interrupted during the resume probe of a later start.
+	bg := context.Background()
+	if _, err := s.StopStanding(bg, cfg, "supervisor"); err != nil {
+		t.Fatal(err)
+	}
+	killed := len(r.Killed)
+	cfg.Routing.Tmux.ResumeProbeSeconds = 5
+	ctx2, cancel2 := context.WithCancel(bg)
+	defer cancel2()
+	r.BeforeSpawn = nil
+	r.OnSpawn = func(loop.SpawnSpec) loop.PaneState { cancel2(); return loop.PaneLive }
+	res, err = s.StartStanding(ctx2, cfg, "supervisor", false)
+	if err != nil || res.Sessions[0].Outcome != loop.OutcomeResumed || r.SpawnCount() != 1 || res.Sessions[0].HarnessSessionID != id || len(r.Killed) != killed {
+		t.Fatalf("interrupted resume %+v %v, killed %v", res, err, r.Killed)
+	}
+	rec, _ := s.read("supervisor")
+	if rec.Status != loop.StatusRunning || rec.Claim != nil {
+		t.Fatalf("record %+v", rec)
+	}
+}

@@ -203,7 +203,7 @@ func (st *standingStart) result(rec *loop.StandingRecord, running bool, outcome,
 	if def == nil && rec == nil {
 		r.Harness, r.Cwd, r.Description = st.def.Harness, st.def.Cwd, st.def.Description
 	}
-	if outcome != loop.OutcomeFailed && outcome != loop.OutcomeAlreadyRunning && rec != nil {
+	if outcome != loop.OutcomeFailed && outcome != loop.OutcomeAlreadyRunning && rec != nil && detail == "" {
 		detail = fmt.Sprintf("%s %s (%s %s)", outcome, st.target(), rec.Harness, rec.HarnessSessionID)
 	}
 	r.Outcome, r.Detail = outcome, detail

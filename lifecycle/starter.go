@@ -2,8 +2,9 @@ package lifecycle
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"strings"
+	"time"
 
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/config"
@@ -260,10 +261,14 @@ func (st *starter[R, Res]) spawn(ctx context.Context, rec *R, state loop.PaneSta
 			k.subject(), loop.F("harness", p.harness), loop.F("cwd", p.cwd), loop.F("error", err.Error())))
 	}
 	id := k.claim(claimed).HarnessSessionID
+	note := "" // what the row says of a resume that fell back
 	if resume {
 		argv, err := p.adapter.ResumeArgv(id, p.args, p.resumePrompt)
 		if err == nil {
 			err = k.spawnIn(ctx, st.runner, cred.spec(p.adapter.Name(), loop.SpawnSpec{Argv: append([]string{bin}, argv...), Cwd: p.cwd, Tag: id}))
+		}
+		if err != nil && st.spawned(ctx, id) {
+			return st.up(ctx, EvResumed, p, id, loop.OutcomeResumed, "")
 		}
 		if err != nil {
 			// The resume never ran, so it did not fail its probe: the
@@ -271,14 +276,16 @@ func (st *starter[R, Res]) spawn(ctx context.Context, rec *R, state loop.PaneSta
 			// left alone.
 			return st.spawnFailed(ctx, rec, loop.ErrorMessage(err), loop.F("harness", p.harness), loop.F("tmux_target", target))
 		}
-		if survives(ctx, st.runner, target, tmux.ResumeProbe()) {
-			return st.up(ctx, EvResumed, p, id, loop.OutcomeResumed)
+		if survives(ctx, st.runner, target, tmux.ResumeProbe()) || st.spawned(ctx, id) {
+			return st.up(ctx, EvResumed, p, id, loop.OutcomeResumed, "")
 		}
-		err = errors.New("the resumed pane did not survive the probe")
+		last := lastLine(ctx, st.runner, target)
+		err = fmt.Errorf("the resumed pane did not survive the probe (%s)", last)
 		if detail := clearOwn(ctx, st.runner, target, id); detail != "" {
 			return st.spawnFailed(ctx, rec, detail, loop.F("tmux_target", target))
 		}
 		id = s.newID()
+		note = fmt.Sprintf("resume of %s failed (%s); started fresh as %s", k.claim(claimed).HarnessSessionID, last, id)
 		if _, terr := transitionIn(ctx, s, k, EvResumeFailed, func(r *R) error {
 			c := k.claim(r)
 			c.HarnessSessionID, c.Resume = id, false
@@ -293,10 +300,48 @@ func (st *starter[R, Res]) spawn(ctx context.Context, rec *R, state loop.PaneSta
 	if err == nil {
 		err = k.spawnIn(ctx, st.runner, cred.spec(p.adapter.Name(), loop.SpawnSpec{Argv: append([]string{bin}, argv...), Cwd: p.cwd, Tag: id}))
 	}
-	if err != nil {
+	if err != nil && !st.spawned(ctx, id) {
 		return st.spawnFailed(ctx, rec, loop.ErrorMessage(err), loop.F("harness", p.harness), loop.F("tmux_target", target))
 	}
-	return st.up(ctx, EvStarted, p, id, loop.OutcomeStarted)
+	return st.up(ctx, EvStarted, p, id, loop.OutcomeStarted, note)
+}
+
+// spawned reports, for a start interrupted (ctx done: Ctrl-C) while it
+// spawned or probed, whether the agent it spawned for conversation id runs
+// and is tagged: then the start is recorded as what exists, a running
+// agent, not as failed. A start that was not interrupted is judged as it is.
+func (st *starter[R, Res]) spawned(ctx context.Context, id string) bool {
+	if ctx.Err() == nil {
+		return false
+	}
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	target := st.k.target()
+	if st.runner.State(cctx, target) != loop.PaneLive {
+		return false
+	}
+	mine, err := ours(cctx, st.runner, target, id)
+	return err == nil && mine
+}
+
+// lastLine is the last line the pane shows (a dead pane's last output, not
+// tmux's own "Pane is dead" notice), or a word saying there is none.
+func lastLine(ctx context.Context, runner loop.Runner, target string) string {
+	snap, err := runner.Snapshot(ctx, target)
+	if err != nil {
+		return "its pane could not be read: " + loop.ErrorMessage(err)
+	}
+	lines := strings.Split(snap.Screen, "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		l := strings.TrimSpace(lines[i])
+		if l != "" && !strings.HasPrefix(l, "Pane is dead") {
+			if r := []rune(l); len(r) > 200 {
+				l = string(r[:200]) + "…"
+			}
+			return l
+		}
+	}
+	return "its pane showed nothing"
 }
 
 // spawnFailed records <kind>.spawn_failed and releases the claim (back to
@@ -313,8 +358,9 @@ func (st *starter[R, Res]) spawnFailed(ctx context.Context, prior *R, detail str
 	return st.failed(out, detail), false
 }
 
-// up records a successful start or resume and announces it.
-func (st *starter[R, Res]) up(ctx context.Context, event string, p spawnPlan, id, outcome string) (Res, bool) {
+// up records a successful start or resume and announces it; note, when
+// set, is what the row says of it (a resume that fell back).
+func (st *starter[R, Res]) up(ctx context.Context, event string, p spawnPlan, id, outcome, note string) (Res, bool) {
 	s, k, target := st.s, st.k, st.k.target()
 	ev := k.logEvent("started")
 	if event == EvResumed {
@@ -330,5 +376,5 @@ func (st *starter[R, Res]) up(ctx context.Context, event string, p spawnPlan, id
 		return st.failed(nil, "the agent runs in "+target+" but its record could not be written: "+err.Error()), false
 	}
 	out = k.announce(ctx, out)
-	return k.result(out, true, outcome, ""), false
+	return k.result(out, true, outcome, note), false
 }

@@ -192,6 +192,9 @@ func (st *workItemStart) result(rec *loop.WorkItemRecord, running bool, outcome,
 	case rec != nil:
 		res.Messages = append(res.Messages, loop.Message{Stream: "out",
 			Text: fmt.Sprintf("%s %s session for %s (tmux: %s)", outcome, rec.Harness, name, st.target())})
+		if detail != "" { // a resume that fell back says so
+			res.Messages = append(res.Messages, loop.Message{Stream: "out", Text: detail})
+		}
 	}
 	return res
 }

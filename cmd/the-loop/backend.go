@@ -97,7 +97,7 @@ func (a *App) withBackend(tolerant bool,
 			return err
 		}
 		if remote {
-			return viaService(ctx, a.client(cfg))
+			return goesOnThere(ctx, cfg, viaService(ctx, a.client(cfg)))
 		}
 	}
 	db, err := a.OpenStore(cfg, true)

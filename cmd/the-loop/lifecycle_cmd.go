@@ -170,7 +170,7 @@ func (a *App) startStanding(ctx context.Context, cfg *config.Config, viaService 
 	switch {
 	case viaService:
 		res, err = a.client(cfg).ControlStanding(ctx, "", "start", true)
-		if err != nil {
+		if err = goesOnThere(ctx, cfg, err); err != nil {
 			return []loop.StandingRow{failedRow(restFailure(cfg, err))}, false, ""
 		}
 	case held != 0:
