@@ -98,7 +98,7 @@ func (s *Service) SayStanding(ctx context.Context, cfg *config.Config, name, tex
 // running or that a stop has claimed (nil: a say may go on).
 func stopClaimed(name string, rec *loop.StandingRecord) error {
 	if rec == nil || rec.Status == loop.StatusAbsent || rec.Status == loop.StatusStopped {
-		return loop.NotFound("standing session '%[1]s' is not running (it was stopped); nothing was delivered — a message never spawns one; run `the-loop standing start %[1]s` first", name)
+		return loop.NotFound("standing session '%[1]s' has no live tmux pane to paste into — it is not running (stopped); nothing was delivered, and a message never respawns one; run `the-loop standing start %[1]s` first", name)
 	}
 	if rec.Claim != nil && rec.Claim.Op == "stop" {
 		return loop.NotFound("standing session '%[1]s' is not running: a stop (process %[2]d, since %[3]s) has claimed it and the agent is exiting; nothing was delivered — run `the-loop standing start %[1]s` once it is stopped", name, rec.Claim.PID, rec.Claim.Since)
