@@ -8,6 +8,9 @@ const (
 	StatusRunning = "running"
 	StatusStopped = "stopped"
 	StatusAbsent  = "absent"
+	// StatusBroken is a record the store holds but cannot decode (issue 16
+	// #13): listed with a detail naming its key, never acted on.
+	StatusBroken = "broken"
 )
 
 // Origins of a standing record (decisions D1): declared in the config, or
@@ -54,6 +57,9 @@ type StandingRecord struct {
 	// agent of the current spawn (THE_LOOP_AGENT_TOKEN), replaced at every
 	// spawn; the credential itself is never stored.
 	AgentTokenHash string `json:"agentTokenHash,omitempty"`
+	// Broken, set only on a record a list could not decode (Status
+	// StatusBroken), says why, naming its key; it is never stored.
+	Broken string `json:"-"`
 }
 
 // Claim is an in-flight transition held by one process.
@@ -127,4 +133,7 @@ type WorkItemRecord struct {
 	// agent of the current spawn (THE_LOOP_AGENT_TOKEN), replaced at every
 	// spawn; the credential itself is never stored.
 	AgentTokenHash string `json:"agentTokenHash,omitempty"`
+	// Broken, set only on a record a list could not decode (Status
+	// SessionBroken), says why, naming its key; it is never stored.
+	Broken string `json:"-"`
 }

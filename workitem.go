@@ -25,6 +25,9 @@ const (
 	SessionActive = "active"
 	SessionPaused = "paused"
 	SessionClosed = "closed"
+	// SessionBroken is a stored record that does not decode (issue 16 #13):
+	// listed, with a detail naming its key, never acted on.
+	SessionBroken = "broken"
 )
 
 // The grammars below compile on first use, not in the package init every
@@ -200,6 +203,8 @@ type WorkItemRow struct {
 	URL              string       `json:"url,omitempty"`
 	Control          any          `json:"control"`
 	Running          bool         `json:"running"`
+	// Detail says why a broken record (status broken) could not be read.
+	Detail string `json:"detail,omitempty"`
 }
 
 // WorkItemStartRequest is what `sessions start` asks for (REST's

@@ -260,3 +260,73 @@ func TestStart_InterruptedAfterTheSpawnRecordsTheRunningAgent(t *testing.T) {
 		t.Fatalf("record %+v", rec)
 	}
 }
+
+// Issue 16 #13: an undecodable record is a broken row naming its key; list,
+// status and stop-all go on with the others.
+func TestBrokenRecord_ListAndStopAllGoOn(t *testing.T) {
+	s, w := newItemService(t)
+	cfg := testConfig(t, "supervisor")
+	ctx := context.Background()
+	if res, err := s.StartStanding(ctx, cfg, "supervisor", false); err != nil || !res.OK {
+		t.Fatalf("start %+v %v", res, err)
+	}
+	mustStart(t, s, cfg, startReq(t, octo), "started")
+	if err := s.DB.Update(func(tx *store.Tx) error {
+		if err := tx.PutRaw("standing", "mangled", []byte(`{"name":`)); err != nil {
+			return err
+		}
+		return tx.PutRaw("sessions", "github-x-y-1", []byte(`[]`))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := s.ListStanding(ctx, cfg)
+	if err != nil || len(rows) != 2 || rows[0].Name != "mangled" || rows[0].Status != loop.StatusBroken ||
+		!strings.Contains(rows[0].Detail, "'mangled'") || rows[1].Status != loop.StatusRunning {
+		t.Fatalf("list %+v %v", rows, err)
+	}
+	items, err := s.ListWorkItems(ctx, cfg, "")
+	if err != nil || len(items) != 2 || items[1].Status != loop.SessionBroken || !strings.Contains(items[1].Detail, "'github-x-y-1'") {
+		t.Fatalf("work items %+v %v", items, err)
+	}
+	if _, ok := s.StandingStatus(ctx, cfg); ok {
+		t.Fatal("status is ok with a broken record")
+	}
+	res, err := s.StopStanding(ctx, cfg, "")
+	if err != nil || len(res.Sessions) != 2 || res.OK {
+		t.Fatalf("stop-all %+v %v", res, err)
+	}
+	if res.Sessions[0].Outcome != loop.OutcomeFailed || !strings.Contains(res.Sessions[0].Detail, "'mangled'") ||
+		res.Sessions[1].Outcome != loop.OutcomeStopped {
+		t.Fatalf("stop-all rows %+v", res.Sessions)
+	}
+	_ = w
+}
+
+// Issue 16 #13: on a store opened read-only (a newer the-loop wrote it),
+// stop ends the agents it can decode and writes nothing.
+func TestStop_ReadOnlyStoreStopsAndWritesNothing(t *testing.T) {
+	r := newFakeRunner()
+	s := newTestService(t, r)
+	cfg := testConfig(t, "supervisor")
+	ctx := context.Background()
+	if res, err := s.StartStanding(ctx, cfg, "supervisor", false); err != nil || !res.OK {
+		t.Fatalf("start %+v %v", res, err)
+	}
+	if err := s.DB.Update(func(tx *store.Tx) error { return tx.SetSchemaVersion(store.SchemaVersion() + 1) }); err != nil {
+		t.Fatal(err)
+	}
+	ro, err := store.OpenReadOnly(s.DB.Path(), store.Options{})
+	if err != nil || ro.Newer() == nil {
+		t.Fatalf("read-only open: %v (newer %v)", err, ro.Newer())
+	}
+	before := len(events(t, s, store.EventQuery{}))
+	s.DB = ro
+	res, err := s.StopStanding(ctx, cfg, "")
+	if err != nil || !res.OK || res.Sessions[0].Outcome != loop.OutcomeStopped || r.State(ctx, "loop-standing-supervisor") != loop.PaneAbsent {
+		t.Fatalf("stop %+v %v", res, err)
+	}
+	rec, _ := s.read("supervisor")
+	if rec.Status != loop.StatusRunning || rec.Claim != nil || len(events(t, s, store.EventQuery{})) != before {
+		t.Fatalf("the read-only store was written: %+v", rec)
+	}
+}

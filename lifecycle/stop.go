@@ -74,7 +74,10 @@ func (s *Service) stopOne(ctx context.Context, cfg *config.Config, block *config
 		if rec == nil || (rec.Status == loop.StatusAbsent && rec.Claim == nil) {
 			return row(nil, loop.OutcomeNotRunning, "the-loop has no record of this session; nothing of its own to stop")
 		}
-		if rec.Claim != nil {
+		// A store opened read-only (one a newer the-loop wrote) is never
+		// written: its claims stay as they are and nothing is recorded.
+		readOnly := s.DB.ReadOnly()
+		if rec.Claim != nil && !readOnly {
 			if err := clearClaim(ctx, s, standingKind{name: name}, rec); err != nil {
 				return row(rec, loop.OutcomeFailed, loop.ErrorMessage(err))
 			}
@@ -83,6 +86,9 @@ func (s *Service) stopOne(ctx context.Context, cfg *config.Config, block *config
 		runner := s.Runner(rec.TmuxSocket)
 		seen := rec.Rev
 		notRunning := func(detail string) (loop.StandingRow, bool) {
+			if readOnly {
+				return row(rec, loop.OutcomeNotRunning, detail), true
+			}
 			out, err := s.transition(ctx, name, EvNotRunning, func(r *loop.StandingRecord) error {
 				if r.Rev != seen || r.Claim != nil {
 					return errStale
@@ -118,19 +124,21 @@ func (s *Service) stopOne(ctx context.Context, cfg *config.Config, block *config
 			}
 			continue
 		}
-		claim := s.newClaim("stop")
-		_, err = s.transition(ctx, name, EvClaimStop, func(r *loop.StandingRecord) error {
-			if r.Rev != seen || r.Claim != nil {
-				return errStale
+		if !readOnly {
+			claim := s.newClaim("stop")
+			_, err = s.transition(ctx, name, EvClaimStop, func(r *loop.StandingRecord) error {
+				if r.Rev != seen || r.Claim != nil {
+					return errStale
+				}
+				r.Claim = claim
+				return nil
+			})
+			if errors.Is(err, errStale) || errors.Is(err, ErrTransition) {
+				continue
 			}
-			r.Claim = claim
-			return nil
-		})
-		if errors.Is(err, errStale) || errors.Is(err, ErrTransition) {
-			continue
-		}
-		if err != nil {
-			return row(rec, loop.OutcomeFailed, err.Error())
+			if err != nil {
+				return row(rec, loop.OutcomeFailed, err.Error())
+			}
 		}
 		grace := time.Duration(cfg.Routing.Tmux.HarnessKillGraceSeconds * float64(time.Second))
 		// The order is load-bearing: the agent flushes its conversation on
@@ -144,6 +152,12 @@ func (s *Service) stopOne(ctx context.Context, cfg *config.Config, block *config
 			// The session is gone but part of the agent's process tree may
 			// have outlived SIGKILL (decisions D12): say so.
 			killErr = loop.Internal("%s: %s", target, loop.ErrorMessage(termErr))
+		}
+		if readOnly {
+			if killErr != nil {
+				return row(rec, loop.OutcomeFailed, loop.ErrorMessage(killErr)+"; nothing recorded: the store is read-only")
+			}
+			return row(rec, loop.OutcomeStopped, "stopped "+target+"; nothing recorded: the store is read-only")
 		}
 		if killErr != nil {
 			out, err := s.transition(ctx, name, EvStopFailed, nil, s.event("standing.stop_failed", loop.LevelWarning,

@@ -44,6 +44,9 @@ func workItemRow(rec *loop.WorkItemRecord, running bool) loop.WorkItemRow {
 		at := rec.LastEventAt
 		row.LastEventAt = &at
 	}
+	if rec.Status == loop.SessionBroken { // undecodable: its ref is the key
+		row.Running, row.Detail = false, rec.Broken
+	}
 	return row
 }
 
@@ -71,7 +74,7 @@ func (s *Service) ListWorkItems(ctx context.Context, cfg *config.Config, status 
 			continue
 		}
 		keep = append(keep, r)
-		if r.TmuxTarget != "" {
+		if r.TmuxTarget != "" && r.Status != loop.SessionBroken {
 			bySocket[r.TmuxSocket] = append(bySocket[r.TmuxSocket], r.TmuxTarget)
 		}
 	}

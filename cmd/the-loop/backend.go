@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/config"
@@ -99,6 +100,20 @@ func (a *App) withBackend(tolerant bool,
 		if remote {
 			return goesOnThere(ctx, cfg, viaService(ctx, a.client(cfg)))
 		}
+	}
+	if tolerant { // stop: a store a newer the-loop wrote is opened read-only
+		db, newer, err := a.openForStop(cfg)
+		if err != nil {
+			return err
+		}
+		defer db.Close()
+		if err := inProcess(ctx, cfg, a.Lifecycle(fixed(cfg), db, "cli", false)); err != nil {
+			if newer != nil {
+				fmt.Fprintln(a.Stderr, "error: "+loop.ErrorMessage(newer))
+			}
+			return err
+		}
+		return newer
 	}
 	db, err := a.OpenStore(cfg, true)
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/the-loop-dev/the-loop/config"
 	loophttp "github.com/the-loop-dev/the-loop/http"
 	"github.com/the-loop-dev/the-loop/lifecycle"
+	"github.com/the-loop-dev/the-loop/store"
 )
 
 // StartCmd is `the-loop start`: the service (detached, when enabled), then
@@ -227,7 +228,7 @@ func (a *App) stopAll(ctx context.Context, cfg *config.Config) loop.Report {
 	rep := loop.Report{StandingSessions: []loop.StandingRow{}}
 	row := loop.ServiceRow{Service: "service", Enabled: cfg.Service.Enabled}
 	var res loop.StandingControlResult
-	var err error
+	var err, newer error
 	st := a.probe(cfg, 2*time.Second)
 	local := !st.ours
 	if st.ours {
@@ -249,16 +250,21 @@ func (a *App) stopAll(ctx context.Context, cfg *config.Config) loop.Report {
 				row.Detail, ended = why+"; ended it", true
 			}
 		}
-		err = a.inProcess(cfg, func(svc *lifecycle.Service) error {
-			res, err = svc.StopStanding(ctx, cfg, "")
-			return err
-		})
+		var db *store.DB
+		db, newer, err = a.openForStop(cfg)
+		if err == nil {
+			res, err = a.Lifecycle(fixed(cfg), db, "cli", false).StopStanding(ctx, cfg, "")
+			_ = db.Close()
+		}
 	}
-	standingOK := err == nil && res.OK
+	standingOK := err == nil && res.OK && newer == nil
 	if err != nil {
 		rep.StandingSessions = []loop.StandingRow{failedRow(loop.ErrorMessage(err))}
 	} else if res.Sessions != nil {
 		rep.StandingSessions = res.Sessions
+	}
+	if newer != nil { // a newer store: stopped what could be, and says so (exit 1)
+		rep.StandingSessions = append(rep.StandingSessions, failedRow(loop.ErrorMessage(newer)))
 	}
 	pid := servicePID(cfg)
 	switch stopped, kerr := endService(cfg, 30*time.Second); {
