@@ -78,13 +78,16 @@ type Claim struct {
 // StandingDefinition is what a standing session is: a config entry, or a
 // record synthesised into the same shape (original §5.3: the verbs cannot tell).
 type StandingDefinition struct {
-	Name         string
-	Description  string
-	Harness      string
-	HarnessArgs  []string
-	Cwd          string
-	Prompt       string
-	PromptFile   string
+	Name        string
+	Description string
+	Harness     string
+	HarnessArgs []string
+	Cwd         string
+	Prompt      string
+	PromptFile  string
+	// Env is standingSessions.sessions[].env: variables set in the agent's
+	// environment, over routing.harnessEnv and the spawning process's.
+	Env          map[string]string
 	AutoStart    bool
 	SlackEnabled bool
 	SlackChannel string

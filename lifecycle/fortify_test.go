@@ -2,7 +2,10 @@ package lifecycle
 
 import (
 	"context"
+	"errors"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -328,5 +331,53 @@ func TestStop_ReadOnlyStoreStopsAndWritesNothing(t *testing.T) {
 	rec, _ := s.read("supervisor")
 	if rec.Status != loop.StatusRunning || rec.Claim != nil || len(events(t, s, store.EventQuery{})) != before {
 		t.Fatalf("the read-only store was written: %+v", rec)
+	}
+}
+
+// Issue 16 #21: the agent's environment is the spawning process's (minus
+// secrets) with routing.harnessEnv and then the entry's env over it;
+// routing.harnessBinaries names the binary; the not-found refusal says
+// whose PATH was searched.
+func TestSpawn_ExplicitEnvironmentAndBinary(t *testing.T) {
+	r := newFakeRunner()
+	s := newTestService(t, r)
+	cfg := testConfig(t, "supervisor")
+	t.Setenv("F2_FROM_PROCESS", "process")
+	t.Setenv("F2_OVERRIDDEN", "process")
+	cfg.Routing.HarnessEnv = map[string]string{"F2_OVERRIDDEN": "routing", "F2_ROUTING": "routing", AgentTokenEnv: "forged"}
+	cfg.Standing.Sessions[0].Env = map[string]string{"F2_OVERRIDDEN": "entry"}
+	bin := filepath.Join(t.TempDir(), "my-claude")
+	if err := os.WriteFile(bin, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg.Routing.HarnessBinaries = map[string]string{"claude": bin}
+	s.LookPath = func(string) (string, error) { return "", errors.New("not on PATH") }
+	ctx := context.Background()
+	if res, err := s.StartStanding(ctx, cfg, "supervisor", false); err != nil || !res.OK {
+		t.Fatalf("start %+v %v", res, err)
+	}
+	spec := r.Spawns[0]
+	env := map[string]string{}
+	for _, kv := range spec.Env {
+		k, v, _ := strings.Cut(kv, "=")
+		if _, dup := env[k]; dup {
+			t.Fatalf("%s twice in %q", k, spec.Env)
+		}
+		env[k] = v
+	}
+	if env["F2_FROM_PROCESS"] != "process" || env["F2_ROUTING"] != "routing" || env["F2_OVERRIDDEN"] != "entry" ||
+		env[AgentTokenEnv] == "forged" || env[AgentTokenEnv] == "" || spec.Argv[0] != bin {
+		t.Fatalf("argv %q env %v", spec.Argv, env)
+	}
+
+	cfg.Routing.HarnessBinaries = nil
+	s.Source = "service"
+	if _, err := s.StopStanding(ctx, cfg, "supervisor"); err != nil {
+		t.Fatal(err)
+	}
+	res, _ := s.StartStanding(ctx, cfg, "supervisor", false)
+	if d := res.Sessions[0].Detail; res.OK || !strings.Contains(d, "not found on PATH") || !strings.Contains(d, "the-loop service's") ||
+		!strings.Contains(d, "routing.harnessBinaries.claude") {
+		t.Fatalf("not found: %+v", res.Sessions[0])
 	}
 }

@@ -163,7 +163,7 @@ func (st *standingStart) plan(*loop.StandingRecord) (spawnPlan, *refusal) {
 	if err != nil {
 		return spawnPlan{}, &refusal{detail: loop.ErrorMessage(err), fields: []loop.Field{loop.F("harness", def.Harness)}}
 	}
-	return spawnPlan{harness: def.Harness, adapter: adapter, args: def.HarnessArgs, cwd: cwd, resumePrompt: prompt, freshPrompt: prompt}, nil
+	return spawnPlan{harness: def.Harness, adapter: adapter, args: def.HarnessArgs, cwd: cwd, env: def.Env, resumePrompt: prompt, freshPrompt: prompt}, nil
 }
 
 // define writes the session's definition into its record (original §5.6

@@ -3,6 +3,8 @@ package lifecycle
 import (
 	"context"
 	"fmt"
+	"os"
+	"sort"
 	"strings"
 	"time"
 
@@ -58,6 +60,9 @@ type spawnPlan struct {
 	adapter loop.Harness
 	args    []string
 	cwd     string // absolute
+	// env is the entry's own variables (standingSessions.sessions[].env),
+	// over routing.harnessEnv.
+	env map[string]string
 	// resumePrompt goes into a resumed conversation, freshPrompt boots a
 	// new one.
 	resumePrompt, freshPrompt string
@@ -251,10 +256,9 @@ func (st *starter[R, Res]) spawn(ctx context.Context, rec *R, state loop.PaneSta
 	if no != nil {
 		return st.spawnFailed(ctx, rec, no.detail, no.fields...)
 	}
-	bin, err := s.LookPath(p.adapter.Binary())
+	bin, err := st.binary(p)
 	if err != nil {
-		return st.spawnFailed(ctx, rec, fmt.Sprintf("harness CLI '%s' not found on PATH — install it or point the %s adapter at the binary", p.adapter.Binary(), p.adapter.Name()),
-			loop.F("harness", p.harness))
+		return st.spawnFailed(ctx, rec, err.Error(), loop.F("harness", p.harness))
 	}
 	if err := p.adapter.Prepare(p.cwd, p.args); err != nil {
 		st.pending = append(st.pending, s.event("workspace.trust_failed", loop.LevelWarning,
@@ -265,7 +269,7 @@ func (st *starter[R, Res]) spawn(ctx context.Context, rec *R, state loop.PaneSta
 	if resume {
 		argv, err := p.adapter.ResumeArgv(id, p.args, p.resumePrompt)
 		if err == nil {
-			err = k.spawnIn(ctx, st.runner, cred.spec(p.adapter.Name(), loop.SpawnSpec{Argv: append([]string{bin}, argv...), Cwd: p.cwd, Tag: id}))
+			err = k.spawnIn(ctx, st.runner, st.spec(cred, p, bin, argv, id))
 		}
 		if err != nil && st.spawned(ctx, id) {
 			return st.up(ctx, EvResumed, p, id, loop.OutcomeResumed, "")
@@ -298,7 +302,7 @@ func (st *starter[R, Res]) spawn(ctx context.Context, rec *R, state loop.PaneSta
 	}
 	argv, err := p.adapter.FreshArgv(id, p.args, p.freshPrompt)
 	if err == nil {
-		err = k.spawnIn(ctx, st.runner, cred.spec(p.adapter.Name(), loop.SpawnSpec{Argv: append([]string{bin}, argv...), Cwd: p.cwd, Tag: id}))
+		err = k.spawnIn(ctx, st.runner, st.spec(cred, p, bin, argv, id))
 	}
 	if err != nil && !st.spawned(ctx, id) {
 		return st.spawnFailed(ctx, rec, loop.ErrorMessage(err), loop.F("harness", p.harness), loop.F("tmux_target", target))
@@ -342,6 +346,73 @@ func lastLine(ctx context.Context, runner loop.Runner, target string) string {
 		}
 	}
 	return "its pane showed nothing"
+}
+
+// spec is what a spawn runs: bin and argv in p's directory, tagged id, in
+// the agent's environment — the credential's (this process's environment
+// without the-loop's secrets, plus the agent's token), with
+// routing.harnessEnv and then the entry's env over it (the token stays).
+func (st *starter[R, Res]) spec(cred agentCredential, p spawnPlan, bin string, argv []string, id string) loop.SpawnSpec {
+	spec := cred.spec(p.adapter.Name(), loop.SpawnSpec{Argv: append([]string{bin}, argv...), Cwd: p.cwd, Tag: id})
+	spec.Env = overlayEnv(spec.Env, st.cfg.Routing.HarnessEnv, p.env)
+	return spec
+}
+
+// overlayEnv sets each overlay's variables in env, later overlays winning;
+// the agent's own credential is never replaced.
+func overlayEnv(env []string, overlays ...map[string]string) []string {
+	set := map[string]string{}
+	for _, o := range overlays {
+		for k, v := range o {
+			if k != "" && k != AgentTokenEnv && !strings.Contains(k, "=") {
+				set[k] = v
+			}
+		}
+	}
+	if len(set) == 0 {
+		return env
+	}
+	out := make([]string, 0, len(env)+len(set))
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		if _, over := set[k]; !over {
+			out = append(out, kv)
+		}
+	}
+	keys := make([]string, 0, len(set))
+	for k := range set {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		out = append(out, k+"="+set[k])
+	}
+	return out
+}
+
+// binary is the harness binary a spawn runs: routing.harnessBinaries'
+// path for it, else the one on this process's PATH. The refusal says whose
+// PATH was searched: the agent runs in the environment of the process that
+// spawns it (the CLI in-process, the service otherwise).
+func (st *starter[R, Res]) binary(p spawnPlan) (string, error) {
+	name := p.adapter.Name()
+	if path := st.cfg.Routing.HarnessBinaries[name]; path != "" {
+		fi, err := os.Stat(path)
+		if err != nil || fi.IsDir() || fi.Mode()&0o111 == 0 {
+			return "", fmt.Errorf("routing.harnessBinaries.%s is '%s', which is not an executable file — install the %s CLI there or fix the path", name, path, name)
+		}
+		return path, nil
+	}
+	bin, err := st.s.LookPath(p.adapter.Binary())
+	if err == nil {
+		return bin, nil
+	}
+	whose := fmt.Sprintf("this the-loop CLI's (pid %d: with no service running, the CLI spawns the agent in its own environment)", os.Getpid())
+	if st.s.Source == "service" {
+		whose = fmt.Sprintf("the the-loop service's (pid %d: the service spawns the agent, in the environment it was started with)", os.Getpid())
+	}
+	return "", fmt.Errorf("harness CLI '%s' not found on PATH — the PATH searched is %s, PATH=%s; install it there, set routing.harnessBinaries.%s to its absolute path, or restart the service with it on its PATH",
+		p.adapter.Binary(), whose, os.Getenv("PATH"), name)
 }
 
 // spawnFailed records <kind>.spawn_failed and releases the claim (back to
