@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -379,5 +380,63 @@ func TestSpawn_ExplicitEnvironmentAndBinary(t *testing.T) {
 	if d := res.Sessions[0].Detail; res.OK || !strings.Contains(d, "not found on PATH") || !strings.Contains(d, "the-loop service's") ||
 		!strings.Contains(d, "routing.harnessBinaries.claude") {
 		t.Fatalf("not found: %+v", res.Sessions[0])
+	}
+}
+
+// Issue 16 #4: a promptFile that is a FIFO fails that start at once; it
+// never blocks holding the session's claim.
+func TestStart_PromptFileFIFOFailsWithoutBlocking(t *testing.T) {
+	r := newFakeRunner()
+	s := newTestService(t, r)
+	cfg := testConfig(t, "supervisor")
+	fifo := filepath.Join(t.TempDir(), "brief")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg.Standing.Sessions[0].PromptFile = fifo
+	done := make(chan loop.StandingControlResult, 1)
+	go func() {
+		res, _ := s.StartStanding(context.Background(), cfg, "supervisor", false)
+		done <- res
+	}()
+	select {
+	case res := <-done:
+		if res.OK || !strings.Contains(res.Sessions[0].Detail, "not a regular file") || r.SpawnCount() != 0 {
+			t.Fatalf("start with a FIFO brief: %+v", res)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the start blocks reading a FIFO promptFile")
+	}
+}
+
+// Issue 16 #4: a stop ends within its bound (kill grace + 5 s) even while
+// another verb of this process holds the session, reporting a failed row.
+func TestStop_EndsWithinItsBoundBehindAStuckVerb(t *testing.T) {
+	r := newFakeRunner()
+	s := newTestService(t, r)
+	cfg := testConfig(t, "supervisor", "other")
+	ctx := context.Background()
+	if res, err := s.StartStanding(ctx, cfg, "", false); err != nil || !res.OK {
+		t.Fatalf("start %+v %v", res, err)
+	}
+	unlock := s.lock("supervisor") // a verb that never finishes
+	defer unlock()
+	done := make(chan loop.StandingControlResult, 1)
+	start := time.Now()
+	go func() {
+		res, _ := s.StopStanding(ctx, cfg, "")
+		done <- res
+	}()
+	select {
+	case res := <-done:
+		if d := time.Since(start); d > StopBound(cfg)+2*time.Second {
+			t.Fatalf("stop took %s, bound %s", d, StopBound(cfg))
+		}
+		if res.OK || res.Sessions[0].Name != "other" || res.Sessions[0].Outcome != loop.OutcomeStopped ||
+			res.Sessions[1].Outcome != loop.OutcomeFailed || !strings.Contains(res.Sessions[1].Detail, "gave up waiting") {
+			t.Fatalf("stop %+v", res.Sessions)
+		}
+	case <-time.After(StopBound(cfg) + 10*time.Second):
+		t.Fatal("the stop hangs behind a stuck verb")
 	}
 }

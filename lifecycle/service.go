@@ -44,7 +44,7 @@ type Service struct {
 	Announcer Announcer
 
 	mu    sync.Mutex
-	names map[string]*sync.Mutex
+	names map[string]chan struct{} // per-name locks: a token in a buffer of one
 }
 
 func (s *Service) now() time.Time {
@@ -65,18 +65,30 @@ func (s *Service) newID() string {
 
 // lock serialises verbs on one name inside this process.
 func (s *Service) lock(name string) func() {
+	unlock, _ := s.lockCtx(context.Background(), name)
+	return unlock
+}
+
+// lockCtx is lock, given up when ctx ends (then the error says another verb
+// of this process holds the name): a verb with a bound, stop above all,
+// never waits without end behind a start that is stuck.
+func (s *Service) lockCtx(ctx context.Context, name string) (func(), error) {
 	s.mu.Lock()
 	if s.names == nil {
-		s.names = map[string]*sync.Mutex{}
+		s.names = map[string]chan struct{}{}
 	}
 	m, ok := s.names[name]
 	if !ok {
-		m = &sync.Mutex{}
+		m = make(chan struct{}, 1)
 		s.names[name] = m
 	}
 	s.mu.Unlock()
-	m.Lock()
-	return m.Unlock
+	select {
+	case m <- struct{}{}:
+		return func() { <-m }, nil
+	case <-ctx.Done():
+		return func() {}, loop.Internal("another verb of this process (pid %d) on '%s' has not finished; gave up waiting for it (%v)", os.Getpid(), name, ctx.Err())
+	}
 }
 
 // event builds an envelope stamped with this process's source and pid.
@@ -252,7 +264,7 @@ func (s *Service) awaitClaim(ctx context.Context, what string, c *loop.Claim, cu
 		}
 		select {
 		case <-ctx.Done():
-			return ctx.Err()
+			return loop.Internal("%s has had a %s in flight in process %d since %s; gave up waiting for it (%v) — try again once it finishes", what, c.Op, c.PID, c.Since, ctx.Err())
 		case <-time.After(50 * time.Millisecond):
 		}
 	}

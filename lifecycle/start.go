@@ -81,8 +81,12 @@ type standingStart struct {
 // startOne is one session's start (original §5.6 _start_one, made safe for
 // concurrent processes by the claim).
 func (s *Service) startOne(ctx context.Context, cfg *config.Config, def loop.StandingDefinition) loop.StandingRow {
-	defer s.lock(def.Name)()
 	st := &standingStart{standingKind: standingKind{name: def.Name}, s: s, cfg: cfg, def: def}
+	unlock, err := s.lockCtx(ctx, def.Name)
+	defer unlock()
+	if err != nil {
+		return st.result(nil, false, loop.OutcomeFailed, loop.ErrorMessage(err))
+	}
 	row, err := startIn(ctx, s, cfg, st)
 	if err != nil {
 		return st.result(nil, false, loop.OutcomeFailed, err.Error())

@@ -37,6 +37,10 @@ func (s *Service) StopStanding(ctx context.Context, cfg *config.Config, name str
 		}
 		sort.Strings(names)
 	}
+	// A stop ends within its bound whatever holds a session: a row that
+	// cannot finish in time is a failed row (issue 16 #4).
+	ctx, cancel := context.WithTimeout(ctx, StopBound(cfg))
+	defer cancel()
 	rows := make([]loop.StandingRow, len(names))
 	var wg sync.WaitGroup
 	for i, n := range names {
@@ -54,8 +58,15 @@ func (s *Service) StopStanding(ctx context.Context, cfg *config.Config, name str
 	return res, nil
 }
 
+// StopBound is how long a stop of standing sessions may take before its
+// rows that have not finished fail: the kill grace plus 5 s (the SIGKILL,
+// the wait for it and the kill-session that follow run past it, bounded
+// too), so `the-loop stop` ends within the grace plus 15 s.
+func StopBound(cfg *config.Config) time.Duration {
+	return time.Duration(cfg.Routing.Tmux.HarnessKillGraceSeconds*float64(time.Second)) + 5*time.Second
+}
+
 func (s *Service) stopOne(ctx context.Context, cfg *config.Config, block *config.StandingConfig, name string) loop.StandingRow {
-	defer s.lock(name)()
 	var def *loop.StandingDefinition
 	if d, ok := block.Get(name); ok {
 		def = &d
@@ -64,6 +75,11 @@ func (s *Service) stopOne(ctx context.Context, cfg *config.Config, block *config
 		r := rowFor(name, def, rec, false)
 		r.Outcome, r.Detail = outcome, detail
 		return r
+	}
+	unlock, err := s.lockCtx(ctx, name)
+	defer unlock()
+	if err != nil {
+		return row(nil, loop.OutcomeFailed, loop.ErrorMessage(err)+"; nothing was stopped — run the stop again once it finishes")
 	}
 	target := loop.TmuxTargetFor(name)
 	for attempt := 0; attempt < 20; attempt++ {
@@ -144,8 +160,11 @@ func (s *Service) stopOne(ctx context.Context, cfg *config.Config, block *config
 		// The order is load-bearing: the agent flushes its conversation on
 		// SIGTERM; a kill-session straight away would lose it.
 		termErr := runner.TerminateHarnessIn(ctx, target, loop.StandingRef(name), grace)
-		killErr := runner.KillTarget(ctx, target)
-		if killErr != nil && runner.State(ctx, target) == loop.PaneAbsent {
+		// The kill runs even when the stop's bound has passed (then the
+		// terminate escalated at once): bounded on its own.
+		kctx, kcancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		killErr := runner.KillTarget(kctx, target)
+		if killErr != nil && runner.State(kctx, target) == loop.PaneAbsent {
 			killErr = nil
 		}
 		if killErr == nil && termErr != nil && loop.ErrorCode(termErr) != loop.ENOTFOUND {
@@ -153,6 +172,7 @@ func (s *Service) stopOne(ctx context.Context, cfg *config.Config, block *config
 			// have outlived SIGKILL (decisions D12): say so.
 			killErr = loop.Internal("%s: %s", target, loop.ErrorMessage(termErr))
 		}
+		kcancel()
 		if readOnly {
 			if killErr != nil {
 				return row(rec, loop.OutcomeFailed, loop.ErrorMessage(killErr)+"; nothing recorded: the store is read-only")

@@ -92,6 +92,9 @@ func (a *App) withBackend(tolerant bool,
 	}
 	ctx, stop := signalContext()
 	defer stop()
+	// Every verb has a bound, in this process and over REST alike.
+	ctx, cancel := context.WithTimeout(ctx, verbBound(cfg, tolerant))
+	defer cancel()
 	if cfg.Service.Enabled {
 		remote, err := a.viaService(cfg)
 		if err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/the-loop-dev/the-loop/config"
 )
@@ -26,5 +27,20 @@ func TestGoesOnThere_InterruptedServiceVerb(t *testing.T) {
 	}
 	if goesOnThere(ctx, cfg, nil) != nil {
 		t.Fatal("a verb that finished is not an error")
+	}
+}
+
+// Issue 16 #4: every verb of the CLI has a bound (its context deadline is
+// also the HTTP client's per-request timeout): a stop, the kill grace plus
+// 15 s; any other verb, the claim wait plus the tmux waits plus a minute.
+func TestVerbBound(t *testing.T) {
+	cfg := config.Default()
+	cfg.Routing.Tmux.HarnessKillGraceSeconds = 7
+	if got := verbBound(cfg, true); got != 22*time.Second {
+		t.Fatalf("stop bound %s, want 22s", got)
+	}
+	tm := cfg.Routing.Tmux
+	if got, want := verbBound(cfg, false), 2*time.Minute+tm.ResumeProbe()+tm.ReadyTimeout()+tm.SubmitDelay()+time.Minute; got != want {
+		t.Fatalf("verb bound %s, want %s", got, want)
 	}
 }

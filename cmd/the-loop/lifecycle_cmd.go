@@ -225,6 +225,11 @@ func (a *App) inProcess(cfg *config.Config, fn func(svc *lifecycle.Service) erro
 // ended first and they are stopped in this process. A service of another
 // state root answering at the address is left alone.
 func (a *App) stopAll(ctx context.Context, cfg *config.Config) loop.Report {
+	// `the-loop stop` ends within the kill grace plus 15 s (issue 16 #4):
+	// the sessions get their bound, the service what is left of it.
+	deadline := time.Now().Add(verbBound(cfg, true))
+	ctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
 	rep := loop.Report{StandingSessions: []loop.StandingRow{}}
 	row := loop.ServiceRow{Service: "service", Enabled: cfg.Service.Enabled}
 	var res loop.StandingControlResult
@@ -267,7 +272,7 @@ func (a *App) stopAll(ctx context.Context, cfg *config.Config) loop.Report {
 		rep.StandingSessions = append(rep.StandingSessions, failedRow(loop.ErrorMessage(newer)))
 	}
 	pid := servicePID(cfg)
-	switch stopped, kerr := endService(cfg, 30*time.Second); {
+	switch stopped, kerr := endService(cfg, max(time.Second, time.Until(deadline)-5*time.Second)); {
 	case kerr != nil:
 		row.Outcome, row.Detail = "failed", kerr.Error()
 	case stopped:
