@@ -2,22 +2,37 @@
 
 set shell := ["bash", "-euo", "pipefail", "-c"]
 
+# The linters just lint installs into bin/tools (go install, pinned).
+staticcheck_version := "v0.8.2"
+govulncheck_version := "v1.9.0"
+
 # List the recipes.
 default:
     @just --list
 
-# Build the binary into bin/the-loop.
+# Build the binary into bin/the-loop (static, cgo off: it starts faster and smaller; stamped with the commit for --version when git is there).
 build:
-    go build -o bin/the-loop ./cmd/the-loop
+    CGO_ENABLED=0 go build -buildvcs=auto -o bin/the-loop ./cmd/the-loop
 
-# Run every test (race detector on; real tmux on private servers).
-test:
-    go test -race -count=1 -timeout 20m ./...
+# Run every test: the unit and integration tests, then the end-to-end part against the real Claude Code.
+test: unit e2e
 
-# gofmt (fails on any file it would change) and go vet.
+# Every test but the end-to-end part (race detector on; real tmux on private servers; a hang fails after 5 minutes).
+unit:
+    go test -race -count=1 -timeout 5m $(go list ./... | grep -v '/e2e$')
+
+# The end-to-end part: the real Claude Code (installed by .ci/run into the cache) driven offline through the-loop against a fake Messages API; fails, not skips, when it is missing.
+e2e:
+    THE_LOOP_E2E=1 go test -race -count=1 -timeout 5m ./e2e/...
+
+# gofmt (fails on any file it would change), go vet, staticcheck and govulncheck (skipped, passing, when its database cannot be reached).
 lint:
     @out="$(gofmt -l .)"; if [ -n "$out" ]; then echo "gofmt would change:"; echo "$out"; exit 1; fi
     go vet ./...
+    GOBIN="$PWD/bin/tools" go install honnef.co/go/tools/cmd/staticcheck@{{staticcheck_version}}
+    GOBIN="$PWD/bin/tools" go install golang.org/x/vuln/cmd/govulncheck@{{govulncheck_version}}
+    bin/tools/staticcheck ./...
+    .ci/vulncheck bin/tools/govulncheck ./...
 
 # Cross-build and vet for macOS (amd64, arm64) and Linux arm64, cgo off.
 cross:

@@ -43,6 +43,16 @@ func (g *Grammar) String() string { return g.src }
 // ValidName reports whether name is a valid standing-session name.
 func ValidName(name string) bool { return NameRE.MatchString(name) }
 
+// CheckName refuses an invalid standing-session name as a caller's mistake
+// (EINVALID: exit 2, HTTP 400), whatever the verb.
+func CheckName(name string) error {
+	if ValidName(name) {
+		return nil
+	}
+	return Invalid("invalid standing-session name '%s': expected lowercase letters, digits and hyphens, "+
+		"not starting with a hyphen (max 40; %s) — the name becomes a tmux session and a file name", name, NameRE)
+}
+
 // StandingRef returns "standing:<name>".
 func StandingRef(name string) string { return StandingPrefix + name }
 

@@ -61,7 +61,8 @@ type WorkItemRef struct {
 // A malformed ref is EINVALID with the original's message. The provider
 // "standing" is refused: "standing:" belongs to standing sessions
 // (ParseStandingRef), so neither namespace can address the other — not even
-// through a tmux name (loop-standing-…).
+// through a tmux name: a ref whose tmux target starts with loop-standing-
+// (e.g. standing-ops:acme/web#7) is refused too.
 func ParseWorkItemRef(s string) (WorkItemRef, error) {
 	ref := strings.TrimSpace(s)
 	m := workItemRE().FindStringSubmatch(ref)
@@ -95,7 +96,13 @@ func ParseWorkItemRef(s string) (WorkItemRef, error) {
 	if m[1] == "github" && host == "" {
 		host = DefaultGitHubHost
 	}
-	return WorkItemRef{Provider: m[1], Host: host, Owner: owner, Repo: repo, Number: number}, nil
+	wi := WorkItemRef{Provider: m[1], Host: host, Owner: owner, Repo: repo, Number: number}
+	if target := wi.TmuxTarget(); strings.HasPrefix(target, StandingTargetPrefix) {
+		return WorkItemRef{}, Invalid("invalid work-item ref '%s'; its tmux session %s would be in the standing "+
+			"namespace (%s<name> belongs to standing sessions); use a provider that does not start with 'standing-'",
+			s, target, StandingTargetPrefix)
+	}
+	return wi, nil
 }
 
 func badPath(s string) *Error {

@@ -136,7 +136,18 @@ func TestRefs_NamespacesNeverCross(t *testing.T) {
 			t.Errorf("ParseStandingRef(%q) = %q; a work-item ref is never a standing ref", s, name)
 		}
 	}
-	// No work-item target can be a standing session's name.
+	// No work-item target can be a standing session's name (issue 16 #7):
+	// standing-ops:acme/web#7 would be loop-standing-ops-acme-web-7,
+	// standing session ops-acme-web-7's.
+	for _, s := range []string{"standing-ops:acme/web#7", "standing-x:ghe.corp.example/o/r#1", " standing-:a/b#2"} {
+		ref, err := loop.ParseWorkItemRef(s)
+		if loop.ErrorCode(err) != loop.EINVALID || !strings.Contains(loop.ErrorMessage(err), loop.StandingTargetPrefix) {
+			t.Errorf("ParseWorkItemRef(%q) = %+v, %v; want refused naming %s", s, ref, err, loop.StandingTargetPrefix)
+		}
+	}
+	if _, err := loop.ParseWorkItemRef("standingops:acme/web#7"); err != nil {
+		t.Errorf("standingops:acme/web#7 is outside the standing namespace, refused: %v", err)
+	}
 	ref, _ := loop.ParseWorkItemRef("github:octo/repo#5")
 	if strings.HasPrefix(ref.TmuxTarget(), loop.StandingTargetPrefix) {
 		t.Errorf("work-item target %q is in the standing namespace", ref.TmuxTarget())

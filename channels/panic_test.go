@@ -16,7 +16,7 @@ import (
 func TestPollerRun_RecoversFromAPanic(t *testing.T) {
 	w := newWorld(t)
 	w.cfg.Slack.IntervalSeconds = 1
-	w.poller.Service = &lifecycle.Service{} // no store: the cycle panics on it
+	w.poller.Threads = &lifecycle.Service{} // no store: the cycle panics on it
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan struct{})

@@ -24,6 +24,14 @@ type Config struct {
 	Version string
 	// StateRoot is state.root as written (default ".the-loop"); see StateDir.
 	StateRoot string
+	// ProjectDir is what relative paths in the config resolve against
+	// (decisions D27): the directory holding the .the-loop folder the config
+	// file lives in, else the config file's own directory; "" with no config
+	// file, when they resolve against the working directory. Load and
+	// LoadTolerant set it and resolve routing.spawnWorkdir and every
+	// standing session's cwd and promptFile to absolute paths with it;
+	// state.root stays as written and StateDir resolves it.
+	ProjectDir string
 
 	Routing  Routing
 	Service  Service
@@ -249,29 +257,94 @@ func Default() *Config {
 }
 
 // StateDir is the absolute state root: state.root with a leading ~ expanded,
-// resolved against the process's working directory.
-func (c *Config) StateDir() string { return absPath(c.StateRoot) }
+// resolved against the project directory (ProjectDir; the working directory
+// when there is no config file).
+func (c *Config) StateDir() string { return c.ResolvePath(c.StateRoot) }
+
+// CwdStateDir is where state.root pointed before decisions D27: resolved
+// against the working directory. It is "" when that is StateDir (state.root
+// absolute or under ~, no config file, or run from the project directory),
+// so a non-empty answer is a store that may have been left behind.
+func (c *Config) CwdStateDir() string {
+	old := absPath(c.StateRoot)
+	if old == c.StateDir() {
+		return ""
+	}
+	return old
+}
+
+// ResolvePath makes a path from the config absolute: a leading ~ expanded,
+// a relative path joined to ProjectDir (to the working directory when it
+// is ""). "" stays "".
+func (c *Config) ResolvePath(p string) string {
+	if p == "" {
+		return ""
+	}
+	p = ExpandHome(p)
+	if c.ProjectDir == "" || filepath.IsAbs(p) {
+		return absPath(p)
+	}
+	return filepath.Join(c.ProjectDir, p)
+}
+
+// ProjectDir returns the project directory of the config file at path: the
+// directory that holds the .the-loop folder the file lives in
+// (<proj>/.the-loop/cli-config.yaml gives <proj>), else the file's own
+// directory; "" when path is "".
+func ProjectDir(path string) string {
+	if path == "" {
+		return ""
+	}
+	dir := filepath.Dir(absPath(path))
+	if filepath.Base(dir) == ".the-loop" {
+		return filepath.Dir(dir)
+	}
+	return dir
+}
+
+// resolvePaths sets ProjectDir from Path and makes the config's relative
+// paths absolute with it (decisions D27): routing.spawnWorkdir and each
+// standing session's cwd and promptFile. harnessArgs pass verbatim. With no
+// config file nothing changes: paths resolve against the working directory
+// where they are used, as before.
+func (c *Config) resolvePaths() {
+	c.ProjectDir = ProjectDir(c.Path)
+	if c.ProjectDir == "" {
+		return
+	}
+	c.Routing.SpawnWorkdir = c.ResolvePath(c.Routing.SpawnWorkdir)
+	if c.Standing == nil {
+		return
+	}
+	for i := range c.Standing.Sessions {
+		d := &c.Standing.Sessions[i]
+		d.Cwd = c.ResolvePath(d.Cwd)
+		d.PromptFile = c.ResolvePath(d.PromptFile)
+	}
+}
 
 // absPath expands a leading ~ and makes p absolute (p as given when the
 // working directory cannot be read).
 func absPath(p string) string {
-	p = expandHome(p)
+	p = ExpandHome(p)
 	if a, err := filepath.Abs(p); err == nil {
 		return a
 	}
 	return p
 }
 
-// expandHome replaces a leading "~" or "~/" with the home directory.
-func expandHome(p string) string {
-	if p != "~" && !strings.HasPrefix(p, "~/") {
-		return p
+// ExpandHome replaces a leading "~" or "~/" with the home directory, as
+// the original's expanduser does; any other path, or one read when the home
+// directory is unknown, is returned as given. It is the one expansion every
+// config path and CLI flag goes through (state.root, promptFile, cwd,
+// --prompt-file, --cwd).
+func ExpandHome(p string) string {
+	if p == "~" || strings.HasPrefix(p, "~/") {
+		if home, err := os.UserHomeDir(); err == nil {
+			return home + p[1:]
+		}
 	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return p
-	}
-	return filepath.Join(home, strings.TrimPrefix(p, "~"))
+	return p
 }
 
 // seconds converts a non-negative number of seconds to a duration.

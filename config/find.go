@@ -46,8 +46,10 @@ func FindFlag(args []string) (path string, rest []string) {
 }
 
 // Resolve says which config file to load, first hit wins: the flag's path,
-// then $THE_LOOP_CLI_CONFIG, then ./.the-loop/cli-config.yaml and
-// ~/.the-loop/cli-config.yaml when they are files. The result is absolute
+// then $THE_LOOP_CLI_CONFIG, then ./.the-loop/cli-config.yaml,
+// ~/.the-loop/cli-config.yaml and $XDG_CONFIG_HOME/the-loop/cli-config.yaml
+// (~/.config when the variable is unset or not absolute, as the XDG base
+// directory rules say) when they are files. The result is absolute
 // (a leading ~ expanded); "" means no file: the defaults apply. A path named
 // by the flag or the variable is returned even when it does not exist
 // (Locate refuses it; Load would give the defaults).
@@ -67,6 +69,23 @@ func Resolve(flag string) string {
 		if isFile(global) {
 			return absPath(global)
 		}
+	}
+	if xdg := xdgConfigHome(); xdg != "" {
+		if p := filepath.Join(xdg, "the-loop", FileName); isFile(p) {
+			return p
+		}
+	}
+	return ""
+}
+
+// xdgConfigHome is $XDG_CONFIG_HOME when it is absolute, else ~/.config
+// ("" when neither is known).
+func xdgConfigHome() string {
+	if x := os.Getenv("XDG_CONFIG_HOME"); filepath.IsAbs(x) {
+		return x
+	}
+	if home, err := os.UserHomeDir(); err == nil && home != "" {
+		return filepath.Join(home, ".config")
 	}
 	return ""
 }
@@ -94,8 +113,8 @@ func Locate(flag string) (string, error) {
 		return path, nil
 	}
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-		return "", loop.Invalid("the CLI config %s (%s) does not exist; check the path, or leave it out to use ./.the-loop/%s, ~/.the-loop/%s or the defaults",
-			path, from, FileName, FileName)
+		return "", loop.Invalid("the CLI config %s (%s) does not exist; check the path, or leave it out to use ./.the-loop/%s, ~/.the-loop/%s, $XDG_CONFIG_HOME/the-loop/%s or the defaults",
+			path, from, FileName, FileName, FileName)
 	}
 	return path, nil
 }

@@ -44,24 +44,31 @@ func TestResolve_FollowsTheOriginalsOrder(t *testing.T) {
 		flag             string
 		env              string
 		local, home      bool
+		xdg              bool // a file under $XDG_CONFIG_HOME
 		localIsDirectory bool
-		want             string // "flag", "env", "local", "home" or ""
+		want             string // "flag", "env", "local", "home", "xdg" or ""
 	}{
 		{name: "flag wins over everything", flag: "from-flag.yaml", env: "from-env.yaml", local: true, home: true, want: "flag"},
 		{name: "env wins over the files", env: "from-env.yaml", local: true, home: true, want: "env"},
 		{name: "local file wins over home", local: true, home: true, want: "local"},
-		{name: "home when no local file", home: true, want: "home"},
+		{name: "home when no local file", home: true, xdg: true, want: "home"},
 		{name: "a local directory is not a file", localIsDirectory: true, home: true, want: "home"},
+		{name: "XDG config home after the original's places", xdg: true, want: "xdg"},
 		{name: "nothing: defaults", want: ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cwd, home := t.TempDir(), t.TempDir()
+			cwd, home, xdg := t.TempDir(), t.TempDir(), t.TempDir()
 			t.Chdir(cwd)
 			t.Setenv("HOME", home)
+			t.Setenv("XDG_CONFIG_HOME", xdg)
 			t.Setenv(EnvConfig, tt.env)
 			localPath := filepath.Join(cwd, ".the-loop", FileName)
 			homePath := filepath.Join(home, ".the-loop", FileName)
+			xdgPath := filepath.Join(xdg, "the-loop", FileName)
+			if tt.xdg {
+				mkfile(t, xdgPath)
+			}
 			if tt.local {
 				mkfile(t, localPath)
 			}
@@ -78,12 +85,28 @@ func TestResolve_FollowsTheOriginalsOrder(t *testing.T) {
 				"env":   filepath.Join(cwd, tt.env),
 				"local": localPath,
 				"home":  homePath,
+				"xdg":   xdgPath,
 				"":      "",
 			}[tt.want]
 			if got := Resolve(tt.flag); got != want {
 				t.Errorf("Resolve(%q) = %q, want %q", tt.flag, got, want)
 			}
 		})
+	}
+}
+
+func TestResolve_XDGConfigHomeDefaultsToDotConfig(t *testing.T) {
+	cwd, home := t.TempDir(), t.TempDir()
+	t.Chdir(cwd)
+	t.Setenv("HOME", home)
+	t.Setenv(EnvConfig, "")
+	want := filepath.Join(home, ".config", "the-loop", FileName)
+	mkfile(t, want)
+	for _, xdg := range []string{"", "relative/dir"} { // unset, or not absolute: ignored
+		t.Setenv("XDG_CONFIG_HOME", xdg)
+		if got := Resolve(""); got != want {
+			t.Errorf("XDG_CONFIG_HOME=%q: Resolve() = %q, want %q", xdg, got, want)
+		}
 	}
 }
 
@@ -105,5 +128,26 @@ func mkfile(t *testing.T, p string) {
 	}
 	if err := os.WriteFile(p, []byte("{}\n"), 0o600); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestExpandHome_OnlyALeadingTilde: "~" and "~/…" become the home
+// directory; "~user", a tilde elsewhere and absolute or relative paths are
+// kept as given.
+func TestExpandHome_OnlyALeadingTilde(t *testing.T) {
+	t.Setenv("HOME", "/home/op")
+	for in, want := range map[string]string{
+		"~":         "/home/op",
+		"~/":        "/home/op/",
+		"~/proj/a":  "/home/op/proj/a",
+		"~op/proj":  "~op/proj",
+		"proj/~/a":  "proj/~/a",
+		"/srv/proj": "/srv/proj",
+		"rel/dir":   "rel/dir",
+		"":          "",
+	} {
+		if got := ExpandHome(in); got != want {
+			t.Errorf("ExpandHome(%q) = %q, want %q", in, got, want)
+		}
 	}
 }

@@ -37,6 +37,7 @@ func Load(path string) (*Config, error) {
 		return nil, &loop.Error{Code: loop.EINVALID, Message: refusal(path, all)}
 	}
 	a.fill(cfg, doc)
+	cfg.resolvePaths()
 	cfg.Problems = errorsOf(all)
 	if len(a.standing) > 0 {
 		cfg.Standing = nil
@@ -72,6 +73,7 @@ func LoadTolerant(path string) *Config {
 	all := append(append(early, a.general...), a.standing...)
 	sortProblems(all)
 	a.fill(cfg, doc)
+	cfg.resolvePaths()
 	cfg.Problems = errorsOf(all)
 	if len(a.standing) > 0 {
 		cfg.StandingErr = &loop.Error{Code: loop.EINVALID, Message: joinProblems(a.standing)}

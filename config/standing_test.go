@@ -2,6 +2,8 @@ package config
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -198,7 +200,13 @@ func TestLoad_StandingDefaultsWithoutRouting(t *testing.T) {
 	if !ok {
 		t.Fatal("a not declared")
 	}
-	want := loop.StandingDefinition{Name: "a", Harness: "claude", Cwd: ".", PromptFile: "~/brief.md", AutoStart: true, Declared: true}
+	// Relative paths resolve against the project directory, ~ against the
+	// home directory (decisions D27).
+	home, _ := os.UserHomeDir()
+	want := loop.StandingDefinition{Name: "a", Harness: "claude", Cwd: cfg.ProjectDir, PromptFile: filepath.Join(home, "brief.md"), AutoStart: true, Declared: true}
+	if cfg.ProjectDir == "" || cfg.ProjectDir != filepath.Dir(cfg.Path) {
+		t.Errorf("ProjectDir = %q for %s", cfg.ProjectDir, cfg.Path)
+	}
 	if d.HarnessArgs != nil {
 		t.Errorf("HarnessArgs = %#v, want nil (nothing to inherit)", d.HarnessArgs)
 	}

@@ -24,13 +24,19 @@ const maxLinkHops = 40
 //   - the read-modify-write runs under an exclusive flock on "<real>.lock",
 //     so concurrent writers (other the-loop processes) do not lose updates;
 //   - a missing file starts as {}; a file that is not valid JSON, or whose
-//     value is not an object, is reported and left untouched;
+//     value is not an object, is re-read for a short while (its writer may be
+//     half-way through), then reported and left untouched — a file that could
+//     not be parsed is never replaced;
 //   - edit reports whether it changed anything; when it did not, nothing is
 //     written (mtime and inode stay);
 //   - the new content (indent 2, trailing newline) goes to a temp file in the
-//     same directory, then replaces the file by rename; a new file gets mode
-//     0600, an existing one keeps its mode.
+//     same directory; the file is re-read just before the temp file replaces
+//     it by rename, and when it changed meanwhile (Claude Code writes it
+//     without the lock) the edit starts over on the new content, so that
+//     writer's update is not lost (issue 16 #16). A new file gets mode 0600,
+//     an existing one keeps its mode.
 //
+// edit may therefore run more than once, each time on a fresh document.
 // Numbers are decoded as json.Number so values the edit does not touch are
 // written back digit for digit. Key order is not preserved.
 func updateJSONObject(path string, edit func(doc map[string]any) (bool, error)) error {
@@ -48,39 +54,101 @@ func updateJSONObject(path string, edit func(doc map[string]any) (bool, error)) 
 	}
 	defer unlock()
 
-	mode := fs.FileMode(0o600)
-	doc := map[string]any{}
-	data, err := os.ReadFile(real)
+	for attempt := 1; ; attempt++ {
+		before, err := readJSONObject(real)
+		if err != nil {
+			return err
+		}
+		changed, err := edit(before.doc)
+		if err != nil {
+			return fmt.Errorf("%s: %w; left untouched", real, err)
+		}
+		if !changed {
+			return nil
+		}
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(before.doc); err != nil { // Encode ends with the trailing newline
+			return fmt.Errorf("encode %s: %w", real, err)
+		}
+		done, err := replaceFile(real, buf.Bytes(), before.mode, func() (bool, error) {
+			now, err := readRaw(real)
+			if err != nil {
+				return false, err
+			}
+			return now.exists == before.exists && bytes.Equal(now.data, before.data), nil
+		})
+		if err != nil || done {
+			return err
+		}
+		if attempt == maxRereads {
+			return fmt.Errorf("%s kept changing while it was being edited (%d tries; another program, e.g. Claude Code, "+
+				"is writing it); left as that program wrote it — try again", real, maxRereads)
+		}
+	}
+}
+
+// maxRereads bounds the edits updateJSONObject starts over because the file
+// changed under it; parseRetries and parseRetryWait bound how long a file
+// that does not parse is re-read before it is reported.
+const (
+	maxRereads     = 8
+	parseRetries   = 10
+	parseRetryWait = 20 * time.Millisecond
+)
+
+// rawFile is a file's bytes as read, or its absence.
+type rawFile struct {
+	data   []byte
+	exists bool
+}
+
+func readRaw(path string) (rawFile, error) {
+	data, err := os.ReadFile(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
+		return rawFile{}, nil
 	case err != nil:
-		return fmt.Errorf("read %s: %w", real, err)
-	default:
-		if doc, err = decodeObject(data); err != nil {
-			return fmt.Errorf("%s: %w; left untouched — fix or remove it", real, err)
-		}
-		fi, err := os.Stat(real)
-		if err != nil {
-			return fmt.Errorf("stat %s: %w", real, err)
-		}
-		mode = fi.Mode().Perm()
+		return rawFile{}, fmt.Errorf("read %s: %w", path, err)
 	}
+	return rawFile{data: data, exists: true}, nil
+}
 
-	changed, err := edit(doc)
-	if err != nil {
-		return fmt.Errorf("%s: %w; left untouched", real, err)
+// jsonObject is a file read and parsed: its bytes, its object ({} when the
+// file is missing) and the mode a replacement gets.
+type jsonObject struct {
+	rawFile
+	doc  map[string]any
+	mode fs.FileMode
+}
+
+// readJSONObject reads and parses path; a file that does not parse is read
+// again a few times (a writer may be mid-write), then reported.
+func readJSONObject(path string) (jsonObject, error) {
+	for try := 1; ; try++ {
+		raw, err := readRaw(path)
+		if err != nil {
+			return jsonObject{}, err
+		}
+		if !raw.exists {
+			return jsonObject{rawFile: raw, doc: map[string]any{}, mode: 0o600}, nil
+		}
+		doc, err := decodeObject(raw.data)
+		if err != nil {
+			if try < parseRetries {
+				time.Sleep(parseRetryWait)
+				continue
+			}
+			return jsonObject{}, fmt.Errorf("%s: %w; left untouched — fix or remove it", path, err)
+		}
+		fi, err := os.Stat(path)
+		if err != nil {
+			return jsonObject{}, fmt.Errorf("stat %s: %w", path, err)
+		}
+		return jsonObject{rawFile: raw, doc: doc, mode: fi.Mode().Perm()}, nil
 	}
-	if !changed {
-		return nil
-	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(doc); err != nil { // Encode ends with the trailing newline
-		return fmt.Errorf("encode %s: %w", real, err)
-	}
-	return replaceFile(real, buf.Bytes(), mode)
 }
 
 // decodeObject parses data as exactly one JSON object.
@@ -167,33 +235,39 @@ func lockFile(path string, wait time.Duration) (func(), error) {
 	}, nil
 }
 
-// replaceFile writes data to a temp file beside path with mode, syncs it and
-// renames it over path.
-func replaceFile(path string, data []byte, mode fs.FileMode) (err error) {
+// replaceFile writes data to a temp file beside path with mode and syncs
+// it; then, when unchanged reports that path still holds what the edit
+// read, renames it over path (done true). Otherwise the temp file is removed
+// and path is left as it is (done false).
+func replaceFile(path string, data []byte, mode fs.FileMode, unchanged func() (bool, error)) (done bool, err error) {
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
-		return fmt.Errorf("create temp file for %s: %w", path, err)
+		return false, fmt.Errorf("create temp file for %s: %w", path, err)
 	}
 	defer func() {
-		if err != nil {
+		if err != nil || !done {
 			_ = tmp.Close()
 			_ = os.Remove(tmp.Name())
 		}
 	}()
 	if err = tmp.Chmod(mode); err != nil {
-		return fmt.Errorf("chmod temp file for %s: %w", path, err)
+		return false, fmt.Errorf("chmod temp file for %s: %w", path, err)
 	}
 	if _, err = tmp.Write(data); err != nil {
-		return fmt.Errorf("write temp file for %s: %w", path, err)
+		return false, fmt.Errorf("write temp file for %s: %w", path, err)
 	}
 	if err = tmp.Sync(); err != nil {
-		return fmt.Errorf("sync temp file for %s: %w", path, err)
+		return false, fmt.Errorf("sync temp file for %s: %w", path, err)
 	}
 	if err = tmp.Close(); err != nil {
-		return fmt.Errorf("close temp file for %s: %w", path, err)
+		return false, fmt.Errorf("close temp file for %s: %w", path, err)
+	}
+	ok, err := unchanged()
+	if err != nil || !ok {
+		return false, err
 	}
 	if err = os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("replace %s: %w", path, err)
+		return false, fmt.Errorf("replace %s: %w", path, err)
 	}
-	return nil
+	return true, nil
 }

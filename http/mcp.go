@@ -28,14 +28,14 @@ const (
 	toolSay  = "say_to_standing_session"
 )
 
-// newMCPHandler builds the MCP server (name "the-loop", version "1") and its
+// newMCPHandler builds the MCP server (name "the-loop", version health's) and its
 // streamable-HTTP handler. The handler is stateless — every tool is one
 // request and one answer, so there is no session to keep (or to hold a
 // shutdown open) — and answers in JSON. The go-sdk's own localhost check is
 // off: guard applies decisions D24's Host allow-list here as on REST, and the SDK's
 // check would refuse the names service.allowedHosts adds.
 func (s *Server) newMCPHandler() http.Handler {
-	srv := mcp.NewServer(&mcp.Implementation{Name: "the-loop", Version: "1"}, &mcp.ServerOptions{Logger: s.log})
+	srv := mcp.NewServer(&mcp.Implementation{Name: "the-loop", Version: s.opt.Version}, &mcp.ServerOptions{Logger: s.log})
 	mcp.AddTool(srv, &mcp.Tool{
 		Name:        toolList,
 		Description: "List every standing session (declared in the config or created at runtime): its status, whether its agent runs, its tmux target.",
@@ -104,7 +104,7 @@ type sayInput struct {
 }
 
 func (s *Server) mcpList(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, standingList, error) {
-	rows, err := s.opt.Lifecycle.ListStanding(ctx, s.opt.Config())
+	rows, err := s.opt.Standing.List(ctx)
 	if err != nil {
 		return nil, standingList{}, toolError(err)
 	}
@@ -115,7 +115,7 @@ func (s *Server) mcpList(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}
 }
 
 func (s *Server) mcpGet(ctx context.Context, _ *mcp.CallToolRequest, in nameInput) (*mcp.CallToolResult, loop.StandingRow, error) {
-	row, err := s.opt.Lifecycle.GetStanding(ctx, s.opt.Config(), in.Name)
+	row, err := s.opt.Standing.Get(ctx, in.Name)
 	if err != nil {
 		return nil, loop.StandingRow{}, toolError(err)
 	}
@@ -125,7 +125,7 @@ func (s *Server) mcpGet(ctx context.Context, _ *mcp.CallToolRequest, in nameInpu
 // mcpSay delivers as REST's say does; a message that was not delivered (the
 // agent not ready, or gone) is a tool error carrying the reason.
 func (s *Server) mcpSay(ctx context.Context, _ *mcp.CallToolRequest, in sayInput) (*mcp.CallToolResult, loop.SayResult, error) {
-	res, err := s.opt.Lifecycle.SayStanding(context.WithoutCancel(ctx), s.opt.Config(), in.Name, in.Text, in.Actor)
+	res, err := s.opt.Standing.Say(context.WithoutCancel(ctx), loop.StandingSayRequest{Name: in.Name, Text: in.Text, Actor: in.Actor})
 	if err != nil {
 		return nil, loop.SayResult{}, toolError(err)
 	}

@@ -77,7 +77,7 @@ func structured(t *testing.T, res *mcp.CallToolResult, v any) {
 func TestMCP_ListsExactlyTheThreeTools(t *testing.T) {
 	f := newFixture(t, fixtureOptions{agentBin: t.TempDir()})
 	cs := connectMCP(t, f, nil)
-	if info := cs.InitializeResult().ServerInfo; info.Name != "the-loop" || info.Version != "1" {
+	if info := cs.InitializeResult().ServerInfo; info.Name != "the-loop" || info.Version != "test-version" {
 		t.Fatalf("server info %+v", info)
 	}
 	tools, err := cs.ListTools(t.Context(), nil)

@@ -38,6 +38,15 @@ func TestErrorCodes(t *testing.T) {
 		{"restart without name", "POST", "/api/v1/standing-sessions/control", `{"verb":"restart"}`, 400, "no 'all' form"},
 		{"restart of unknown", "POST", "/api/v1/standing-sessions/control", `{"name":"nobody","verb":"restart"}`, 404, "neither declared"},
 		{"say whitespace", "POST", "/api/v1/standing-sessions/say", `{"name":"alpha","text":"  "}`, 400, "the message is empty"},
+		// issue 16 #9: a text of only control characters is empty, and an
+		// invalid name is a caller's mistake in every verb.
+		{"say only control characters", "POST", "/api/v1/standing-sessions/say", `{"name":"alpha","text":"\u001b\u0007\u009b\u200f\u007f"}`, 400, "the message is empty"},
+		{"say to an invalid name", "POST", "/api/v1/standing-sessions/say", `{"name":"Bad Name","text":"hi"}`, 400, "invalid standing-session name 'Bad Name'"},
+		{"stop of an invalid name", "POST", "/api/v1/standing-sessions/control", `{"name":"Bad Name!","verb":"stop"}`, 400, "invalid standing-session name 'Bad Name!'"},
+		{"start of an invalid name", "POST", "/api/v1/standing-sessions/control", `{"name":"Bad Name","verb":"start"}`, 400, "invalid standing-session name"},
+		{"restart of an invalid name", "POST", "/api/v1/standing-sessions/control", `{"name":"-x","verb":"restart"}`, 400, "invalid standing-session name"},
+		{"one of an invalid name", "GET", "/api/v1/standing-sessions/one?name=Bad%20Name", "", 400, "invalid standing-session name"},
+		{"delete of an invalid name", "POST", "/api/v1/standing-sessions/delete", `{"name":"Bad Name"}`, 400, "invalid standing-session name"},
 		{"say to unknown", "POST", "/api/v1/standing-sessions/say", `{"name":"nobody","text":"hi"}`, 404, "no standing session 'nobody' has been started"},
 		{"say without text", "POST", "/api/v1/standing-sessions/say", `{"name":"alpha"}`, 422, "body.text: field required"},
 		{"create of a declared name", "POST", "/api/v1/standing-sessions/create", `{"name":"alpha"}`, 400, "already declared"},
@@ -53,6 +62,7 @@ func TestErrorCodes(t *testing.T) {
 		{"body over the limit", "POST", "/api/v1/standing-sessions/say", big, 413, "larger than 2048 bytes (service.maxBodyBytes)"},
 		{"events limit not a number", "GET", "/api/v1/events?limit=many", "", 422, "query.limit: expected an integer"},
 		{"events unknown level", "GET", "/api/v1/events?level=loud", "", 400, "invalid level 'loud'"},
+		{"events of an invalid name", "GET", "/api/v1/events?standing=Bad%20Name", "", 400, "invalid standing-session name 'Bad Name'"},
 		{"events bad since", "GET", "/api/v1/events?since=yesterday", "", 400, "invalid since 'yesterday'"},
 		{"unknown route", "GET", "/api/v1/nope", "", 404, "no route GET /api/v1/nope"},
 		{"wrong method", "POST", "/api/v1/health", `{}`, 405, "method POST is not allowed on /api/v1/health"},

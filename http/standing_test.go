@@ -128,7 +128,7 @@ func TestStanding_EveryRouteThroughTheService(t *testing.T) {
 		t.Fatalf("stop: %d %s", r.status, r.body)
 	}
 	testkit.Eventually(t, func() bool {
-		rows, err := f.client.ListStanding(t.Context())
+		rows, err := f.client.Standing.List(t.Context())
 		return err == nil && len(rows) == 2 && !rows[0].Running && !rows[1].Running
 	}, 2*time.Second, "rows still running after stop")
 

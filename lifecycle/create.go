@@ -15,8 +15,8 @@ import (
 // create whose start fails leaves no record.
 func (s *Service) CreateStanding(ctx context.Context, cfg *config.Config, req loop.StandingCreateRequest) (loop.StandingControlResult, error) {
 	name := req.Name
-	if !loop.ValidName(name) {
-		return loop.StandingControlResult{}, loop.Invalid("invalid standing-session name '%s': expected lowercase letters, digits and hyphens, not starting with a hyphen (max 40) — the name becomes a tmux session and a file name", name)
+	if err := loop.CheckName(name); err != nil {
+		return loop.StandingControlResult{}, err
 	}
 	block, err := standingBlock(cfg)
 	if err != nil {
@@ -99,8 +99,8 @@ func (s *Service) CreateStanding(ctx context.Context, cfg *config.Config, req lo
 // its Slack thread binding). A declared session is refused; a stop that
 // fails keeps the record (decisions D17).
 func (s *Service) DeleteStanding(ctx context.Context, cfg *config.Config, name string) (loop.StandingControlResult, error) {
-	if !loop.ValidName(name) {
-		return loop.StandingControlResult{}, loop.Invalid("invalid standing-session name '%s'", name)
+	if err := loop.CheckName(name); err != nil {
+		return loop.StandingControlResult{}, err
 	}
 	if _, ok := tolerantBlock(cfg).Get(name); ok {
 		return loop.StandingControlResult{}, loop.Invalid("standing session '%[1]s' is declared in standingSessions.sessions, so deleting its record would not remove it — `the-loop start` would bring it back. Remove the entry from the config, or stop it with `the-loop standing stop %[1]s`", name)

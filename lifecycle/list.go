@@ -123,7 +123,10 @@ func (s *Service) rows(ctx context.Context, block *config.StandingConfig, recs [
 	live := map[string]bool{}
 	for socket, targets := range bySocket {
 		for target, st := range s.Runner(socket).States(ctx, targets) {
-			live[target] = st.LiveOrUnknown()
+			// Liveness that cannot be known is not running (issue 16
+			// #20): a cron check on status must not pass while tmux is
+			// missing or silent.
+			live[target] = st == loop.PaneLive
 		}
 	}
 	names := map[string]bool{}
@@ -152,6 +155,9 @@ func (s *Service) rows(ctx context.Context, block *config.StandingConfig, recs [
 
 // GetStanding returns one session's row.
 func (s *Service) GetStanding(ctx context.Context, cfg *config.Config, name string) (loop.StandingRow, error) {
+	if err := loop.CheckName(name); err != nil {
+		return loop.StandingRow{}, err
+	}
 	rows, err := s.ListStanding(ctx, cfg)
 	if err != nil {
 		return loop.StandingRow{}, err

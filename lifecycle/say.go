@@ -3,9 +3,9 @@ package lifecycle
 import (
 	"context"
 	"fmt"
-	"io"
 	"strings"
 	"time"
+	"unicode"
 
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/config"
@@ -29,8 +29,11 @@ func FrameSay(name, actor, text string) string {
 // spawns or resumes one. It waits for the agent to be ready for input
 // (decisions D14) and never reports delivered what the agent could not read.
 func (s *Service) SayStanding(ctx context.Context, cfg *config.Config, name, text, actor string) (loop.SayResult, error) {
-	if strings.TrimSpace(text) == "" {
-		return loop.SayResult{}, loop.Invalid("the message is empty; nothing to deliver")
+	if err := loop.CheckName(name); err != nil {
+		return loop.SayResult{}, err
+	}
+	if Blank(text) {
+		return loop.SayResult{}, loop.Invalid("the message is empty (nothing but whitespace and control characters); nothing to deliver")
 	}
 	rec, err := s.read(name)
 	if err != nil {
@@ -106,6 +109,15 @@ func stopClaimed(name string, rec *loop.StandingRecord) error {
 	return nil
 }
 
+// Blank reports whether text has nothing an agent could read: only
+// whitespace, control (C0, DEL, C1) and format characters (bidi controls,
+// zero-width marks).
+func Blank(text string) bool {
+	return strings.IndexFunc(text, func(r rune) bool {
+		return !unicode.IsSpace(r) && !unicode.IsControl(r) && !unicode.Is(unicode.Cf, r)
+	}) < 0
+}
+
 // waitReady polls the pane until the adapter says typed input would reach
 // the agent, or fails saying it is not ready. still, when not nil, is asked
 // at every poll whether the wait should go on; its error ends the wait.
@@ -133,16 +145,4 @@ func waitReady(ctx context.Context, runner loop.Runner, adapter loop.Harness, ta
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
-}
-
-// ReadText reads a say's text from a reader (a --text-file or stdin).
-func ReadText(r io.Reader, limit int64) (string, error) {
-	data, err := io.ReadAll(io.LimitReader(r, limit+1))
-	if err != nil {
-		return "", err
-	}
-	if int64(len(data)) > limit {
-		return "", loop.Invalid("the message is larger than %d bytes", limit)
-	}
-	return string(data), nil
 }

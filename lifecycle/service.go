@@ -22,7 +22,9 @@ import (
 // and across processes (the claim stored in the record).
 type Service struct {
 	DB *store.DB
-	// Runner returns the tmux runner for a socket name ("" = default server).
+	// Runner returns the tmux runner for a socket name ("" = default server),
+	// work-item entry points included. The service's comes already wrapped
+	// in the liveness cache (runner.NewCache, wired in cmd/the-loop).
 	Runner func(socket string) loop.Runner
 	// Harness returns the adapter for a harness name; session names the
 	// standing session in the refusal.
@@ -42,6 +44,10 @@ type Service struct {
 	// Announcer posts a Slack-enabled session's announcement after it
 	// starts (nil: never announced).
 	Announcer Announcer
+	// TmuxAvailable reports a tmux binary missing from PATH (the runner's
+	// Available); a start then refuses at once, naming it and how to
+	// install it. Nil: never checked.
+	TmuxAvailable func() error
 
 	mu    sync.Mutex
 	names map[string]chan struct{} // per-name locks: a token in a buffer of one

@@ -53,6 +53,9 @@ func (s *Service) StartAutoStanding(ctx context.Context, cfg *config.Config) (ro
 	if cfg.Standing == nil || !cfg.Standing.Enabled {
 		return nil, true, true
 	}
+	if err := s.tmuxMissing("start"); err != nil {
+		return []loop.StandingRow{{Name: "standingSessions", Outcome: loop.OutcomeFailed, Detail: err.Error()}}, false, false
+	}
 	res, err := s.StartStanding(ctx, cfg, "", true)
 	if err != nil {
 		return []loop.StandingRow{Misconfigured(err)}, false, false

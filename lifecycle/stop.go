@@ -23,6 +23,11 @@ func okStop(outcome string) bool {
 // running agent. A live tmux session the-loop has no record of is never
 // signalled.
 func (s *Service) StopStanding(ctx context.Context, cfg *config.Config, name string) (loop.StandingControlResult, error) {
+	if name != "" {
+		if err := loop.CheckName(name); err != nil {
+			return loop.StandingControlResult{}, err
+		}
+	}
 	block := tolerantBlock(cfg)
 	var names []string
 	if name != "" {
@@ -202,6 +207,9 @@ func (s *Service) RestartStanding(ctx context.Context, cfg *config.Config, name 
 	if name == "" {
 		return loop.StandingControlResult{}, loop.Invalid("restart names one standing session; it has no 'all' form")
 	}
+	if err := loop.CheckName(name); err != nil {
+		return loop.StandingControlResult{}, err
+	}
 	block, err := standingBlock(cfg)
 	if err != nil {
 		return loop.StandingControlResult{}, err
@@ -222,8 +230,19 @@ func (s *Service) RestartStanding(ctx context.Context, cfg *config.Config, name 
 	return started, nil
 }
 
-// ControlStanding dispatches a control verb by name (REST's /control).
+// ControlStanding dispatches a control verb by name (REST's /control). An invalid
+// name is refused whatever the verb (EINVALID); "" means every session.
 func (s *Service) ControlStanding(ctx context.Context, cfg *config.Config, name, verb string, autoOnly bool) (loop.StandingControlResult, error) {
+	if name != "" {
+		if err := loop.CheckName(name); err != nil {
+			return loop.StandingControlResult{}, err
+		}
+	}
+	if verb == "start" || verb == "restart" {
+		if err := s.tmuxMissing(verb); err != nil {
+			return loop.StandingControlResult{}, err
+		}
+	}
 	switch verb {
 	case "start":
 		return s.StartStanding(ctx, cfg, name, autoOnly)

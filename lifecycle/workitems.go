@@ -82,7 +82,7 @@ func (s *Service) ListWorkItems(ctx context.Context, cfg *config.Config, status 
 	for socket, targets := range bySocket {
 		live[socket] = map[string]bool{}
 		for target, st := range s.Runner(socket).States(ctx, targets) {
-			live[socket][target] = st.LiveOrUnknown()
+			live[socket][target] = st == loop.PaneLive // unknown is not running (issue 16 #20)
 		}
 	}
 	rows := make([]loop.WorkItemRow, 0, len(keep))
@@ -107,7 +107,7 @@ func (s *Service) GetWorkItem(ctx context.Context, cfg *config.Config, ref strin
 	}
 	running := false
 	if rec.TmuxTarget != "" {
-		running = s.Runner(rec.TmuxSocket).State(ctx, rec.TmuxTarget).LiveOrUnknown()
+		running = s.Runner(rec.TmuxSocket).State(ctx, rec.TmuxTarget) == loop.PaneLive
 	}
 	return workItemRow(rec, running), nil
 }
@@ -138,10 +138,7 @@ func (s *Service) ReplyWorkItem(ctx context.Context, cfg *config.Config, ref, te
 	}
 	noPane := loop.NotFound("the session for %[1]s has no live tmux pane to paste into — a reply never respawns one; answer on the ticket, "+
 		"or start it again with `the-loop sessions start --work-item %[1]s`", name)
-	runner, wr, err := s.workItemRunner(rec.TmuxSocket)
-	if err != nil {
-		return loop.ReplyResult{}, err
-	}
+	runner := s.Runner(rec.TmuxSocket)
 	if rec.TmuxTarget == "" || runner.State(ctx, rec.TmuxTarget) != loop.PaneLive {
 		return loop.ReplyResult{}, noPane
 	}
@@ -162,7 +159,7 @@ func (s *Service) ReplyWorkItem(ctx context.Context, cfg *config.Config, ref, te
 		return fail("error: " + err.Error()), nil
 	}
 	sess := loop.WorkItemTarget{Ref: name, TmuxTarget: rec.TmuxTarget}
-	if err := wr.Deliver(ctx, sess, strings.NewReader(FrameReply(name, actor, text))); err != nil {
+	if err := runner.Deliver(ctx, sess, strings.NewReader(FrameReply(name, actor, text))); err != nil {
 		if loop.ErrorCode(err) == loop.ENOTFOUND {
 			return loop.ReplyResult{}, noPane
 		}
@@ -252,11 +249,7 @@ func (s *Service) settleTmuxOnClose(ctx context.Context, item loop.WorkItemRef, 
 	note := func(err error) {
 		msgs = append(msgs, loop.Message{Stream: "err", Text: "note: " + loop.ErrorMessage(err)})
 	}
-	runner, wr, err := s.workItemRunner(rec.TmuxSocket)
-	if err != nil {
-		note(err)
-		return msgs
-	}
+	runner := s.Runner(rec.TmuxSocket)
 	sess := loop.WorkItemTarget{Ref: item.String(), TmuxTarget: target}
 	grace := time.Duration(tmux.HarnessKillGraceSeconds * float64(time.Second))
 	state := runner.State(ctx, target)
@@ -275,7 +268,7 @@ func (s *Service) settleTmuxOnClose(ctx context.Context, item loop.WorkItemRef, 
 		if tmux.KillHarnessOnClose && state.LiveOrUnknown() {
 			// remain-on-exit is re-set first, so the pane and its
 			// scrollback outlive the harness.
-			if err := wr.TerminateHarness(ctx, sess, grace); err != nil {
+			if err := runner.TerminateHarness(ctx, sess, grace); err != nil {
 				note(err)
 			} else {
 				out("ended the harness in tmux session %s", target)
@@ -295,11 +288,11 @@ func (s *Service) settleTmuxOnClose(ctx context.Context, item loop.WorkItemRef, 
 	// The whole tree first (decisions D12): helpers a harness started would
 	// otherwise outlive the kill-session.
 	if state.LiveOrUnknown() {
-		if err := wr.TerminateHarness(ctx, sess, grace); err != nil {
+		if err := runner.TerminateHarness(ctx, sess, grace); err != nil {
 			note(err)
 		}
 	}
-	if err := wr.Kill(ctx, sess); err != nil && runner.State(ctx, target) != loop.PaneAbsent {
+	if err := runner.Kill(ctx, sess); err != nil && runner.State(ctx, target) != loop.PaneAbsent {
 		note(err)
 	} else if err != nil {
 		out("note: tmux session %s was already gone", target)

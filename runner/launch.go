@@ -64,7 +64,7 @@ func writeLaunchFile(spec loop.SpawnSpec) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("could not write the launch file: %w", err)
 	}
-	if err := f.Chmod(0o600); err == nil {
+	if err = f.Chmod(0o600); err == nil {
 		_, err = f.Write(data)
 	}
 	if cerr := f.Close(); err == nil {

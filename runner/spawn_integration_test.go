@@ -137,8 +137,21 @@ func TestState_UnknownWhenTmuxDoesNotAnswer(t *testing.T) {
 		t.Fatalf("no tmux: State = %s, want unknown", st)
 	}
 	_, err = r.Snapshot(ctx, "loop-a")
-	if err == nil || !strings.Contains(err.Error(), "tmux binary 'tmux' not found on PATH") {
+	if err == nil || !strings.Contains(err.Error(), "tmux not found on PATH") || !strings.Contains(err.Error(), "apt-get install tmux") ||
+		!strings.Contains(err.Error(), "brew install tmux") {
 		t.Fatalf("no tmux: Snapshot = %v, want the install hint", err)
+	}
+	// issue 16 #20: the missing binary is a typed error, and Available
+	// names it before any command runs.
+	var nf *runner.TmuxNotFoundError
+	if !errors.As(err, &nf) || nf.Binary != "tmux" {
+		t.Fatalf("no tmux: Snapshot = %#v, want a *TmuxNotFoundError", err)
+	}
+	if err := r.Available(); !errors.As(err, &nf) {
+		t.Fatalf("no tmux: Available = %v, want a *TmuxNotFoundError", err)
+	}
+	if err := slow.Available(); err != nil {
+		t.Fatalf("a Commander of the caller's answers for itself: Available = %v", err)
 	}
 }
 

@@ -69,8 +69,11 @@ type Options struct {
 	// "<Launcher…> <file>" (e.g. the-loop internal-exec FILE, which calls
 	// ExecFromFile). Without it such a spawn fails naming the limit.
 	Launcher []string
-	// LockDir holds the per-target delivery locks (default
-	// $TMPDIR/the-loop-tmux-locks-<uid>).
+	// LockDir holds the per-target delivery locks; it must be owned by the
+	// caller and writable by nobody else. the-loop puts it under its state
+	// root (<state.root>/local/locks), so every process of one project
+	// serialises whatever its $TMPDIR. Default, for a runner used alone:
+	// $TMPDIR/the-loop-tmux-locks-<uid>.
 	LockDir string
 	// Logger receives warnings and debug lines (default: discarded).
 	Logger *slog.Logger
@@ -162,9 +165,12 @@ type NoAnswerError struct {
 
 // Error explains why tmux did not answer.
 func (e *NoAnswerError) Error() string {
+	var nf *TmuxNotFoundError
+	if errors.As(e.Err, &nf) {
+		return nf.Error()
+	}
 	if errors.Is(e.Err, exec.ErrNotFound) {
-		return "tmux binary 'tmux' not found on PATH — install it (macOS: `brew install tmux` · " +
-			"Debian/Ubuntu: `apt install tmux` · Fedora: `dnf install tmux`)"
+		return (&TmuxNotFoundError{Binary: "tmux", Err: e.Err}).Error()
 	}
 	if errors.Is(e.Err, context.DeadlineExceeded) {
 		return fmt.Sprintf("tmux %s timed out", verbOf(e.Args))
@@ -174,6 +180,41 @@ func (e *NoAnswerError) Error() string {
 
 // Unwrap returns the cause.
 func (e *NoAnswerError) Unwrap() error { return e.Err }
+
+// TmuxNotFoundError is the tmux binary missing from PATH: tmux cannot
+// answer at all, so whether a session runs cannot be known. Test for it
+// with errors.As (a *NoAnswerError wraps it) or Available.
+type TmuxNotFoundError struct {
+	Binary string // what was looked for ("tmux")
+	Err    error  // exec.LookPath's error
+}
+
+// Error names the binary and how to install it.
+func (e *TmuxNotFoundError) Error() string {
+	return fmt.Sprintf("tmux not found on PATH (looked for '%s') — install it: `apt-get install tmux` (Debian/Ubuntu) · "+
+		"`brew install tmux` (macOS) · `dnf install tmux` (Fedora); nothing can run without it", e.Binary)
+}
+
+// Unwrap returns exec.LookPath's error.
+func (e *TmuxNotFoundError) Unwrap() error { return e.Err }
+
+// Available reports a tmux binary missing from PATH as *TmuxNotFoundError,
+// before any command: nil when it is there, or when a Commander other than
+// ExecCommander runs tmux (it answers for itself).
+func (t *Tmux) Available() error {
+	c, ok := t.opt.Cmd.(ExecCommander)
+	if !ok {
+		return nil
+	}
+	bin := c.Binary
+	if bin == "" {
+		bin = "tmux"
+	}
+	if _, err := exec.LookPath(bin); err != nil {
+		return &TmuxNotFoundError{Binary: bin, Err: err}
+	}
+	return nil
+}
 
 // ExecCommander runs the tmux binary with exec.CommandContext, without a
 // shell, capturing stdout and stderr.
@@ -193,7 +234,7 @@ func (c ExecCommander) Run(ctx context.Context, args []string, stdin io.Reader) 
 	}
 	path, err := exec.LookPath(bin)
 	if err != nil {
-		return nil, &NoAnswerError{Args: args, Err: err}
+		return nil, &NoAnswerError{Args: args, Err: &TmuxNotFoundError{Binary: bin, Err: err}}
 	}
 	cmd := exec.CommandContext(ctx, path, args...)
 	if len(c.DropEnv) > 0 {
@@ -290,7 +331,8 @@ func sessionGone(err error) bool {
 
 // absentAnswer reports whether err is tmux answering that the session does
 // not exist: "can't find session", "no such session" (the option commands'
-// wording), or no server (noServer). Any other non-zero answer — permission
+// wording), "no current target" (a server left with no session at all, as
+// while its last one ends), or no server (noServer). Any other non-zero answer — permission
 // denied on the socket, a protocol version mismatch, … — says nothing about
 // the session, and its state is unknown.
 func absentAnswer(err error) bool {
@@ -299,7 +341,8 @@ func absentAnswer(err error) bool {
 		return false
 	}
 	s := strings.ToLower(ee.Stderr)
-	return strings.Contains(s, "can't find session") || strings.Contains(s, "no such session") || noServer(s)
+	return strings.Contains(s, "can't find session") || strings.Contains(s, "no such session") ||
+		strings.Contains(s, "no current target") || noServer(s)
 }
 
 // noServer reports whether tmux's message says no server is running: "no

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	bolt "go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
 
 	loop "github.com/the-loop-dev/the-loop"
 )
@@ -86,7 +87,7 @@ func TestMigrate_AppliesPendingMigrationsInOrderOnce(t *testing.T) {
 	// A failing migration leaves the file as it was: its transaction rolls back.
 	bad := append(v3, migration{4, "four", func(tx *bolt.Tx) error {
 		_ = tx.Bucket(bucketStanding).Put([]byte("x"), []byte("{}"))
-		return bolt.ErrTxClosed
+		return bolterrors.ErrTxClosed
 	}})
 	err = bdb.Update(func(tx *bolt.Tx) error { return migrate(tx, path, bad) })
 	if err == nil || !strings.Contains(err.Error(), "migration 4 (four)") {

@@ -1,14 +1,17 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 
 	"github.com/alecthomas/kong"
 
@@ -23,7 +26,9 @@ import (
 
 // CLI is the command tree. Each command lives in its own *_cmd.go file.
 type CLI struct {
-	Config   string          `short:"c" help:"Path of the CLI config (else THE_LOOP_CLI_CONFIG, ./.the-loop/cli-config.yaml, ~/.the-loop/cli-config.yaml)." placeholder:"PATH"`
+	Version kong.VersionFlag `help:"Print the-loop's version and commit, and exit."`
+
+	Config   string          `short:"c" help:"Path of the CLI config (else THE_LOOP_CLI_CONFIG, ./.the-loop/cli-config.yaml, ~/.the-loop/cli-config.yaml, $XDG_CONFIG_HOME/the-loop/cli-config.yaml)." placeholder:"PATH"`
 	Start    StartCmd        `cmd:"" help:"Start the service (when enabled) and the standing sessions that auto-start."`
 	Stop     StopCmd         `cmd:"" help:"Stop every recorded standing session, then the service."`
 	Status   StatusCmd       `cmd:"" help:"Report the service and the standing sessions; exit 1 when something that should be up is not."`
@@ -37,6 +42,9 @@ type CLI struct {
 	Cfg      ConfigCmd       `cmd:"" name:"config" help:"Check or print the CLI config's schema."`
 	Token    TokenCmd        `cmd:"" help:"Print the operator's token (or replace it with --rotate)."`
 	Exec     InternalExecCmd `cmd:"" name:"internal-exec" hidden:"" help:"Exec a harness argv from a file (used inside tmux panes)."`
+
+	Completion CompletionCmd `cmd:"" help:"Print the shell completion script for bash, zsh or fish (verbs, flags, session names)."`
+	Complete   CompleteCmd   `cmd:"" name:"__complete" hidden:"" help:"Print the completion candidates for the words given (used by the completion scripts)."`
 }
 
 // App is what every command's Run receives: the resolved config path, the
@@ -71,6 +79,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			}
 		}),
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
+		kong.Vars{"version": "the-loop " + loop.Version()},
 	)
 	if err != nil {
 		fmt.Fprintf(stderr, "error: %v\n", err)
@@ -81,7 +90,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return exit
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "error: %v\n", err)
+		fmt.Fprintf(stderr, "error: %s\n", termLines(err.Error()))
 		var pe *kong.ParseError
 		if errors.As(err, &pe) {
 			_ = pe.Context.PrintUsage(true)
@@ -96,15 +105,52 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		resolved = config.Resolve(path)
 	}
 	app := &App{ConfigPath: resolved, Stdin: stdin, Stdout: stdout, Stderr: stderr}
+	var cleanup []func()
+	defer func() {
+		for i := len(cleanup) - 1; i >= 0; i-- {
+			cleanup[i]()
+		}
+	}()
+	// A command's Run may take, besides *App, the verb's context (cancelled
+	// by Ctrl-C, ended at the verb's bound: issue 16 #4) and the services
+	// picked once for this invocation (hermit style): it never decides
+	// itself whether to go through the service. The context is made from
+	// the services (the bound is the config's), so a Run taking it takes
+	// them too.
+	var picked *services
+	var verbCtx context.Context
+	if err := kctx.BindSingletonProvider(func(api services) (context.Context, error) {
+		ctx, stop := api.bound(false)
+		cleanup = append(cleanup, stop)
+		verbCtx = ctx
+		return ctx, nil
+	}); err != nil {
+		return exitCode(loop.Internal("binding the verb context: %w", err), stderr)
+	}
+	if err := kctx.BindSingletonProvider(func() (services, error) {
+		api, done, err := app.pickServices(false)
+		if err == nil {
+			cleanup = append(cleanup, done)
+			picked = &api
+		}
+		return api, err
+	}); err != nil {
+		return exitCode(loop.Internal("binding the services: %w", err), stderr)
+	}
 	err = kctx.Run(app)
+	if picked != nil && verbCtx != nil {
+		err = picked.finish(verbCtx, stderr, err)
+	}
 	return exitCode(err, stderr)
 }
 
 // needsConfig reports whether the command reads the CLI config: all but
-// `config schema`, `config validate FILE` and internal-exec do.
+// `config schema`, `config validate FILE`, internal-exec and completion
+// (which reads it only when it can) do.
 func needsConfig(kctx *kong.Context, cli *CLI) bool {
 	switch cmd := kctx.Command(); {
-	case strings.HasPrefix(cmd, "config schema"), strings.HasPrefix(cmd, "internal-exec"):
+	case strings.HasPrefix(cmd, "config schema"), strings.HasPrefix(cmd, "internal-exec"),
+		strings.HasPrefix(cmd, "completion"), strings.HasPrefix(cmd, "__complete"):
 		return false
 	case strings.HasPrefix(cmd, "config validate"):
 		return cli.Cfg.Validate.File == ""
@@ -121,14 +167,80 @@ func exitCode(err error, stderr io.Writer) int {
 	if errors.As(err, &ee) {
 		return ee.code
 	}
-	fmt.Fprintf(stderr, "error: %s\n", loop.ErrorMessage(err))
+	fmt.Fprintf(stderr, "error: %s\n", termLines(loop.ErrorMessage(err)))
 	return loop.ExitCode(loop.ErrorCode(err))
 }
 
 // LoadConfig loads the config strictly: a problem outside standingSessions
 // refuses every verb but stop (decisions D8).
 func (a *App) LoadConfig() (*config.Config, error) {
-	return config.Load(a.ConfigPath)
+	cfg, err := config.Load(a.ConfigPath)
+	if err != nil {
+		return nil, err
+	}
+	if err := refuseMovedStore(cfg); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+// LoadTolerant loads the config tolerantly for a verb that reads but must
+// not miss a store (events): a store left at the old place is refused as by
+// LoadConfig.
+func (a *App) LoadTolerant() (*config.Config, error) {
+	cfg := config.LoadTolerant(a.ConfigPath)
+	if err := refuseMovedStore(cfg); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+// LoadForStop loads the config tolerantly for stop (decisions D8). When the
+// store is still at the old place (movedStore), stop uses it — the agents
+// it knows of run from there — and says so on stderr.
+func (a *App) LoadForStop() *config.Config {
+	cfg := config.LoadTolerant(a.ConfigPath)
+	if old, moved := movedStore(cfg); moved {
+		fmt.Fprintf(a.Stderr, "note: using the store at %s (state.root resolved against the working directory, as before); "+
+			"once stopped, move it to %s or set an absolute state.root\n", termSafe(old), termSafe(cfg.StateDir()))
+		cfg.StateRoot = old
+	}
+	return cfg
+}
+
+// storeFile is the store's file under a state root.
+func storeFile(stateDir string) string { return filepath.Join(stateDir, "the-loop.db") }
+
+// movedStore reports a store left behind by decisions D27's move: relative
+// paths in the config used to resolve against the working directory and
+// now resolve against the project directory. It answers the old state root
+// when that holds a store and the new one does not.
+func movedStore(cfg *config.Config) (string, bool) {
+	old := cfg.CwdStateDir()
+	if old == "" {
+		return "", false
+	}
+	if _, err := os.Stat(storeFile(old)); err != nil {
+		return "", false
+	}
+	if _, err := os.Stat(storeFile(cfg.StateDir())); err == nil {
+		return "", false
+	}
+	return old, true
+}
+
+// refuseMovedStore refuses every verb but stop (EINVALID, exit 2) while the
+// store is at the old place: run there, it would see another, empty store
+// — and report a running agent not running.
+func refuseMovedStore(cfg *config.Config) error {
+	old, moved := movedStore(cfg)
+	if !moved {
+		return nil
+	}
+	return loop.Invalid("the store is at %[1]s, where state.root '%[3]s' pointed when it resolved against the working directory; "+
+		"it now resolves against the project directory %[4]s, so the state root is %[2]s, which holds no store. "+
+		"Run `the-loop stop` (it still uses %[1]s), then move the folder (mv %[1]s %[2]s), or set an absolute state.root",
+		old, cfg.StateDir(), cfg.StateRoot, cfg.ProjectDir)
 }
 
 // OpenStore opens the store under the config's state root. transient opens
@@ -139,6 +251,10 @@ func (a *App) OpenStore(cfg *config.Config, transient bool) (*store.DB, error) {
 		MaxEvents: cfg.EventLog.MaxEvents,
 	})
 }
+
+// lockDir holds the runner's per-target delivery locks:
+// <state.root>/local/locks.
+func lockDir(cfg *config.Config) string { return filepath.Join(cfg.StateDir(), "local", "locks") }
 
 // fixed is a config source that always gives cfg (a one-shot CLI verb).
 func fixed(cfg *config.Config) func() *config.Config { return func() *config.Config { return cfg } }
@@ -160,8 +276,12 @@ func (a *App) Lifecycle(current func() *config.Config, db *store.DB, source stri
 				SubmitDelay: current().Routing.Tmux.SubmitDelay(),
 				Launcher:    []string{self, "internal-exec"},
 				DropEnv:     lifecycle.SecretEnv(current()),
+				// Under the state root, not $TMPDIR: a CLI and a service
+				// with different TMPDIRs serialise, and no other local user
+				// can pre-create it (issue 16 #14).
+				LockDir: lockDir(current()),
 			}
-			key := fmt.Sprintf("%s\x00%d\x00%s", socket, opt.SubmitDelay, strings.Join(opt.DropEnv, "\x00"))
+			key := fmt.Sprintf("%s\x00%d\x00%s\x00%s", socket, opt.SubmitDelay, opt.LockDir, strings.Join(opt.DropEnv, "\x00"))
 			mu.Lock()
 			defer mu.Unlock()
 			if r, ok := runners[key]; ok {
@@ -169,7 +289,7 @@ func (a *App) Lifecycle(current func() *config.Config, db *store.DB, source stri
 			}
 			var r loop.Runner = runner.New(opt)
 			if cached { // the service answers many reads: liveness from a shared, fresh-enough query
-				r = lifecycle.CachedRunner(r, lifecycle.DefaultLivenessTTL)
+				r = runner.NewCache(r, runner.DefaultLivenessTTL)
 			}
 			runners[key] = r
 			return r
@@ -185,5 +305,20 @@ func (a *App) Lifecycle(current func() *config.Config, db *store.DB, source stri
 		Source:   source,
 
 		Announcer: channels.Announcer{}, // Slack: a started session's announcement
+		// tmux missing from PATH is named before a start tries anything.
+		TmuxAvailable: func() error { return runner.New(runner.Options{}).Available() },
 	}
+}
+
+// signalContext is cancelled by Ctrl-C or SIGTERM.
+func signalContext() (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+}
+
+// okExit is nil when ok, else exit status 1 with nothing more to say.
+func okExit(ok bool) error {
+	if ok {
+		return nil
+	}
+	return &exitError{code: 1}
 }

@@ -34,7 +34,7 @@ func (c *ConfigValidateCmd) Run(a *App) error {
 		return nil
 	}
 	for _, p := range problems {
-		fmt.Fprintf(a.Stderr, "%s: %s\n", path, loop.ErrorMessage(p))
+		fmt.Fprintf(a.Stderr, "%s: %s\n", termSafe(path), termLines(loop.ErrorMessage(p)))
 	}
 	return &exitError{code: 2}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	nethttp "net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/config"
 	loophttp "github.com/the-loop-dev/the-loop/http"
+	"github.com/the-loop-dev/the-loop/sdk"
 )
 
 // The service's files under the state root.
@@ -25,9 +27,12 @@ func logPath(cfg *config.Config) string { return filepath.Join(cfg.StateDir(), "
 // serviceURL is where the CLI reaches the service.
 func serviceURL(cfg *config.Config) string { return "http://" + cfg.Service.Addr() }
 
-// client is the typed client for the configured service.
-func (a *App) client(cfg *config.Config) *loophttp.Client {
-	return loophttp.NewClient(serviceURL(cfg), loophttp.ClientOptions{Token: serviceToken(cfg)})
+// client is the typed client for the configured service. Every request
+// ends within the verb's bound (verbBound, issue 16 #4) even when a
+// caller's context has none.
+func (a *App) client(cfg *config.Config) *sdk.Client {
+	return sdk.New(serviceURL(cfg), sdk.WithToken(serviceToken(cfg)),
+		sdk.WithHTTPClient(&nethttp.Client{Timeout: verbBound(cfg, false)}))
 }
 
 // serviceToken is the operator's token the CLI sends: the variable
@@ -42,9 +47,20 @@ func serviceToken(cfg *config.Config) string {
 	return token
 }
 
-// pidLock is the service's single-instance lock: an flock on the pid file,
-// held for the service's life.
+// pidLock is the service's single-instance lock: an exclusive flock on the
+// pid file, held for the service's life. A probe (servicePID) tests it with
+// a shared flock held for an instant; a service that finds the lock taken
+// tells the two apart — a shared lock it can take too means only probes
+// hold it, and it tries again — so a probe never makes the service refuse
+// to start (issue 16 #14).
 type pidLock struct{ f *os.File }
+
+// pidLockWait bounds how long lockPID keeps trying while only probes hold
+// the lock (each holds it for microseconds); pidLockPoll is its retry.
+const (
+	pidLockWait = 10 * time.Second
+	pidLockPoll = time.Millisecond
+)
 
 // lockPID takes the lock or names the process that holds it.
 func lockPID(path string) (*pidLock, error) {
@@ -55,14 +71,42 @@ func lockPID(path string) (*pidLock, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		f.Close()
-		pid, _ := readPID(path)
-		return nil, loop.Errorf(loop.EINTERNAL, "the-loop service is already running for this state root (pid %d, %s); stop it with `the-loop stop`", pid, path)
+	deadline := time.Now().Add(pidLockWait)
+	for {
+		err := flock(f, syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) {
+			f.Close()
+			return nil, loop.Errorf(loop.EINTERNAL, "could not lock %s: %v", path, err)
+		}
+		// Held. A shared lock is refused only while a service holds it
+		// exclusively; granted, only probes were in the way.
+		if err := flock(f, syscall.LOCK_SH|syscall.LOCK_NB); err != nil {
+			f.Close()
+			return nil, loop.Errorf(loop.EINTERNAL, "the-loop service is already running for this state root (pid %d, %s); stop it with `the-loop stop`", holderPID(path), path)
+		}
+		_ = flock(f, syscall.LOCK_UN)
+		if time.Now().After(deadline) {
+			f.Close()
+			return nil, loop.Errorf(loop.EINTERNAL, "could not lock %s within %s: other processes keep probing it; try again", path, pidLockWait)
+		}
+		time.Sleep(pidLockPoll)
 	}
 	_ = f.Truncate(0)
 	_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
 	return &pidLock{f: f}, nil
+}
+
+// flock is syscall.Flock retried on EINTR.
+func flock(f *os.File, how int) error {
+	for {
+		err := syscall.Flock(int(f.Fd()), how)
+		if !errors.Is(err, syscall.EINTR) {
+			return err
+		}
+	}
 }
 
 func (l *pidLock) release() {
@@ -79,6 +123,19 @@ func readPID(path string) (int, error) {
 	return strconv.Atoi(strings.TrimSpace(string(data)))
 }
 
+// holderPID reads the pid of the service holding the lock, waiting a
+// moment for one that has just taken it to write its pid (0 when it never
+// does).
+func holderPID(path string) int {
+	for range 100 {
+		if pid, err := readPID(path); err == nil && pid > 0 {
+			return pid
+		}
+		time.Sleep(pidLockPoll)
+	}
+	return 0
+}
+
 // servicePID returns the pid of the service holding the lock, or 0 when no
 // service holds it.
 func servicePID(cfg *config.Config) int {
@@ -88,12 +145,11 @@ func servicePID(cfg *config.Config) int {
 		return 0
 	}
 	defer f.Close()
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB); err == nil {
-		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+	if err := flock(f, syscall.LOCK_SH|syscall.LOCK_NB); err == nil {
+		_ = flock(f, syscall.LOCK_UN)
 		return 0 // nobody holds it
 	}
-	pid, _ := readPID(path)
-	return pid
+	return holderPID(path)
 }
 
 // serviceState is what the CLI finds at service.host:service.port. Two
@@ -171,7 +227,7 @@ func (a *App) viaService(cfg *config.Config) (bool, error) {
 	case st.holder != 0:
 		return false, st.held(cfg)
 	}
-	fmt.Fprintf(a.Stderr, "warning: %s; running in this process\n", st.foreign(cfg))
+	fmt.Fprintf(a.Stderr, "warning: %s; running in this process\n", termSafe(st.foreign(cfg)))
 	return false, nil
 }
 

@@ -26,8 +26,9 @@ func goesOnThere(ctx context.Context, cfg *config.Config, err error) error {
 const claimWaitDefault = 2 * time.Minute
 
 // verbBound is how long one verb of this CLI may take, in this process or
-// as a request to the service (the HTTP client's per-request timeout is the
-// context deadline it sets; issue 16 #4): a stop, the kill grace plus 15 s;
+// as a request to the service (issue 16 #4): the verb's context deadline
+// (services.bound, stopAll) and the sdk client's per-request timeout
+// (App.client, the longer bound): a stop, the kill grace plus 15 s;
 // any other verb, the wait for another process's claim, the resume probe,
 // the ready wait and the submit delay, plus a minute for tmux and the store.
 func verbBound(cfg *config.Config, stop bool) time.Duration {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -42,5 +43,38 @@ func TestVerbBound(t *testing.T) {
 	tm := cfg.Routing.Tmux
 	if got, want := verbBound(cfg, false), 2*time.Minute+tm.ResumeProbe()+tm.ReadyTimeout()+tm.SubmitDelay()+time.Minute; got != want {
 		t.Fatalf("verb bound %s, want %s", got, want)
+	}
+}
+
+// The services picked once carry the verb's bound and word its end: the
+// context ends at verbBound (issue 16 #4); a verb the service was asked for
+// and this CLI stopped waiting for goes on there (#22); a stop of a newer
+// store ends with that refusal, after the verb's own failure if any (#13).
+func TestServices_BoundAndFinish(t *testing.T) {
+	cfg := config.Default()
+	for _, stop := range []bool{false, true} {
+		ctx, cancel := services{cfg: cfg}.bound(stop)
+		deadline, ok := ctx.Deadline()
+		cancel()
+		if left := time.Until(deadline); !ok || left > verbBound(cfg, stop) || left < verbBound(cfg, stop)-time.Minute {
+			t.Fatalf("stop %v: deadline %v (%v), want about %s from now", stop, deadline, ok, verbBound(cfg, stop))
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	cut := errors.New("context canceled")
+	if err := (services{cfg: cfg, remote: true}).finish(ctx, io.Discard, cut); err == nil || !strings.Contains(err.Error(), "goes on with the verb") {
+		t.Fatalf("remote, interrupted: %v", err)
+	}
+	if err := (services{cfg: cfg}).finish(ctx, io.Discard, cut); err != cut {
+		t.Fatalf("local, interrupted: %v, want the verb's own error", err)
+	}
+	newer := errors.New("the store is newer")
+	if err := (services{cfg: cfg, newer: newer}).finish(context.Background(), io.Discard, nil); err != newer {
+		t.Fatalf("newer store, stop done: %v, want the refusal", err)
+	}
+	var stderr strings.Builder
+	if err := (services{cfg: cfg, newer: newer}).finish(context.Background(), &stderr, cut); err != cut || !strings.Contains(stderr.String(), "the store is newer") {
+		t.Fatalf("newer store, stop failed: %v, stderr %q", err, stderr.String())
 	}
 }

@@ -147,6 +147,30 @@ func TestStandingSay_NotReadyFailsAndSaysSo(t *testing.T) {
 	}
 }
 
+// TestStanding_InvalidNameIsACallersMistake (issue 16 #9): every verb
+// refuses an invalid name with exit 2, and none suggests a command that
+// cannot work.
+func TestStanding_InvalidNameIsACallersMistake(t *testing.T) {
+	e := newEnv(t)
+	e.config(oneSession)
+	for _, args := range [][]string{
+		{"standing", "stop", "Bad Name!"},
+		{"standing", "start", "Bad Name"},
+		{"standing", "restart", "Bad Name"},
+		{"standing", "say", "Bad Name", "--text", "hi"},
+		{"standing", "delete", "Bad Name"},
+		{"events", "--standing", "Bad Name"},
+	} {
+		r := e.must(2, args...)
+		if !strings.Contains(r.stderr, "invalid standing-session name '"+args[2]+"'") || strings.Contains(r.stderr, "the-loop standing") {
+			t.Errorf("%v: %s", args, r)
+		}
+	}
+	if n := len(e.starts()); n != 0 {
+		t.Fatalf("an invalid name spawned: %d starts", n)
+	}
+}
+
 func TestStandingSay_Refusals(t *testing.T) {
 	e := newEnv(t)
 	e.config(oneSession)
@@ -161,9 +185,60 @@ func TestStandingSay_Refusals(t *testing.T) {
 		t.Fatalf("stopped: %s", r)
 	}
 	e.must(2, "standing", "say", "supervisor", "--text", "   \n ")
+	// issue 16 #9: only control characters is empty too.
+	if r := e.must(2, "standing", "say", "supervisor", "--text", "\x1b\x07\u009b\u200f\x7f \t"); !strings.Contains(r.stderr, "the message is empty") {
+		t.Fatalf("control characters only: %s", r)
+	}
 	e.must(2, "standing", "say", "supervisor")
 	e.must(1, "standing", "say", "nobody", "--text", "hi")
 	if n := len(e.starts()); n != 1 {
 		t.Fatalf("say spawned: %d starts", n)
+	}
+}
+
+// TestEvents_TextEscapesTerminalControlsJSONKeepsThem (issue 16 #8): an
+// actor carrying an OSC 52 sequence (it would write the operator's
+// clipboard) and a bidi override is printed escaped by the events table and
+// by an error message, and exactly by --format json.
+func TestEvents_TextEscapesTerminalControlsJSONKeepsThem(t *testing.T) {
+	e := newEnv(t)
+	e.config(oneSession)
+	startReady(t, e)
+	actor := "ops\x1b]52;c;aGk=\x07\u202e\u009b"
+	e.must(0, "standing", "say", "supervisor", "--text", "hi", "--actor", actor)
+
+	r := e.must(0, "events", "--type", "standing.said")
+	if strings.ContainsAny(r.stdout, "\x1b\x07\u202e\u009b") || !strings.Contains(r.stdout, `actor=ops\x1b]52;c;aGk=\x07\u202e\u009b`) {
+		t.Fatalf("events table:\n%q", r.stdout)
+	}
+	if evs := e.events("--type", "standing.said"); len(evs) != 1 || evs[0].Field("actor") != actor {
+		t.Fatalf("JSON events %+v, want the actor exact", evs)
+	}
+	r = e.must(2, "standing", "stop", "x\x1b]52;c;aGk=\x07")
+	if strings.ContainsAny(r.stderr, "\x1b\x07") || !strings.Contains(r.stderr, `'x\x1b]52;c;aGk=\x07'`) {
+		t.Fatalf("error message: %q", r.stderr)
+	}
+}
+
+// TestStandingSay_DeliveryLockLivesUnderTheStateRoot (issue 16 #14): the
+// delivery lock is <state.root>/local/locks/…, never in $TMPDIR, so a CLI
+// and a service with different TMPDIRs serialise and no other user can
+// pre-create it.
+func TestStandingSay_DeliveryLockLivesUnderTheStateRoot(t *testing.T) {
+	e := newEnv(t)
+	tmp := t.TempDir()
+	e.extraEnv = append(e.extraEnv, "TMPDIR="+tmp)
+	e.config(oneSession)
+	startReady(t, e)
+	e.must(0, "standing", "say", "supervisor", "--text", "hi")
+	locks, _ := filepath.Glob(filepath.Join(e.dir, ".the-loop", "local", "locks", "*-loop-standing-supervisor.lock"))
+	if len(locks) != 1 {
+		t.Fatalf("delivery locks under the state root: %v", locks)
+	}
+	if fi, err := os.Stat(filepath.Dir(locks[0])); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Fatalf("lock dir: %v %v", fi, err)
+	}
+	if stray, _ := filepath.Glob(filepath.Join(tmp, "the-loop-tmux-locks-*")); len(stray) != 0 {
+		t.Fatalf("a lock dir in $TMPDIR: %v", stray)
 	}
 }

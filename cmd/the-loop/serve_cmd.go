@@ -16,12 +16,11 @@ import (
 
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/channels"
+	"github.com/the-loop-dev/the-loop/channels/github"
 	"github.com/the-loop-dev/the-loop/config"
 	loophttp "github.com/the-loop-dev/the-loop/http"
+	"github.com/the-loop-dev/the-loop/sdk"
 )
-
-// Version is the-loop's version, reported by health.
-var Version = "0.1.0-dev"
 
 // ServeCmd is `the-loop serve`: the service in the foreground.
 type ServeCmd struct{}
@@ -52,22 +51,25 @@ func (c *ServeCmd) Run(a *App) error {
 	}
 	defer db.Close()
 	svc := a.Lifecycle(current, db, "service", true)
-	poller := &channels.Poller{Service: svc, WorkItems: &channels.Mirror{Service: svc}, Log: log}
+	poller := &channels.Poller{Threads: svc, Standing: svc.Standing(current), WorkItems: &github.Mirror{WorkItems: svc.WorkItems(current), Events: svc}, Log: log}
 	ln, err := net.Listen("tcp", cfg.Service.Addr())
 	if err != nil {
 		return loop.Errorf(loop.EINTERNAL, "cannot listen on %s (service.host, service.port): %w", cfg.Service.Addr(), err)
 	}
 	srv := loophttp.NewServer(loophttp.Options{
-		Lifecycle:   svc,
+		Standing:    svc.Standing(current),
+		WorkItems:   svc.WorkItems(current),
+		Events:      svc,
+		Recorder:    svc,
 		Config:      current,
-		Version:     Version,
+		Version:     loop.Version(),
 		Logger:      log,
 		URL:         "http://" + ln.Addr().String(),
 		Poller:      poller,
 		Token:       token,
 		TokenSource: loophttp.TokenSource(cfg),
 		NoAuth:      cfg.Service.AuthOff(),
-		Agents:      svc.AgentFor,
+		Agents:      svc,
 		StateRoot:   cfg.StateDir(),
 	})
 	log.Info("the-loop service listening", "url", "http://"+ln.Addr().String(), "pid", os.Getpid(), "config", a.ConfigPath)
@@ -155,7 +157,7 @@ func serveToken(cfg *config.Config) (string, error) {
 		return "", err
 	}
 	if cfg.Path != "" {
-		if err := loophttp.CheckPrivate(cfg.Path, "CLI config (the settings file)"); err != nil {
+		if err := sdk.CheckPrivate(cfg.Path, "CLI config (the settings file)"); err != nil {
 			return "", err
 		}
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -169,16 +170,34 @@ func TestStandingStart_ClearsDeadRetainedPane(t *testing.T) {
 	})
 }
 
-func TestStandingStart_TmuxNotAnsweringSpawnsNothing(t *testing.T) {
+// TestStandingStart_TmuxMissingIsNamedAndNothingRuns (issue 16 #20): with
+// tmux missing from PATH, start names it with the install command and logs
+// an event, and neither status (exit 1) nor list calls the session running.
+func TestStandingStart_TmuxMissingIsNamedAndNothingRuns(t *testing.T) {
 	e := newEnv(t)
-	e.config(oneSession)
-	e.path = e.agent.BinDir() // no tmux on PATH: tmux cannot answer
-	r := e.must(1, "standing", "start")
-	if !strings.Contains(r.stderr, "tmux did not answer whether loop-standing-supervisor exists") {
-		t.Fatalf("start: %s", r)
+	e.config(oneSession + "service: {enabled: false}\n") // `start` runs in this process
+	e.must(0, "standing", "start")                       // a record that says running
+	e.path = e.agent.BinDir()                            // then no tmux on PATH: tmux cannot answer
+	for _, args := range [][]string{{"standing", "start"}, {"standing", "start", "supervisor"}, {"start"}} {
+		r := e.must(1, args...)
+		if !strings.Contains(r.stderr, "tmux not found on PATH") || !strings.Contains(r.stderr, "apt-get install tmux") ||
+			!strings.Contains(r.stderr, "brew install tmux") {
+			t.Fatalf("%v: %s", args, r)
+		}
 	}
-	if len(e.starts()) != 0 {
-		t.Fatal("spawned although tmux did not answer")
+	if n := len(e.starts()); n != 1 {
+		t.Fatalf("spawned without tmux: %d starts", n)
+	}
+	evs := e.events("--type", "tmux.not_found")
+	if len(evs) != 3 || evs[0].Level != "error" || !strings.Contains(fmt.Sprint(evs[0].Field("error")), "tmux not found on PATH") {
+		t.Fatalf("tmux.not_found events %+v", evs)
+	}
+	r := e.must(1, "status")
+	if !strings.Contains(r.stdout, "supervisor  not running [declared]") {
+		t.Fatalf("status: %s", r)
+	}
+	if row := e.rows()["supervisor"]; row.Running {
+		t.Fatalf("list calls it running without tmux: %+v", row)
 	}
 }
 

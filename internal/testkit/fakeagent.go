@@ -41,9 +41,10 @@ func fakeBinary(t testing.TB) string {
 			fakeBuild.err = err
 			return
 		}
-		goBin, err := exec.LookPath("go")
+		goBin, err := exec.LookPath("go") // go test puts its own GOROOT/bin first on PATH
 		if err != nil {
-			goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
+			fakeBuild.err = fmt.Errorf("building the fake needs the go command on PATH: %w", err)
+			return
 		}
 		out := filepath.Join(dir, "fakeagent")
 		cmd := exec.Command(goBin, "build", "-buildvcs=false", "-o", out, fakePackage)

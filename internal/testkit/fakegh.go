@@ -33,9 +33,10 @@ func fakeGHBinary(t testing.TB) string {
 			ghBuild.err = err
 			return
 		}
-		goBin, err := exec.LookPath("go")
+		goBin, err := exec.LookPath("go") // go test puts its own GOROOT/bin first on PATH
 		if err != nil {
-			goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
+			ghBuild.err = fmt.Errorf("building the fake needs the go command on PATH: %w", err)
+			return
 		}
 		out := filepath.Join(dir, "fakegh")
 		cmd := exec.Command(goBin, "build", "-buildvcs=false", "-o", out, ghPackage)
