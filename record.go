@@ -60,6 +60,8 @@ type StandingRecord struct {
 	// Broken, set only on a record a list could not decode (Status
 	// StatusBroken), says why, naming its key; it is never stored.
 	Broken string `json:"-"`
+	// Hearing is what its hooks told of the agent (issue 17).
+	Hearing
 }
 
 // Claim is an in-flight transition held by one process.
@@ -139,4 +141,6 @@ type WorkItemRecord struct {
 	// Broken, set only on a record a list could not decode (Status
 	// SessionBroken), says why, naming its key; it is never stored.
 	Broken string `json:"-"`
+	// Hearing is what its hooks told of the agent (issue 17).
+	Hearing
 }

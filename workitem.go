@@ -212,6 +212,11 @@ type WorkItemRow struct {
 	Running          bool         `json:"running"`
 	// Detail says why a broken record (status broken) could not be read.
 	Detail string `json:"detail,omitempty"`
+	// Activity, ActivityAt, LastAnswerAt and Tokens are as on StandingRow.
+	Activity     string     `json:"activity"`
+	ActivityAt   string     `json:"activityAt"`
+	LastAnswerAt string     `json:"lastAnswerAt"`
+	Tokens       TokenUsage `json:"tokens"`
 }
 
 // WorkItemStartRequest is what `sessions start` asks for (REST's

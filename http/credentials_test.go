@@ -67,23 +67,32 @@ func TestCredentials_AgentCredentialIsForMCPOnly(t *testing.T) {
 	agent := withHeader("Authorization", "Bearer "+cred)
 
 	for _, r := range f.server.Routes() {
-		if r.Path == healthPath {
+		if r.Path == healthPath || r.Path == HooksPath {
 			continue
 		}
 		if resp := f.sendWith(r.Method, r.Path, "", agent); resp.status != http.StatusForbidden || !strings.Contains(resp.detail(t), "valid on /mcp") {
 			t.Errorf("%s %s with an agent credential: %d %s", r.Method, r.Path, resp.status, resp.body)
 		}
 	}
+	// The hook route takes it for its own session only.
+	if resp := f.sendWith(http.MethodPost, HooksPath+"?session=standing:alpha", `{"hook_event_name":"Notification","session_id":"nope"}`, agent); resp.status != http.StatusOK {
+		t.Errorf("its own hook: %d %s", resp.status, resp.body)
+	}
+	if resp := f.sendWith(http.MethodPost, HooksPath+"?session=standing:beta", `{}`, agent); resp.status != http.StatusForbidden {
+		t.Errorf("another session's hook: %d %s", resp.status, resp.body)
+	}
 	if n, err := f.mcpTools(t, f.clientWith(agent)); err != nil || n != 3 {
 		t.Fatalf("MCP with the agent's credential: %d tools, %v", n, err)
 	}
 	cs := connectMCP(t, f, f.clientWith(agent))
 	var row struct {
-		Name    string `json:"name"`
-		Running bool   `json:"running"`
+		Name     string           `json:"name"`
+		Running  bool             `json:"running"`
+		Activity string           `json:"activity"`
+		Tokens   *loop.TokenUsage `json:"tokens"`
 	}
 	structured(t, callTool(t, cs, toolGet, map[string]any{"name": "alpha"}), &row)
-	if row.Name != "alpha" || !row.Running {
+	if row.Name != "alpha" || !row.Running || row.Activity != loop.ActivityUnknown || row.Tokens == nil {
 		t.Fatalf("get through the agent's MCP: %+v", row)
 	}
 	if id, ok := f.svc.AgentFor(t.Context(), cred); !ok || id.Standing != "alpha" || id.String() != "standing:alpha" {

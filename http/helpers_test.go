@@ -143,7 +143,7 @@ func newFixture(t testing.TB, o fixtureOptions) *fixture {
 	f.token = o.token
 	f.server = NewServer(Options{Standing: f.svc.Standing(holder.Current), WorkItems: f.svc.WorkItems(holder.Current),
 		Events: f.svc, Recorder: f.svc, Config: holder.Current, Version: "test-version", Token: o.token, Logger: o.logger,
-		TokenSource: TokenSource(cfg), Agents: f.svc})
+		TokenSource: TokenSource(cfg), Agents: f.svc, Hooks: f.svc})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -65,6 +65,9 @@ type Options struct {
 	// credential is valid on /mcp and the hook route only. Nil: no agent
 	// credential is valid.
 	Agents loop.AgentAuthenticator
+	// Hooks applies the payloads of POST /api/v1/hooks (issue 17); nil:
+	// the route answers an internal error.
+	Hooks loop.HookSink
 	// StateRoot is the absolute state root whose store the service holds,
 	// reported by health so a CLI can tell its own service from another
 	// project's (default: the request's config's state root).
@@ -152,6 +155,7 @@ func (s *Server) table() []route {
 		{Route{http.MethodPost, v1 + "/standing-sessions/control", "controlStandingSession"}, s.controlStanding},
 		{Route{http.MethodPost, v1 + "/standing-sessions/say", "sayToStandingSession"}, s.sayToStanding},
 		{Route{http.MethodGet, v1 + "/openapi.yaml", "getOpenAPI"}, s.openAPI},
+		{Route{http.MethodPost, HooksPath, "postHook"}, s.postHook},
 	}
 	routes = append(routes, s.sessionRoutes(v1)...)
 	routes = append(routes, s.channelRoutes(v1)...)
@@ -230,8 +234,8 @@ func (s *Server) perRequest(next echo.HandlerFunc) echo.HandlerFunc {
 		switch {
 		case !admitted(c):
 			s.logRefused(c)
-		case !isRead(c.Request().Method):
-			s.logRequest(c)
+		case !isRead(c.Request().Method) && c.Request().URL.Path != HooksPath:
+			s.logRequest(c) // not per hook: an agent fires several a turn
 		}
 		return nil
 	}

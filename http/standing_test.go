@@ -14,7 +14,8 @@ import (
 
 // rowKeys are the keys of the original's row (original §5.2).
 var rowKeys = []string{"name", "declared", "description", "autoStart", "harness", "cwd", "tmuxTarget", "ref",
-	"status", "running", "harnessSessionId", "slackChannel", "slackThread", "startedAt", "lastMessageAt"}
+	"status", "running", "harnessSessionId", "slackChannel", "slackThread", "startedAt", "lastMessageAt",
+	"activity", "activityAt", "lastAnswerAt", "tokens"}
 
 func requireKeys(t *testing.T, what string, m map[string]any, keys ...string) {
 	t.Helper()

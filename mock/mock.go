@@ -17,6 +17,7 @@ var (
 	_ loop.EventWriter        = (*EventWriter)(nil)
 	_ loop.ThreadLog          = (*ThreadLog)(nil)
 	_ loop.AgentAuthenticator = (*AgentAuthenticator)(nil)
+	_ loop.HookSink           = (*HookSink)(nil)
 )
 
 // StandingService is a loop.StandingService of function fields.
@@ -184,4 +185,14 @@ type AgentAuthenticator struct {
 // AgentFor calls AgentForFn.
 func (a *AgentAuthenticator) AgentFor(ctx context.Context, token string) (loop.AgentIdentity, bool) {
 	return a.AgentForFn(ctx, token)
+}
+
+// HookSink is a loop.HookSink of function fields.
+type HookSink struct {
+	ApplyHookFn func(ctx context.Context, stateRoot string, d loop.HookDelivery) error
+}
+
+// ApplyHook calls ApplyHookFn.
+func (h *HookSink) ApplyHook(ctx context.Context, stateRoot string, d loop.HookDelivery) error {
+	return h.ApplyHookFn(ctx, stateRoot, d)
 }

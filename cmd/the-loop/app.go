@@ -42,6 +42,7 @@ type CLI struct {
 	Cfg      ConfigCmd       `cmd:"" name:"config" help:"Check or print the CLI config's schema."`
 	Token    TokenCmd        `cmd:"" help:"Print the operator's token (or replace it with --rotate)."`
 	Exec     InternalExecCmd `cmd:"" name:"internal-exec" hidden:"" help:"Exec a harness argv from a file (used inside tmux panes)."`
+	Hook     HookCmd         `cmd:"" hidden:"" help:"Hand one Claude Code hook payload (stdin) to the-loop; always exits 0."`
 
 	Completion CompletionCmd `cmd:"" help:"Print the shell completion script for bash, zsh or fish (verbs, flags, session names)."`
 	Complete   CompleteCmd   `cmd:"" name:"__complete" hidden:"" help:"Print the completion candidates for the words given (used by the completion scripts)."`
@@ -145,11 +146,11 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 }
 
 // needsConfig reports whether the command reads the CLI config: all but
-// `config schema`, `config validate FILE`, internal-exec and completion
-// (which reads it only when it can) do.
+// `config schema`, `config validate FILE`, internal-exec, hook and
+// completion (which reads it only when it can) do.
 func needsConfig(kctx *kong.Context, cli *CLI) bool {
 	switch cmd := kctx.Command(); {
-	case strings.HasPrefix(cmd, "config schema"), strings.HasPrefix(cmd, "internal-exec"),
+	case strings.HasPrefix(cmd, "config schema"), strings.HasPrefix(cmd, "internal-exec"), strings.HasPrefix(cmd, "hook"),
 		strings.HasPrefix(cmd, "completion"), strings.HasPrefix(cmd, "__complete"):
 		return false
 	case strings.HasPrefix(cmd, "config validate"):
@@ -303,6 +304,11 @@ func (a *App) Lifecycle(current func() *config.Config, db *store.DB, source stri
 		},
 		LookPath: exec.LookPath,
 		Source:   source,
+		// Every claude spawn declares hooks that run this binary (issue 17).
+		HookBinary: self,
+		PanePIDs: func(ctx context.Context, socket, target string) ([]int, error) {
+			return runner.New(runner.Options{Socket: socket}).PanePIDs(ctx, target)
+		},
 
 		Announcer: channels.Announcer{}, // Slack: a started session's announcement
 		// tmux missing from PATH is named before a start tries anything.

@@ -180,6 +180,28 @@ func (e *env) events(filters ...string) []loop.Event {
 	return out
 }
 
+// heard reports whether an event is one the agent's hooks made (issue 17)
+// rather than a lifecycle transition.
+func heard(name string) bool {
+	_, what, _ := strings.Cut(name, ".")
+	switch what {
+	case "turn_started", "turn_ended", "attention", "exited", "conversation_changed":
+		return true
+	}
+	return false
+}
+
+// transitions drops the events the agent's hooks made.
+func transitions(evs []loop.Event) []loop.Event {
+	var out []loop.Event
+	for _, ev := range evs {
+		if !heard(ev.Event) {
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
 func eventNames(evs []loop.Event) []string {
 	var names []string
 	for _, ev := range evs {

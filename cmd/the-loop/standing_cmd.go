@@ -277,9 +277,10 @@ func renderList(stdout, stderr io.Writer, rows []loop.StandingRow) {
 		}
 		return s
 	}
-	table := [][]string{{"Name", "Harness", "Tmux", "Declared", "Status", "Live", "Slack"}}
+	table := [][]string{{"Name", "Harness", "Tmux", "Declared", "Status", "Live", "Activity", "Slack"}}
 	for _, r := range rows {
-		table = append(table, []string{r.Name, or(r.Harness, "-"), r.TmuxTarget, yes(r.Declared), r.Status, yes(r.Running), or(r.SlackThread, "-")})
+		table = append(table, []string{r.Name, or(r.Harness, "-"), r.TmuxTarget, yes(r.Declared), r.Status, yes(r.Running),
+			or(r.Activity, "unknown"), or(r.SlackThread, "-")})
 	}
 	writeTable(stdout, table)
 }
