@@ -10,12 +10,13 @@ import (
 	loop "github.com/the-loop-dev/the-loop"
 )
 
-func TestRegistry_ExactlyClaudeAndCursor(t *testing.T) {
+func TestRegistry_ClaudeCodexCursorGemini(t *testing.T) {
 	r := NewRegistry(ClaudeOptions{})
-	if got := r.Names(); !reflect.DeepEqual(got, []string{"claude", "cursor"}) {
+	want := []string{"claude", "codex", "cursor", "gemini"}
+	if got := r.Names(); !reflect.DeepEqual(got, want) {
 		t.Fatalf("Names = %q", got)
 	}
-	for _, name := range []string{"claude", "cursor"} {
+	for _, name := range want {
 		h, err := r.Lookup(name, "supervisor")
 		if err != nil || h.Name() != name {
 			t.Fatalf("Lookup(%q) = %v, %v", name, h, err)
@@ -24,10 +25,10 @@ func TestRegistry_ExactlyClaudeAndCursor(t *testing.T) {
 }
 
 func TestLookup_UnknownHarness(t *testing.T) {
-	for _, h := range []string{"codex", "", "Claude"} {
+	for _, h := range []string{"cursor-agent", "", "Claude", "Codex"} {
 		_, err := Lookup(h, "supervisor", ClaudeOptions{})
 		var le *loop.Error
-		want := "unknown harness '" + h + "' for standing session 'supervisor' (one of claude, cursor)"
+		want := "unknown harness '" + h + "' for standing session 'supervisor' (one of claude, codex, cursor, gemini)"
 		if !errors.As(err, &le) || le.Code != loop.EINVALID || le.Message != want {
 			t.Fatalf("err = %#v, want EINVALID %q", err, want)
 		}
@@ -76,4 +77,25 @@ func TestResolve(t *testing.T) {
 			t.Fatalf("err = %v", err)
 		}
 	})
+}
+
+func TestRegistry_TrustOptionsReachCodexAndGemini(t *testing.T) {
+	home, cwd := t.TempDir(), t.TempDir()
+	env := func(string) string { return "" }
+	r := NewRegistry(ClaudeOptions{TrustEnabled: true, Env: env, Home: home})
+	for _, name := range []string{"codex", "gemini"} {
+		h, _ := r.Lookup(name, "supervisor")
+		if err := h.Prepare(cwd, nil); err != nil {
+			t.Fatalf("%s Prepare: %v", name, err)
+		}
+	}
+	if !exists(filepath.Join(home, ".codex", "config.toml")) || !exists(filepath.Join(home, ".gemini", "trustedFolders.json")) {
+		t.Fatal("the registry's codex and gemini adapters did not write trust under the given home")
+	}
+	if _, ok := any(NewRegistry(ClaudeOptions{}).adapters["codex"]).(SessionIDReporter); !ok {
+		t.Fatal("codex does not report the id it chose")
+	}
+	if _, ok := any(NewRegistry(ClaudeOptions{}).adapters["gemini"]).(SessionIDReporter); ok {
+		t.Fatal("gemini takes a pre-assigned id; it must not ask for capture")
+	}
 }
