@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -214,6 +215,13 @@ func trustCodexProjects(path string, keys []string) error {
 		if err != nil {
 			return err
 		}
+		if codexProjectsKeyRE.Match(before.data) {
+			// An inline table or dotted keys cannot be extended by a
+			// [projects."…"] header (Codex's TOML parser refuses it, even
+			// where a laxer one accepts it).
+			return fmt.Errorf("%s: \"projects\" is written as a key (projects = {…} or projects.….), which a table cannot extend; left untouched — "+
+				"add [projects.%s] trust_level = \"trusted\" yourself", real, tomlQuote(keys[0]))
+		}
 		var add []string
 		for _, key := range keys {
 			trusted, err := codexTrusted(doc, key)
@@ -260,6 +268,10 @@ func trustCodexProjects(path string, keys []string) error {
 		}
 	}
 }
+
+// codexProjectsKeyRE matches a line that sets projects as a key rather
+// than with [projects."…"] table headers.
+var codexProjectsKeyRE = regexp.MustCompile(`(?m)^[ \t]*(projects|"projects"|'projects')[ \t]*[.=]`)
 
 // readTOML reads and parses path ({} when missing); a file that does not
 // parse is re-read a few times (a writer may be mid-write), then reported.

@@ -182,7 +182,7 @@ func ReadCodexTranscript(path string, n int) ([]loop.TranscriptEntry, error) {
 		return nil, nil
 	}
 	var out []loop.TranscriptEntry // newest first
-	var usage *loop.TokenUsage      // a token_count seen after (below) the next answer up
+	var usage *loop.TokenUsage     // a token_count seen after (below) the next answer up
 	err := eachLineBackward(path, "the Codex session file", func(b []byte) bool {
 		if !bytes.Contains(b, []byte(`"message"`)) && !bytes.Contains(b, []byte(`"token_count"`)) {
 			return true

@@ -3,6 +3,7 @@ package harness
 import (
 	"os"
 	"path/filepath"
+	"time"
 
 	loop "github.com/the-loop-dev/the-loop"
 )
@@ -10,6 +11,14 @@ import (
 // GeminiVersion is the Gemini CLI release (npm @google/gemini-cli) whose
 // contract this adapter was checked against (docs/harnesses.md).
 const GeminiVersion = "0.61.0"
+
+// GeminiSubmitDelay is the least pause between a bracketed paste and the
+// carriage return that submits it for the Gemini CLI: for 40 ms after a
+// paste from a terminal it does not trust (tmux's), it drops a submit key —
+// a React state reset by a timer, so under load the window is longer; with
+// the runner's default 50 ms the submit was lost (measured on 0.61.0, the
+// text left in the input box), with 200 ms it was taken.
+const GeminiSubmitDelay = 250 * time.Millisecond
 
 // GeminiOptions configures the gemini adapter.
 type GeminiOptions struct {
@@ -45,6 +54,10 @@ func (*Gemini) Binary() string { return "gemini" }
 
 // AssignsSessionID reports true: --session-id takes the id the-loop chose.
 func (*Gemini) AssignsSessionID() bool { return true }
+
+// SubmitDelay returns GeminiSubmitDelay: a say into a Gemini pane must wait
+// at least this long between the paste and the submit key.
+func (*Gemini) SubmitDelay() time.Duration { return GeminiSubmitDelay }
 
 // FreshArgv returns `--session-id <id> <args…> --prompt-interactive=<prompt>`
 // (the prompt left out when empty). The Gemini CLI drops a positional prompt

@@ -96,7 +96,10 @@ type geminiLine struct {
 	Type      string          `json:"type"`
 	Content   json.RawMessage `json:"content"`
 	RewindTo  *string         `json:"$rewindTo"`
-	Tokens    *struct {
+	Set       *struct {
+		Messages *[]geminiLine `json:"messages"`
+	} `json:"$set"`
+	Tokens *struct {
 		Input  int64 `json:"input"`
 		Output int64 `json:"output"`
 		Cached int64 `json:"cached"`
@@ -131,66 +134,92 @@ func geminiText(raw json.RawMessage) string {
 // <hook_context> — and slash commands skipped, as the CLI's own resume
 // does) and one per answer with text (type "gemini"). A message written
 // again under the same id counts once, as last written; a {"$rewindTo": id}
-// line drops that message and every later one before it, as the CLI does.
+// line drops that message and every later one before it, and a
+// {"$set": {"messages": […]}} line (the snapshot the CLI writes when it
+// resumes) replaces everything before it, as the CLI's own loader does.
 // An answer's Usage is its tokens (input without the cached part, cached as
-// CacheRead). Lines that do not decode are skipped; a missing file gives
+// CacheRead); the snapshot a resume writes keeps no tokens, so answers from
+// before a resume have none. Lines that do not decode are skipped; a missing file gives
 // no entries and no error. The file is read from its end.
 func ReadGeminiTranscript(path string, n int) ([]loop.TranscriptEntry, error) {
 	if n <= 0 {
 		return nil, nil
 	}
-	var out []loop.TranscriptEntry // newest first
-	seen := map[string]bool{}
-	rewind := "" // while set, messages are dropped up to and including this id
+	c := geminiCollector{want: n, seen: map[string]bool{}}
 	err := eachLineBackward(path, "the Gemini CLI session file", func(b []byte) bool {
 		var l geminiLine
 		if json.Unmarshal(b, &l) != nil {
 			return true
 		}
-		if l.RewindTo != nil {
-			if rewind == "" {
-				rewind = *l.RewindTo
+		if l.Set != nil && l.Set.Messages != nil {
+			// A snapshot of the whole conversation (the CLI writes one when
+			// it resumes): what came before it is superseded.
+			msgs := *l.Set.Messages
+			for i := len(msgs) - 1; i >= 0 && !c.done(); i-- {
+				c.message(msgs[i])
 			}
-			return true
+			return false
 		}
-		if l.ID == "" || l.Type == "" {
-			return true // metadata and $set lines
-		}
-		if rewind != "" {
-			if l.ID == rewind {
-				rewind = ""
-				seen[l.ID] = true // its earlier writes are dropped too
-			}
-			return true
-		}
-		if seen[l.ID] {
-			return true
-		}
-		seen[l.ID] = true
-		text := geminiText(l.Content)
-		trimmed := strings.TrimSpace(text)
-		switch l.Type {
-		case "user":
-			if trimmed == "" || strings.HasPrefix(trimmed, "/") || strings.HasPrefix(trimmed, "?") ||
-				strings.HasPrefix(trimmed, "<session_context>") || strings.HasPrefix(trimmed, "<hook_context>") {
-				return true
-			}
-			out = append(out, loop.TranscriptEntry{Role: loop.RoleUser, Text: text, At: l.Timestamp})
-		case "gemini":
-			if trimmed == "" {
-				return true
-			}
-			e := loop.TranscriptEntry{Role: loop.RoleAssistant, Text: text, At: l.Timestamp}
-			if t := l.Tokens; t != nil {
-				e.Usage = &loop.TokenUsage{Input: t.Input - t.Cached, Output: t.Output, CacheRead: t.Cached}
-			}
-			out = append(out, e)
-		}
-		return len(out) < n
+		c.message(l)
+		return !c.done()
 	})
+	out := c.out
 	if err != nil {
 		return nil, err
 	}
 	slices.Reverse(out)
 	return out, nil
+}
+
+// geminiCollector gathers entries from message records seen last first.
+type geminiCollector struct {
+	want   int
+	out    []loop.TranscriptEntry // newest first
+	seen   map[string]bool
+	rewind string // while set, messages are dropped up to and including this id
+}
+
+func (c *geminiCollector) done() bool { return len(c.out) >= c.want }
+
+// message takes one record (read backwards).
+func (c *geminiCollector) message(l geminiLine) {
+	if l.RewindTo != nil {
+		if c.rewind == "" {
+			c.rewind = *l.RewindTo
+		}
+		return
+	}
+	if l.ID == "" || l.Type == "" {
+		return // metadata and $set lines
+	}
+	if c.rewind != "" {
+		if l.ID == c.rewind {
+			c.rewind = ""
+			c.seen[l.ID] = true // its earlier writes are dropped too
+		}
+		return
+	}
+	if c.seen[l.ID] {
+		return
+	}
+	c.seen[l.ID] = true
+	text := geminiText(l.Content)
+	trimmed := strings.TrimSpace(text)
+	switch l.Type {
+	case "user":
+		if trimmed == "" || strings.HasPrefix(trimmed, "/") || strings.HasPrefix(trimmed, "?") ||
+			strings.HasPrefix(trimmed, "<session_context>") || strings.HasPrefix(trimmed, "<hook_context>") {
+			return
+		}
+		c.out = append(c.out, loop.TranscriptEntry{Role: loop.RoleUser, Text: text, At: l.Timestamp})
+	case "gemini":
+		if trimmed == "" {
+			return
+		}
+		e := loop.TranscriptEntry{Role: loop.RoleAssistant, Text: text, At: l.Timestamp}
+		if t := l.Tokens; t != nil {
+			e.Usage = &loop.TokenUsage{Input: t.Input - t.Cached, Output: t.Output, CacheRead: t.Cached}
+		}
+		c.out = append(c.out, e)
+	}
 }
