@@ -78,7 +78,9 @@ func newAgentWorld(t *testing.T, api *fakeapi.Server, bin string) *agentWorld {
 	w := &agentWorld{t: t, home: t.TempDir(), cwd: t.TempDir(), hooks: t.TempDir(), api: api, bin: bin}
 	w.socket = testkit.Tmux(t)
 	w.tmux = runner.New(runner.Options{Socket: w.socket, ConfigFile: testkit.TmuxConfig})
-	w.env = []string{"HOME=" + w.home, "PATH=" + os.Getenv("PATH"), "LANG=C.UTF-8"}
+	// TERM as tmux gives a pane (env -i would drop it): without it the
+	// Gemini CLI loses submit keys after a paste.
+	w.env = []string{"HOME=" + w.home, "PATH=" + os.Getenv("PATH"), "LANG=C.UTF-8", "TERM=screen"}
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("screen at the end:\n%s", w.screen())
@@ -203,6 +205,25 @@ func (w *agentWorld) turn(what, text string) fakeapi.Request {
 		return false
 	})
 	return got
+}
+
+// submitSeconds is how long a say waits for its turn before one more
+// submit key (routing.tmux.submitSeconds' default).
+const submitSeconds = 10 * time.Second
+
+// turnWithin reports whether a turn whose last user text contains text
+// arrives within d.
+func (w *agentWorld) turnWithin(text string, d time.Duration) bool {
+	deadline := time.Now().Add(d)
+	for time.Now().Before(deadline) {
+		for _, r := range w.api.AgentTurns() {
+			if strings.Contains(r.LastUserText, text) {
+				return true
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return false
 }
 
 // recording is THE_LOOP_RECORD=1: the test rewrites harness/testdata.

@@ -78,7 +78,26 @@ func TestRealGemini_FreshSayStopResume(t *testing.T) {
 		t.Fatalf("SessionStart payload %v; want session_id %s", start, id)
 	}
 
+	// A submit key that reaches the CLI before its turn has ended (its
+	// AfterAgent hook) is lost: the text stays in the input box.
+	eventually(t, "the boot turn's AfterAgent hook", func() bool {
+		for _, p := range w.payloads("AfterAgent") {
+			if p["prompt_response"] == fakeapi.DefaultAnswer(boot) {
+				return true
+			}
+		}
+		return false
+	})
 	w.say("second message")
+	// Now and then the CLI turns the submit key into a newline (see
+	// docs/harnesses.md); one more submit key, as a verified say does when
+	// no BeforeAgent came, submits the text.
+	if !w.turnWithin("second message", submitSeconds) {
+		t.Logf("no turn %v after the say; one more submit key (screen:\n%s)", submitSeconds, w.screen())
+		if _, err := testkit.TmuxRun(w.socket, "send-keys", "-t", "="+agentTarget+":", "Enter"); err != nil {
+			t.Fatal(err)
+		}
+	}
 	w.turn("the said text as a turn", "second message")
 	eventually(t, "the AfterAgent hook of the said turn", func() bool {
 		for _, p := range w.payloads("AfterAgent") {
