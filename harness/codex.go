@@ -120,13 +120,19 @@ func (*Codex) Ready(s loop.PaneSnapshot) bool {
 	return promptReady(s, "›", codexDialogs)
 }
 
+// dialogTailLines is how many of the screen's last non-empty lines
+// promptReady searches for a dialog's text.
+const dialogTailLines = 24
+
 // promptReady is Ready for a TUI whose input line starts with glyph at the
 // bottom of the screen and whose dialogs mark their choices with numbers.
 func promptReady(s loop.PaneSnapshot, glyph string, dialogs []string) bool {
 	if s.Dead || s.Canonical {
 		return false
 	}
-	low := strings.ToLower(s.Screen)
+	// Dialogs are looked for in the screen's lower part only, where the
+	// CLIs draw them: the same words higher up are conversation.
+	low := strings.ToLower(strings.Join(lastNonEmptyLines(s.Screen, dialogTailLines), "\n"))
 	for _, d := range dialogs {
 		if strings.Contains(low, d) {
 			return false

@@ -83,6 +83,15 @@ func TestCodex_ReadyOnRealScreens(t *testing.T) {
 			t.Errorf("Ready(%s) = %v, want %v", tt.screen, got, tt.want)
 		}
 	}
+	// Dialog words in the conversation, far above the composer, are not a
+	// dialog; the composer with a dialog's words below it is.
+	talk := "› do you trust the files in this folder?\n• yes" + strings.Repeat("\nline", 30) + "\n› Ask Codex to do anything\n  footer"
+	if !c.Ready(loop.PaneSnapshot{Screen: talk}) {
+		t.Error("words of a dialog in the conversation made the pane not ready")
+	}
+	if c.Ready(loop.PaneSnapshot{Screen: "› Ask Codex to do anything\n  Hooks need review\n  enter confirm"}) {
+		t.Error("a dialog under the composer was ready")
+	}
 	ready := loop.PaneSnapshot{Screen: readScreen(t, "codex/screens/ready-after-turn.txt")}
 	for _, s := range []loop.PaneSnapshot{{Screen: ready.Screen, Canonical: true}, {Screen: ready.Screen, Dead: true}, {Screen: ""}} {
 		if c.Ready(s) {

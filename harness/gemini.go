@@ -89,9 +89,10 @@ func geminiArgv(flag, sessionID string, args []string, prompt string) ([]string,
 }
 
 // geminiDialogs are screen texts of Gemini CLI dialogs (observed on 0.61.0):
-// the folder trust, the authentication choice and the API key entry.
+// the folder trust, the authentication choice and the API key entry; and
+// the tool confirmation ("Allow once"), which replaces the input.
 var geminiDialogs = []string{"do you trust the files in this folder", "how would you like to authenticate",
-	"enter gemini api key", "waiting for auth", "trust folder ("}
+	"enter gemini api key", "waiting for auth", "trust folder (", "allow once", "waiting for user confirmation"}
 
 // Ready reports whether typed input would reach the Gemini CLI: the pane is
 // alive and out of canonical mode, no dialog is on the screen, and the last

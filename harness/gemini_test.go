@@ -68,6 +68,11 @@ func TestGemini_ReadyOnRealScreens(t *testing.T) {
 			t.Errorf("Ready(%s) = %v, want %v", tt.screen, got, tt.want)
 		}
 	}
+	// Constructed, not captured: no tool ran offline (docs/harnesses.md).
+	confirm := " > run the tests\n╭──╮\n│ ? Shell npm test │\n│ Allow execution of: 'npm'? │\n│ ● 1. Allow once │\n│   2. Allow for this session │\n╰──╯"
+	if g.Ready(loop.PaneSnapshot{Screen: confirm}) {
+		t.Error("a tool confirmation, with the prompt's echo above it, was ready")
+	}
 	ready := readScreen(t, "gemini/screens/ready-after-turn.txt")
 	if g.Ready(loop.PaneSnapshot{Screen: ready, Canonical: true}) || g.Ready(loop.PaneSnapshot{Screen: ready, Dead: true}) {
 		t.Error("a cooked or dead pane is ready")
