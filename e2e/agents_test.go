@@ -207,9 +207,9 @@ func (w *agentWorld) turn(what, text string) fakeapi.Request {
 	return got
 }
 
-// submitSeconds is how long a say waits for its turn before one more
-// submit key (routing.tmux.submitSeconds' default).
-const submitSeconds = 10 * time.Second
+// submitWait is how long a say waits for its turn before one more
+// submit key (the default of routing.tmux.submitSeconds).
+const submitWait = 10 * time.Second
 
 // turnWithin reports whether a turn whose last user text contains text
 // arrives within d.

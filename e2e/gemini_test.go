@@ -92,8 +92,8 @@ func TestRealGemini_FreshSayStopResume(t *testing.T) {
 	// Now and then the CLI turns the submit key into a newline (see
 	// docs/harnesses.md); one more submit key, as a verified say does when
 	// no BeforeAgent came, submits the text.
-	if !w.turnWithin("second message", submitSeconds) {
-		t.Logf("no turn %v after the say; one more submit key (screen:\n%s)", submitSeconds, w.screen())
+	if !w.turnWithin("second message", submitWait) {
+		t.Logf("no turn %v after the say; one more submit key (screen:\n%s)", submitWait, w.screen())
 		if _, err := testkit.TmuxRun(w.socket, "send-keys", "-t", "="+agentTarget+":", "Enter"); err != nil {
 			t.Fatal(err)
 		}
