@@ -1,12 +1,14 @@
 package e2e
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/harness"
@@ -88,15 +90,12 @@ func TestRealCodex_FreshSayStopResume(t *testing.T) {
 		t.Fatalf("the folder dialog showed although Prepare trusted %s:\n%s", w.cwd, snap.Screen)
 	}
 
-	var id string
-	eventually(t, "the conversation id from the pane's process tree", func() bool {
-		got, ok, err := codex.SessionIDOf(w.panePID())
-		if err != nil {
-			t.Fatal(err)
-		}
-		id = got
-		return ok
-	})
+	ctx, cancel := context.WithTimeout(context.Background(), patience)
+	defer cancel()
+	id, err := harness.WaitSessionID(ctx, codex, w.panePID(), 50*time.Millisecond)
+	if err != nil {
+		t.Fatalf("the conversation id from the pane's process tree: %v", err)
+	}
 	if !uuidLike.MatchString(id) {
 		t.Fatalf("captured id %q is not a UUID", id)
 	}

@@ -1,10 +1,12 @@
 package harness
 
 import (
+	"context"
 	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	loop "github.com/the-loop-dev/the-loop"
 )
@@ -89,4 +91,33 @@ func Resolve(h loop.Harness, lookPath func(string) (string, error)) (string, err
 			h.Binary(), path, err)
 	}
 	return abs, nil
+}
+
+// WaitSessionID polls r.SessionIDOf(panePID) every interval (≤ 0: 100 ms)
+// until it reports the id, fails, or ctx ends — the capture a start of a
+// SessionIDReporter's CLI runs before it records the session running. A
+// ctx that ends first gives an EINTERNAL *loop.Error saying no id was
+// captured, so the caller records the start failed, never running under
+// the id it had chosen.
+func WaitSessionID(ctx context.Context, r SessionIDReporter, panePID int, interval time.Duration) (string, error) {
+	if interval <= 0 {
+		interval = 100 * time.Millisecond
+	}
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		id, ok, err := r.SessionIDOf(panePID)
+		if err != nil {
+			return "", err
+		}
+		if ok {
+			return id, nil
+		}
+		select {
+		case <-ctx.Done():
+			return "", loop.Internal("the agent in pane process %d showed no conversation id before the start gave up (%v); "+
+				"not recording it running — a fresh Codex reveals its id with its first turn, so start it with a prompt", panePID, ctx.Err())
+		case <-t.C:
+		}
+	}
 }

@@ -1,11 +1,14 @@
 package harness
 
 import (
+	"context"
 	"errors"
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
+	"time"
 
 	loop "github.com/the-loop-dev/the-loop"
 )
@@ -97,5 +100,41 @@ func TestRegistry_TrustOptionsReachCodexAndGemini(t *testing.T) {
 	}
 	if _, ok := any(NewRegistry(ClaudeOptions{}).adapters["gemini"]).(SessionIDReporter); ok {
 		t.Fatal("gemini takes a pre-assigned id; it must not ask for capture")
+	}
+}
+
+// stepReporter reveals its id on the nth call (0: never), or fails.
+type stepReporter struct {
+	calls, n int
+	err      error
+}
+
+func (s *stepReporter) SessionIDOf(int) (string, bool, error) {
+	s.calls++
+	if s.err != nil {
+		return "", false, s.err
+	}
+	if s.n > 0 && s.calls >= s.n {
+		return "01a23137-6aa2-7403-81f6-959f1fab0e62", true, nil
+	}
+	return "", false, nil
+}
+
+func TestWaitSessionID(t *testing.T) {
+	r := &stepReporter{n: 3}
+	id, err := WaitSessionID(context.Background(), r, 42, time.Millisecond)
+	if err != nil || id != "01a23137-6aa2-7403-81f6-959f1fab0e62" || r.calls != 3 {
+		t.Fatalf("id %q, err %v after %d calls", id, err, r.calls)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
+	defer cancel()
+	never := &stepReporter{}
+	if _, err := WaitSessionID(ctx, never, 42, time.Millisecond); loop.ErrorCode(err) != loop.EINTERNAL ||
+		!strings.Contains(err.Error(), "not recording it running") || never.calls < 2 {
+		t.Fatalf("never revealed: %v after %d calls", err, never.calls)
+	}
+	boom := errors.New("two conversations")
+	if _, err := WaitSessionID(context.Background(), &stepReporter{err: boom}, 42, time.Millisecond); !errors.Is(err, boom) {
+		t.Fatalf("a failing capture: %v", err)
 	}
 }
