@@ -52,6 +52,9 @@ func (c *StartCmd) Run(a *App) error {
 	}
 	rep, note := a.startAll(ctx, cfg)
 	renderLifecycle(a.Stdout, a.Stderr, rep, note)
+	if cfg.Service.Enabled && cfg.Service.WebEnabled && len(rep.Services) > 0 && rep.Services[0].Running {
+		fmt.Fprintf(a.Stdout, "dashboard: %s (log in with `the-loop dashboard`)\n", dashboardURL(cfg))
+	}
 	return okExit(rep.OK)
 }
 
