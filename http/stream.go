@@ -33,7 +33,7 @@ import (
 
 const (
 	// streamPoll is how often the tailer reads the log while subscribed.
-	streamPoll = 50 * time.Millisecond
+	streamPoll = 25 * time.Millisecond
 	// streamBuffer is how many events a subscriber may lag behind; one
 	// further behind is cut off (its client reconnects and catches up).
 	streamBuffer = 1024

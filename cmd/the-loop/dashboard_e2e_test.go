@@ -370,3 +370,29 @@ func TestDashboard_Screenshots(t *testing.T) {
 		}
 	}
 }
+
+func TestDashboardCmd_NeedsTheRunningService(t *testing.T) {
+	e, _ := serviceEnv(t, dashboardSessions)
+	r := e.run("dashboard")
+	if r.code != 1 || !strings.Contains(r.stderr, "not running") || strings.Contains(r.stdout, "code=") {
+		t.Fatalf("dashboard without the service: %s", r)
+	}
+	e.config(strings.Replace(dashboardSessions, "service: {port: %PORT%}", "service: {port: 1, web: {enabled: false}}", 1))
+	if r := e.run("dashboard"); r.code != 2 || !strings.Contains(r.stderr, "service.web.enabled") {
+		t.Fatalf("dashboard turned off: %s", r)
+	}
+}
+
+func TestServe_LogsTheDashboardsURLWithoutASecret(t *testing.T) {
+	e, port := serviceEnv(t, dashboardSessions)
+	e.must(0, "start")
+	logs, err := os.ReadFile(filepath.Join(e.dir, ".the-loop", "logs", "service.log"))
+	if err != nil {
+		t.Fatalf("the service's log: %v", err)
+	}
+	want := fmt.Sprintf("url=http://127.0.0.1:%d/", port)
+	if !strings.Contains(string(logs), "the dashboard") || !strings.Contains(string(logs), want) ||
+		strings.Contains(string(logs), "code=") || strings.Contains(string(logs), e.token()) {
+		t.Fatalf("the service's log:\n%s", logs)
+	}
+}
