@@ -156,14 +156,8 @@ func (d *dashboard) valid(secret string) bool {
 	return ok && d.now().Before(exp)
 }
 
-// end ends one session (its secret); endAll ends every session and every
-// outstanding code, and counts the sessions.
-func (d *dashboard) end(secret string) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	delete(d.sessions, digest(secret))
-}
-
+// endAll ends every session and every outstanding code, and counts the
+// live sessions.
 func (d *dashboard) endAll() int {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -237,9 +231,10 @@ func (s *Server) dashboardRoutes(v1 string) []route {
 func (s *Server) registerPages(e *echo.Echo) {
 	for _, m := range []string{http.MethodGet, http.MethodHead} {
 		e.Add(m, "/", s.page("index.html"))
-		e.Add(m, LoginPath, s.login)
 		e.Add(m, assetsPrefix+"*", s.asset)
 	}
+	// GET only: a HEAD (a link checker's) must not use the code up.
+	e.GET(LoginPath, s.login)
 }
 
 // webOff is the answer of the dashboard's routes with service.web.enabled

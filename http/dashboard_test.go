@@ -128,6 +128,9 @@ func TestDashboard_LoginExchangesACodeOnceForACookieOfItsOwn(t *testing.T) {
 	if exp, err := time.Parse(time.RFC3339, code.ExpiresAt); err != nil || time.Until(exp) > LoginCodeTTL || time.Until(exp) < LoginCodeTTL-5*time.Second {
 		t.Fatalf("expiresAt %q: %v", code.ExpiresAt, err)
 	}
+	if p := f.page(http.MethodHead, code.LoginPath); p.status == http.StatusSeeOther || p.header.Get("Set-Cookie") != "" {
+		t.Fatalf("HEAD used the code up: %d", p.status)
+	}
 	p := f.page(http.MethodGet, code.LoginPath)
 	if p.status != http.StatusSeeOther {
 		t.Fatalf("login: %d %s", p.status, p.body)
