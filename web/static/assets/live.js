@@ -89,7 +89,11 @@ export function connect({onEvent, onState}) {
           } else {
             evs.forEach(relay);
           }
-        } catch { /* the state stays polling; the next round tries again */ }
+        } catch (err) {
+          // Logged out: nothing to poll for until a login reloads the page.
+          if (err && err.status === 401) { stopPolling(); setState('offline'); }
+          // Anything else: the state stays polling; the next round tries again.
+        }
       };
       poll();
       pollTimer = setInterval(poll, POLL_MS);
