@@ -54,6 +54,8 @@ type StandingRecord struct {
 	// agent of the current spawn (THE_LOOP_AGENT_TOKEN), replaced at every
 	// spawn; the credential itself is never stored.
 	AgentTokenHash string `json:"agentTokenHash,omitempty"`
+	// Hearing is what its hooks told of the agent (issue 17).
+	Hearing
 }
 
 // Claim is an in-flight transition held by one process.
@@ -123,4 +125,6 @@ type WorkItemRecord struct {
 	// agent of the current spawn (THE_LOOP_AGENT_TOKEN), replaced at every
 	// spawn; the credential itself is never stored.
 	AgentTokenHash string `json:"agentTokenHash,omitempty"`
+	// Hearing is what its hooks told of the agent (issue 17).
+	Hearing
 }

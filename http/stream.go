@@ -2,6 +2,7 @@ package http
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"net/http"
 	"strconv"
@@ -11,16 +12,16 @@ import (
 	"github.com/labstack/echo/v4"
 
 	loop "github.com/the-loop-dev/the-loop"
-	"github.com/the-loop-dev/the-loop/store"
 )
 
 // GET /api/v1/stream (issue 20): server-sent events, one per event the log
 // records. Every process that appends to the log while the service runs
 // does so through the service (it holds the store), but through many code
 // paths, so the stream does not hook them: one tailer per service reads the
-// log past the last sequence number it saw every streamPoll while anybody
-// listens, and fans what it finds out to the subscribers. Idle, that is one
-// read transaction finding nothing; with nobody listening, nothing at all.
+// log (Options.Events, loop.EventLog) past the last sequence number it saw
+// every streamPoll while anybody listens, and fans what it finds out to the
+// subscribers. Idle, that is one read finding nothing; with nobody
+// listening, nothing at all.
 //
 // The messages: first `ready` ({"seq": the log's last sequence number}),
 // then `event` for each event (id: its seq; data: the envelope of GET
@@ -43,7 +44,10 @@ const (
 
 // streamHub is the service's one tailer and its subscribers.
 type streamHub struct {
-	db *store.DB
+	log loop.EventLog
+	// ctx is the tailer's reads' context, cancelled by close.
+	ctx    context.Context
+	cancel context.CancelFunc
 
 	mu      sync.Mutex
 	subs    map[*subscriber]struct{}
@@ -62,8 +66,9 @@ type subscriber struct {
 
 func (sub *subscriber) cut() { sub.once.Do(func() { close(sub.gone) }) }
 
-func newStreamHub(db *store.DB) *streamHub {
-	return &streamHub{db: db, subs: map[*subscriber]struct{}{}, done: make(chan struct{})}
+func newStreamHub(log loop.EventLog) *streamHub {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &streamHub{log: log, ctx: ctx, cancel: cancel, subs: map[*subscriber]struct{}{}, done: make(chan struct{})}
 }
 
 // errStreamFull is a subscription over the cap.
@@ -74,21 +79,17 @@ func (e errStreamFull) Error() string {
 }
 
 // lastSeq reads the log's last sequence number.
-func (h *streamHub) lastSeq() (uint64, error) {
-	var seq uint64
-	err := h.db.View(func(tx *store.Tx) error {
-		evs, err := tx.Events(store.EventQuery{Limit: 1})
-		if len(evs) > 0 {
-			seq = evs[0].Seq
-		}
-		return err
-	})
-	return seq, err
+func (h *streamHub) lastSeq(ctx context.Context) (uint64, error) {
+	evs, err := h.log.Events(ctx, loop.EventQuery{Limit: 1})
+	if err != nil || len(evs) == 0 {
+		return 0, err
+	}
+	return evs[len(evs)-1].Seq, nil
 }
 
 // subscribe adds a subscriber and returns the sequence number it starts
 // after: every later event reaches it.
-func (h *streamHub) subscribe(limit int) (*subscriber, uint64, error) {
+func (h *streamHub) subscribe(ctx context.Context, limit int) (*subscriber, uint64, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed {
@@ -98,7 +99,7 @@ func (h *streamHub) subscribe(limit int) (*subscriber, uint64, error) {
 		return nil, 0, errStreamFull{limit}
 	}
 	if !h.running {
-		seq, err := h.lastSeq()
+		seq, err := h.lastSeq(ctx)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -127,6 +128,7 @@ func (h *streamHub) close() {
 		return
 	}
 	h.closed = true
+	h.cancel()
 	close(h.done)
 	for sub := range h.subs {
 		sub.cut()
@@ -161,12 +163,7 @@ func (h *streamHub) tail() {
 			return
 		}
 		h.mu.Unlock()
-		var evs []loop.Event
-		err := h.db.View(func(tx *store.Tx) error {
-			var err error
-			evs, err = tx.Events(store.EventQuery{After: after})
-			return err
-		})
+		evs, err := h.log.Events(h.ctx, loop.EventQuery{After: after})
 		if err != nil || len(evs) == 0 {
 			continue // a failed read is tried again at the next tick
 		}
@@ -212,7 +209,11 @@ func (s *Server) stream(c echo.Context) error {
 		after, resume = n, true
 		break
 	}
-	sub, start, err := s.hub.subscribe(max(1, cfg.Service.StreamMaxSubscribers))
+	if s.hub == nil {
+		return loop.Internal("the event stream has no event log to read (the server was built without Options.Events)")
+	}
+	ctx := c.Request().Context()
+	sub, start, err := s.hub.subscribe(ctx, max(1, cfg.Service.StreamMaxSubscribers))
 	if err != nil {
 		if full, ok := err.(errStreamFull); ok {
 			return echo.NewHTTPError(http.StatusServiceUnavailable, full.Error())
@@ -222,11 +223,7 @@ func (s *Server) stream(c echo.Context) error {
 	defer s.hub.unsubscribe(sub)
 	var missed []loop.Event
 	if resume && after < start {
-		if err := s.opt.Lifecycle.DB.View(func(tx *store.Tx) error {
-			evs, err := tx.Events(store.EventQuery{After: after, Limit: streamReplayMax})
-			missed = evs
-			return err
-		}); err != nil {
+		if missed, err = s.opt.Events.Events(ctx, loop.EventQuery{After: after, Limit: streamReplayMax}); err != nil {
 			return err
 		}
 	}
@@ -262,7 +259,6 @@ func (s *Server) stream(c echo.Context) error {
 	}
 	keepAlive := time.NewTicker(time.Duration(max(1, cfg.Service.StreamKeepAliveSeconds)) * time.Second)
 	defer keepAlive.Stop()
-	ctx := c.Request().Context()
 	for {
 		select {
 		case <-ctx.Done():

@@ -47,7 +47,7 @@ func (s *Service) SayStanding(ctx context.Context, cfg *config.Config, name, tex
 	if rec.Status != loop.StatusRunning || runner.State(ctx, target) != loop.PaneLive {
 		return loop.SayResult{}, loop.NotFound("standing session '%[1]s' has no live tmux pane to paste into — a message never respawns one; run `the-loop standing start %[1]s` first", name)
 	}
-	if mine, err := ours(ctx, runner, target, rec.HarnessSessionID); err != nil {
+	if mine, err := ours(ctx, runner, target, rec.TagFor(rec.HarnessSessionID)); err != nil {
 		return loop.SayResult{}, err
 	} else if !mine {
 		return loop.SayResult{}, loop.NotFound("standing session '%[1]s' has no live agent of the-loop's to paste into — %[2]s; run `the-loop standing start %[1]s` first", name,

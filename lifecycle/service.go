@@ -39,6 +39,16 @@ type Service struct {
 	// Announcer posts a Slack-enabled session's announcement after it
 	// starts (nil: never announced).
 	Announcer Announcer
+	// HookBinary is the absolute path of the-loop's binary: every claude
+	// spawn runs `<HookBinary> hook …` for its hooks (issue 17). Empty: no
+	// hooks are declared and activity stays unknown.
+	HookBinary string
+	// Getenv reads the environment (CLAUDE_CONFIG_DIR for transcripts);
+	// nil means os.Getenv.
+	Getenv func(string) string
+	// PanePIDs returns the pids of target's panes on socket (nil: a
+	// SessionStart of source clear is never trusted).
+	PanePIDs func(ctx context.Context, socket, target string) ([]int, error)
 	// TmuxAvailable reports a tmux binary missing from PATH (the runner's
 	// Available); a start then refuses at once, naming it and how to
 	// install it. Nil: never checked.
@@ -46,6 +56,8 @@ type Service struct {
 
 	mu    sync.Mutex
 	names map[string]*sync.Mutex
+	// spoolMu serialises this process's spool readers.
+	spoolMu sync.Mutex
 }
 
 func (s *Service) now() time.Time {

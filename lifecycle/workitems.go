@@ -40,6 +40,7 @@ func workItemRow(rec *loop.WorkItemRecord, running bool) loop.WorkItemRow {
 		URL:              rec.URL,
 		Running:          running,
 	}
+	row.Activity, row.ActivityAt, row.LastAnswerAt, row.Tokens = rec.RowFields(running)
 	if rec.LastEventAt != "" {
 		at := rec.LastEventAt
 		row.LastEventAt = &at
@@ -60,6 +61,7 @@ func (s *Service) ListWorkItems(ctx context.Context, cfg *config.Config, status 
 	default:
 		return nil, loop.Invalid("invalid status '%s' (one of active, paused, closed)", status)
 	}
+	_ = s.ApplySpool(ctx, cfg.StateDir()) // hooks heard while the store was locked; best-effort
 	recs, err := s.workItemRecords()
 	if err != nil {
 		return nil, err
@@ -139,7 +141,7 @@ func (s *Service) ReplyWorkItem(ctx context.Context, cfg *config.Config, ref, te
 	if rec.TmuxTarget == "" || runner.State(ctx, rec.TmuxTarget) != loop.PaneLive {
 		return loop.ReplyResult{}, noPane
 	}
-	if mine, err := ours(ctx, runner, rec.TmuxTarget, rec.HarnessSessionID); err != nil {
+	if mine, err := ours(ctx, runner, rec.TmuxTarget, rec.TagFor(rec.HarnessSessionID)); err != nil {
 		return loop.ReplyResult{}, err
 	} else if !mine {
 		return loop.ReplyResult{}, loop.NotFound("the session for %s has no live agent of the-loop's to paste into — %s", name,
@@ -253,7 +255,7 @@ func (s *Service) settleTmuxOnClose(ctx context.Context, item loop.WorkItemRef, 
 	if state != loop.PaneAbsent {
 		// the-loop releases what the-loop started: never signal a session
 		// under this name that does not carry the record's tag.
-		if mine, err := ours(ctx, runner, target, rec.HarnessSessionID); err != nil || !mine {
+		if mine, err := ours(ctx, runner, target, rec.TagFor(rec.HarnessSessionID)); err != nil || !mine {
 			if err == nil {
 				err = loop.NotFound("%s", notOurs(target, rec.TmuxSocket, "it is not the agent the-loop started for this work item; not signalling it"))
 			}

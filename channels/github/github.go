@@ -17,7 +17,6 @@ import (
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/channels"
 	"github.com/the-loop-dev/the-loop/config"
-	"github.com/the-loop-dev/the-loop/lifecycle"
 )
 
 // Timeout bounds one `gh api` call: a hung gh never holds a poll
@@ -31,7 +30,10 @@ const Timeout = 60 * time.Second
 // run without a shell), then delivered into the work item's session with
 // `sessions reply` framing. A mirror that fails still delivers.
 type Mirror struct {
-	Service *lifecycle.Service
+	// WorkItems delivers the reply into the work item's session.
+	WorkItems loop.WorkItemService
+	// Events records channel.mirrored and channel.mirror_failed.
+	Events loop.EventWriter
 }
 
 var _ channels.WorkItems = (*Mirror)(nil)
@@ -43,19 +45,19 @@ var _ channels.WorkItems = (*Mirror)(nil)
 func (m *Mirror) Mirror(ctx context.Context, cfg *config.Config, r channels.Inbound) bool {
 	ch, item, actor := loop.F("channel", channels.ChannelSlack), loop.F("work_item", r.WorkItem), loop.F("actor", r.Author)
 	err := m.post(ctx, cfg, r)
-	ev := m.Service.NewEvent("channel.mirrored", loop.LevelInfo, ch, item, actor)
+	ev := m.Events.NewEvent("channel.mirrored", loop.LevelInfo, ch, item, actor)
 	if err != nil {
-		ev = m.Service.NewEvent("channel.mirror_failed", loop.LevelWarning, ch, item, actor, loop.F("error", Scrub(loop.ErrorMessage(err))))
+		ev = m.Events.NewEvent("channel.mirror_failed", loop.LevelWarning, ch, item, actor, loop.F("error", Scrub(loop.ErrorMessage(err))))
 	}
-	_ = m.Service.Emit(ev) // the pipeline goes on to deliver whatever the log says
+	_ = m.Events.Emit(ev) // the pipeline goes on to deliver whatever the log says
 	return err == nil
 }
 
-// Reply delivers r into its work item's session (lifecycle.Service.ReplyWorkItem:
+// Reply delivers r into its work item's session (loop.WorkItemService.Reply:
 // the operator's framing, actor slack:<member id>; it never spawns). A
 // delivery refused or failed is an error saying why, for channel.dropped.
 func (m *Mirror) Reply(ctx context.Context, cfg *config.Config, r channels.Inbound) (bool, error) {
-	res, err := m.Service.ReplyWorkItem(ctx, cfg, r.WorkItem, r.Text, "slack:"+r.Author)
+	res, err := m.WorkItems.Reply(ctx, loop.WorkItemReplyRequest{Ref: r.WorkItem, Text: r.Text, Actor: "slack:" + r.Author})
 	if err != nil {
 		return false, err
 	}

@@ -69,9 +69,10 @@ func mirrorWorld(t *testing.T) (*world, *testkit.GH) {
 		Name: "supervisor", Harness: "claude", Cwd: t.TempDir(), AutoStart: true, Declared: true,
 		SlackEnabled: true, SlackChannel: "COWN",
 	}}}
-	w := &world{t: t, ws: ws, runner: r, svc: svc, cfg: cfg,
-		poller: &channels.Poller{Service: svc, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}}
-	w.poller.WorkItems = &Mirror{Service: w.svc}
+	w := &world{t: t, ws: ws, runner: r, svc: svc, cfg: cfg}
+	current := func() *config.Config { return w.cfg }
+	w.poller = &channels.Poller{Threads: svc, Standing: svc.Standing(current), Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	w.poller.WorkItems = &Mirror{WorkItems: svc.WorkItems(current), Events: svc}
 	bin := filepath.Join(t.TempDir(), "bin")
 	gh := testkit.FakeGH(t, bin)
 	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
@@ -87,7 +88,7 @@ func (w *world) startItem() string {
 	}
 	var thread string
 	for _, th := range mustThreads(w.t, w.svc) {
-		if th.WorkItem == octo {
+		if th.Ref == octo {
 			thread = th.ThreadTS
 		}
 	}
@@ -151,9 +152,9 @@ func want(t *testing.T, got, want loop.PollSummary) {
 	}
 }
 
-func mustThreads(t *testing.T, svc *lifecycle.Service) []lifecycle.BoundThread {
+func mustThreads(t *testing.T, svc *lifecycle.Service) []loop.BoundThread {
 	t.Helper()
-	th, err := svc.Threads()
+	th, err := svc.Threads(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
