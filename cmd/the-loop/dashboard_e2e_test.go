@@ -107,6 +107,7 @@ func navigate(t testing.TB, ctx context.Context, url string) {
 func dashboardEnv(t *testing.T, yaml string) (*env, string) {
 	t.Helper()
 	e, port := serviceEnv(t, yaml)
+	withClaudeDir(e) // the agents write their transcripts where the service reads them
 	r := e.must(0, "start")
 	base := fmt.Sprintf("http://127.0.0.1:%d", port)
 	if !strings.Contains(r.stdout, "dashboard: "+base+"/ (log in with `the-loop dashboard`)") {
@@ -229,9 +230,11 @@ func TestDashboardBrowser_SayReachesTheAgentAndItsOutcomeShows(t *testing.T) {
 			t.Fatalf("empty answer: %q", reply)
 		}
 	}
-	// Peek and transcript: shown when the service has them, else said to be missing.
-	waitJS(t, ctx, "the pane or its absence", `document.getElementById('peek-na') || document.getElementById('peek').textContent.length > 0`)
-	waitJS(t, ctx, "the transcript or its absence", `document.getElementById('transcript-na') || document.getElementById('transcript').children.length > 0`)
+	// The pane (the peek's lines) shows the agent's prompt, and the
+	// transcript the say and its answer.
+	waitJS(t, ctx, "the pane", `document.getElementById('peek').textContent.includes('❯') && document.getElementById('peek-note').hidden`)
+	waitJS(t, ctx, "the say in the transcript", `[...document.querySelectorAll('#transcript li.t-user .text')].some((el) => el.textContent.includes('hello from the browser'))`)
+	waitJS(t, ctx, "its answer in the transcript", `[...document.querySelectorAll('#transcript li.t-assistant .text')].some((el) => el.textContent.startsWith('fake answer to: ') && el.textContent.includes('hello from the browser'))`)
 	// The session's events list the say.
 	waitJS(t, ctx, "standing.said in the events", `document.querySelector('#session-events tr[data-event="standing.said"]')`)
 }
@@ -267,6 +270,8 @@ func TestDashboardBrowser_StopFromThePageStopsTheSession(t *testing.T) {
 	if !e.rows()["supervisor"].Running {
 		t.Fatal("stop from reviewer's page stopped supervisor")
 	}
+	// The pane is gone (peek is 404): the panel says so instead of the lines.
+	waitJS(t, ctx, "the pane's absence", `document.getElementById('peek').hidden && /no tmux pane/.test(document.getElementById('peek-note').textContent)`)
 }
 
 func TestDashboardBrowser_CreateThenDelete(t *testing.T) {
@@ -351,7 +356,7 @@ func TestDashboard_Screenshots(t *testing.T) {
 		waitJS(t, ctx, "the stream", `document.getElementById('conn').dataset.state === 'live'`)
 		shots := []struct{ page, hash, ready string }{
 			{"overview", "#/", `document.querySelector('#standing-rows tr[data-name="triage"]')`},
-			{"session", "#/s/supervisor", `document.querySelector('#session-events tr') && (document.getElementById('peek-na') || document.getElementById('peek').textContent.length > 0)`},
+			{"session", "#/s/supervisor", `document.querySelector('#session-events tr') && document.getElementById('peek').textContent.length > 0`},
 			{"events", "#/events", `document.querySelector('#event-rows tr')`},
 		}
 		for _, s := range shots {

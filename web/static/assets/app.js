@@ -252,7 +252,8 @@ function session(name) {
   const ctl = (verb, label, cls) => h('button', {type: 'button', class: cls || '', id: `btn-${verb}`, onclick: () => control(verb)}, label);
   const buttons = h('div', {class: 'buttons'}, ctl('start', 'Start', 'primary'), ctl('restart', 'Restart'), ctl('stop', 'Stop', 'danger'));
   const peek = h('pre', {class: 'peek', id: 'peek', tabindex: 0, 'aria-label': 'The pane as it looks now'});
-  const peekPanel = h('section', {class: 'panel', id: 'peek-panel'}, h('h2', {}, 'Pane'), peek);
+  const peekNote = h('p', {class: 'muted', id: 'peek-note', hidden: true});
+  const peekPanel = h('section', {class: 'panel', id: 'peek-panel'}, h('h2', {}, 'Pane'), peekNote, peek);
   const transcript = h('ol', {class: 'transcript', id: 'transcript'});
   const transcriptPanel = h('section', {class: 'panel', id: 'transcript-panel'}, h('h2', {}, 'Transcript'), transcript);
   const sayText = h('textarea', {id: 'say-text', rows: 3, required: true, 'aria-label': `Message to ${name}`, placeholder: `Say something to ${name}…`});
@@ -272,7 +273,6 @@ function session(name) {
 
   let stopped = false;
   let peekTimer = 0;
-  let peekAvailable = true;
 
   async function loadRow() {
     try {
@@ -339,25 +339,40 @@ function session(name) {
     loadTranscript();
   });
 
+  // The pane (GET /standing-sessions/peek: {name, tmuxTarget, tmuxSocket,
+  // running, lines[]}), read every second while the page is visible; a
+  // session without a pane of the-loop's (never started, stopped) is 404,
+  // said as such, and read again, since it may start.
+  function setPeekNote(text) {
+    peekNote.textContent = text;
+    peekNote.hidden = !text;
+  }
   async function loadPeek() {
-    if (stopped || !peekAvailable) return;
+    if (stopped) return;
     if (!document.hidden) {
       try {
         const p = await get(`${v1}/standing-sessions/peek`, {name, lines: 40});
-        const text = typeof p === 'string' ? p : (p.text ?? p.screen ?? p.pane ?? (p.lines || []).join('\n'));
+        const text = (p.lines || []).join('\n');
         if (peek.textContent !== text) peek.textContent = text;
+        peek.hidden = false;
+        peek.dataset.running = String(!!p.running);
+        setPeekNote(p.running ? '' : 'The agent\'s pane is dead: this is what it showed last.');
       } catch (err) {
-        if (err.status === 404 || err.status === 405) {
-          peekAvailable = false;
-          fill(peekPanel, h('h2', {}, 'Pane'), h('p', {class: 'muted', id: 'peek-na'}, 'Peeking at the pane is not available from this service.'));
-          return;
+        if (err.status === 404) {
+          peek.textContent = '';
+          peek.hidden = true;
+          setPeekNote(`${name} has no tmux pane of the-loop's (not started, or stopped).`);
+        } else if (err.status !== 401) {
+          setPeekNote(errorText(err));
         }
-        peek.textContent = errorText(err);
       }
     }
     if (!stopped) peekTimer = setTimeout(loadPeek, 1000);
   }
 
+  // The transcript (GET /standing-sessions/transcript: {name,
+  // entries:[{role, text, at, usage}]}); a harness whose transcript the-loop
+  // cannot read is 400, said once and not asked again.
   let transcriptAvailable = true;
   async function loadTranscript() {
     if (!transcriptAvailable) return;
@@ -366,11 +381,16 @@ function session(name) {
       const entries = t.entries || [];
       if (!entries.length) { fill(transcript, h('li', {class: 'muted'}, 'Nothing said yet.')); return; }
       fill(transcript, entries.map((en) => h('li', {class: `t-${en.role}`},
-        h('div', {class: 'who'}, en.role, ' ', when(en.at)), h('div', {class: 'text'}, en.text))));
+        h('div', {class: 'who'}, en.role, ' ', when(en.at),
+          en.usage ? h('span', {class: 'muted', title: 'tokens: input, output (cache read, cache write)'},
+            ` · ${en.usage.input} in, ${en.usage.output} out`) : null),
+        h('div', {class: 'text'}, en.text))));
     } catch (err) {
-      if (err.status === 404 || err.status === 405) {
+      if (err.status === 400) {
         transcriptAvailable = false;
-        fill(transcriptPanel, h('h2', {}, 'Transcript'), h('p', {class: 'muted', id: 'transcript-na'}, 'The transcript is not available from this service.'));
+        fill(transcriptPanel, h('h2', {}, 'Transcript'), h('p', {class: 'muted', id: 'transcript-na'}, err.message));
+      } else if (err.status === 404) {
+        fill(transcript, h('li', {class: 'muted'}, `No standing session named ${name}.`));
       }
     }
   }
