@@ -160,6 +160,16 @@ type Service struct {
 	// derived from Host and Port.
 	AllowedHosts []string
 	MaxBodyBytes int64 // default 1 MiB
+	// WebEnabled is service.web.enabled (default true): the dashboard at /.
+	WebEnabled bool
+	// StreamEnabled is service.stream.enabled (default true): GET /api/v1/stream.
+	StreamEnabled bool
+	// StreamMaxSubscribers is service.stream.maxSubscribers (default 8, at
+	// least 1): open streams beyond it are answered 503.
+	StreamMaxSubscribers int
+	// StreamKeepAliveSeconds is service.stream.keepAliveSeconds (default
+	// 15, at least 1): the interval of a stream's keep-alive comments.
+	StreamKeepAliveSeconds int
 }
 
 // The values of service.auth.
@@ -239,6 +249,11 @@ func Default() *Config {
 			MCPEnabled:   true,
 			Auth:         AuthToken,
 			MaxBodyBytes: 1 << 20,
+
+			WebEnabled:             true,
+			StreamEnabled:          true,
+			StreamMaxSubscribers:   8,
+			StreamKeepAliveSeconds: 15,
 		},
 		EventLog: EventLog{Enabled: true, MaxEvents: 100000},
 		Slack: Slack{
@@ -411,6 +426,11 @@ func (c *Config) apply(doc map[string]any) {
 	if n := int64(number(s, "maxBodyBytes", float64(c.Service.MaxBodyBytes))); n >= 1 {
 		c.Service.MaxBodyBytes = n
 	}
+	c.Service.WebEnabled = boolean(mapping(s["web"]), "enabled", c.Service.WebEnabled)
+	st := mapping(s["stream"])
+	c.Service.StreamEnabled = boolean(st, "enabled", c.Service.StreamEnabled)
+	c.Service.StreamMaxSubscribers = max(1, int(number(st, "maxSubscribers", float64(c.Service.StreamMaxSubscribers))))
+	c.Service.StreamKeepAliveSeconds = max(1, int(number(st, "keepAliveSeconds", float64(c.Service.StreamKeepAliveSeconds))))
 
 	e := mapping(doc["eventLog"])
 	c.EventLog.Enabled = boolean(e, "enabled", c.EventLog.Enabled)

@@ -41,6 +41,7 @@ type CLI struct {
 	Channels ChannelsCmd     `cmd:"" help:"The Slack channel: poll its bound threads once, or show its settings."`
 	Cfg      ConfigCmd       `cmd:"" name:"config" help:"Check or print the CLI config's schema."`
 	Token    TokenCmd        `cmd:"" help:"Print the operator's token (or replace it with --rotate)."`
+	Dash     DashboardCmd    `cmd:"" name:"dashboard" help:"Print a one-time login link for the web dashboard (or end every dashboard session with --logout-all)."`
 	Exec     InternalExecCmd `cmd:"" name:"internal-exec" hidden:"" help:"Exec a harness argv from a file (used inside tmux panes)."`
 	Hook     HookCmd         `cmd:"" hidden:"" help:"Hand one Claude Code hook payload (stdin) to the-loop; always exits 0."`
 

@@ -86,6 +86,9 @@ func (c *ServeCmd) Run(a *App) error {
 		log.Warn("could not apply the spooled hook payloads", "spool", lifecycle.SpoolDir(cfg.StateDir()), "error", err)
 	}
 	log.Info("the-loop service listening", "url", "http://"+ln.Addr().String(), "pid", os.Getpid(), "config", a.ConfigPath)
+	if cfg.Service.WebEnabled {
+		log.Info("the dashboard", "url", "http://"+ln.Addr().String()+"/", "login", "the-loop dashboard")
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	// The Slack poll loop (decisions D22) ends before the store closes.
