@@ -59,8 +59,9 @@ func TestRealClaude_StartSayStopResume(t *testing.T) {
 		t.Fatalf("SessionStart payloads %+v, want one of source startup", starts)
 	}
 	checkTurns(t, w, 2, 1, "service") // the say may come during the boot turn
-	if idle.Tokens.Input == 0 || idle.Tokens.Output == 0 {
-		t.Fatalf("token totals %+v after two answered turns with usage", idle.Tokens)
+	// Each turn's Stop counts its own answer's usage (input 10 a request).
+	if idle.Tokens.Input != 10*int64(len(w.api.Turns())) || idle.Tokens.Output == 0 {
+		t.Fatalf("token totals %+v after %d answered turns with usage (input 10 each)", idle.Tokens, len(w.api.Turns()))
 	}
 	t.Logf("tokens after the boot turn and the say: %+v", idle.Tokens)
 
@@ -140,9 +141,31 @@ func TestRealClaude_SayDuringBusyTurnIsQueued(t *testing.T) {
 	if n := len(w.api.Turns()); n != 1 {
 		t.Fatalf("%d turns while the boot turn is held, want 1", n)
 	}
+	// The queued message's UserPromptSubmit carries the running turn's
+	// prompt id: no turn of its own starts yet.
+	eventually(t, "the queued say's UserPromptSubmit", func() bool { return len(w.hooksOf("UserPromptSubmit", id)) == 2 })
+	if subs := w.hooksOf("UserPromptSubmit", id); subs[1].PromptID != subs[0].PromptID || !strings.Contains(subs[1].Prompt, msg) {
+		t.Fatalf("UserPromptSubmit payloads %+v, want the queued one under the running turn's prompt id", subs)
+	}
+	if r := w.row(); r.Activity != loop.ActivityWorking {
+		t.Fatalf("with a say queued into the held turn: activity %q", r.Activity)
+	}
+	w.api.Hold(0) // the queued message's own turn is held in its turn
 	w.api.Release()
 	if got := w.turn("the queued say as a turn of its own", msg); got.SessionID != id {
 		t.Fatalf("queued say: session id header %q, want %s", got.SessionID, id)
+	}
+	eventually(t, "the boot turn's end", func() bool { return len(w.events("standing.turn_ended")) == 1 })
+	if r := w.row(); r.Activity != loop.ActivityWorking {
+		t.Fatalf("between the boot turn and the queued say's: activity %q, want working", r.Activity)
+	}
+	w.api.Release()
+	w.waitRow("idle after the queued say's turn", func(r loop.StandingRow) bool {
+		return r.Activity == loop.ActivityIdle && len(w.events("standing.turn_ended")) == 2
+	})
+	checkTurns(t, w, 2, 1, "service")
+	if n := len(w.events("standing.turn_started")); n != 1 {
+		t.Fatalf("%d turn_started, want only the boot turn's (the queued message has no UserPromptSubmit of its own)", n)
 	}
 }
 
@@ -285,7 +308,12 @@ func TestRealClaude_HooksWithTheServiceDown(t *testing.T) {
 	w.turn("the held boot turn", bootBrief)
 	w.waitRow("working during the held boot turn", func(r loop.StandingRow) bool { return r.Activity == loop.ActivityWorking })
 	w.api.Release()
-	w.waitRow("idle after the boot turn", func(r loop.StandingRow) bool { return r.Activity == loop.ActivityIdle && r.LastAnswerAt != "" })
+	booted := w.waitRow("idle after the boot turn", func(r loop.StandingRow) bool { return r.Activity == loop.ActivityIdle && r.LastAnswerAt != "" })
+	// The transcript holds the answer's usage by the time its Stop runs.
+	if booted.Tokens.Input != 10 || booted.Tokens.Output == 0 {
+		t.Fatalf("token totals %+v after the boot turn, want the fake API's usage (input 10)", booted.Tokens)
+	}
+	t.Logf("after the boot turn: tokens %+v, activity at %s, last answer at %s", booted.Tokens, booted.ActivityAt, booted.LastAnswerAt)
 
 	const msg = "e2e-offline-say: hello without a service"
 	w.must("standing", "say", session, "--text", msg, "--actor", "e2e")
@@ -302,6 +330,12 @@ func TestRealClaude_HooksWithTheServiceDown(t *testing.T) {
 	if row := w.row(); row.Running || row.Activity != loop.ActivityExited {
 		t.Fatalf("after stop: %+v", row)
 	}
+	// Claude Code's SessionEnd on the stop's SIGTERM (reason other) is an
+	// exit, heard through the store.
+	if ends := w.hooksOf("SessionEnd", id); len(ends) != 1 || ends[0].Reason != "other" {
+		t.Fatalf("SessionEnd payloads %+v, want one of reason other", ends)
+	}
+	t.Logf("standing.exited after stop: %+v", w.events("standing.exited"))
 	w.must("standing", "start", session)
 	if argv := w.argv(); !slices.Contains(argv, "--resume") || !slices.Contains(argv, id) {
 		t.Fatalf("the pane runs %q, want --resume %s", argv, id)

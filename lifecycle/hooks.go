@@ -186,6 +186,9 @@ func (s *Service) applyHook(ctx context.Context, d loop.HookDelivery, seq string
 	if p.Event == "SessionStart" && p.Source == "clear" {
 		panes = s.panePIDsFor(ctx, d.Session) // outside the transaction: a tmux call
 	}
+	if p.Event == "Stop" && seq == "" {
+		s.awaitAnswer(ctx, d.Session, p.SessionID) // outside the transaction: it may wait
+	}
 	return s.DB.Update(func(tx *store.Tx) error {
 		h, why, err := s.hookedIn(tx, d.Session)
 		if err != nil {
@@ -343,6 +346,61 @@ func (s *Service) hear(h *hooked, p HookPayload, d loop.HookDelivery, panes []in
 		return []loop.Event{ev("exited", loop.F("reason", p.Reason))}, ""
 	}
 	return nil, ""
+}
+
+// answerWait bounds how long a Stop waits for Claude Code to write its
+// turn's answer into the transcript: 2.1.332 writes it up to about 110 ms
+// after its Stop hook began, as often after as before
+// (docs/claude-code.md), and the token totals come from there.
+const answerWait = 500 * time.Millisecond
+
+// awaitAnswer waits, at most answerWait, until the transcript of ref's
+// recorded conversation id holds an assistant entry with usage newer than
+// the last one counted, so a Stop counts its own turn's tokens. There is
+// no wait for another conversation id, nor when there is no transcript
+// file (a harness or a fake agent without one).
+func (s *Service) awaitAnswer(ctx context.Context, ref, id string) {
+	var path, through string
+	_ = s.DB.View(func(tx *store.Tx) error {
+		h, _, err := s.hookedIn(tx, ref)
+		if h == nil || id == "" || id != *h.id || h.cwd == "" {
+			return err
+		}
+		if dir, err := harness.ClaudeConfigDir(s.Getenv, ""); err == nil {
+			path, through = harness.ClaudeTranscriptPath(dir, h.cwd, id), h.hear.TokensThrough
+		}
+		return nil
+	})
+	if path == "" {
+		return
+	}
+	if _, err := os.Stat(path); err != nil {
+		return
+	}
+	var since time.Time
+	if through != "" {
+		since, _ = time.Parse(time.RFC3339Nano, through)
+	}
+	ctx, cancel := context.WithTimeout(ctx, answerWait)
+	defer cancel()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		entries, err := harness.ReadClaudeTranscript(path, transcriptTail)
+		if err != nil {
+			return
+		}
+		for _, e := range entries {
+			if e.Role == loop.RoleAssistant && e.Usage != nil && e.At.After(since) {
+				return
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
 }
 
 // setActivity sets h's activity, stamping when it changes.
