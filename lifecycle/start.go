@@ -81,8 +81,12 @@ type standingStart struct {
 // startOne is one session's start (original §5.6 _start_one, made safe for
 // concurrent processes by the claim).
 func (s *Service) startOne(ctx context.Context, cfg *config.Config, def loop.StandingDefinition) loop.StandingRow {
-	defer s.lock(def.Name)()
 	st := &standingStart{standingKind: standingKind{name: def.Name}, s: s, cfg: cfg, def: def}
+	unlock, err := s.lockCtx(ctx, def.Name)
+	defer unlock()
+	if err != nil {
+		return st.result(nil, false, loop.OutcomeFailed, loop.ErrorMessage(err))
+	}
 	row, err := startIn(ctx, s, cfg, st)
 	if err != nil {
 		return st.result(nil, false, loop.OutcomeFailed, err.Error())
@@ -145,10 +149,6 @@ func (st *standingStart) spawnIn(ctx context.Context, r loop.Runner, spec loop.S
 	return r.SpawnIn(ctx, st.target(), spec)
 }
 
-func (st *standingStart) kill(ctx context.Context, r loop.Runner) error {
-	return r.KillTarget(ctx, st.target())
-}
-
 // plan checks the definition: its boot prompt, its directory, its harness.
 func (st *standingStart) plan(*loop.StandingRecord) (spawnPlan, *refusal) {
 	s, name, def := st.s, st.def.Name, st.def
@@ -167,7 +167,7 @@ func (st *standingStart) plan(*loop.StandingRecord) (spawnPlan, *refusal) {
 	if err != nil {
 		return spawnPlan{}, &refusal{detail: loop.ErrorMessage(err), fields: []loop.Field{loop.F("harness", def.Harness)}}
 	}
-	return spawnPlan{harness: def.Harness, adapter: adapter, args: def.HarnessArgs, cwd: cwd, resumePrompt: prompt, freshPrompt: prompt}, nil
+	return spawnPlan{harness: def.Harness, adapter: adapter, args: def.HarnessArgs, cwd: cwd, env: def.Env, resumePrompt: prompt, freshPrompt: prompt}, nil
 }
 
 // define writes the session's definition into its record (original §5.6
@@ -207,7 +207,7 @@ func (st *standingStart) result(rec *loop.StandingRecord, running bool, outcome,
 	if def == nil && rec == nil {
 		r.Harness, r.Cwd, r.Description = st.def.Harness, st.def.Cwd, st.def.Description
 	}
-	if outcome != loop.OutcomeFailed && outcome != loop.OutcomeAlreadyRunning && rec != nil {
+	if outcome != loop.OutcomeFailed && outcome != loop.OutcomeAlreadyRunning && rec != nil && detail == "" {
 		detail = fmt.Sprintf("%s %s (%s %s)", outcome, st.target(), rec.Harness, rec.HarnessSessionID)
 	}
 	r.Outcome, r.Detail = outcome, detail

@@ -35,7 +35,7 @@ func (s *Service) StandingStatus(ctx context.Context, cfg *config.Config) ([]loo
 	ok := true
 	if cfg.Standing != nil && cfg.Standing.Enabled {
 		for _, r := range rows {
-			if wouldStart(r) && !r.Running {
+			if (wouldStart(r) && !r.Running) || r.Status == loop.StatusBroken {
 				ok = false
 			}
 		}
