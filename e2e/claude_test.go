@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -71,6 +72,10 @@ func TestRealClaude_StartSayStopResume(t *testing.T) {
 		return len(users) >= 2 && strings.Contains(users[0], bootBrief) && strings.Contains(users[len(users)-1], msg)
 	})
 
+	// `standing transcript` shows the boot turn, the say and the fake
+	// API's answers, oldest first, each answer with its usage.
+	checkTranscript(t, w, []string{bootBrief, msg})
+
 	stopped := time.Now()
 	w.must("stop")
 	if row := w.row(); row.Running {
@@ -119,6 +124,7 @@ func TestRealClaude_StartSayStopResume(t *testing.T) {
 		return r.Activity == loop.ActivityIdle && len(w.events("standing.turn_ended")) >= 4
 	})
 	checkTurns(t, w, 4, 2, "service")
+	checkTranscript(t, w, []string{bootBrief, msg, bootBrief, msg2})
 	t.Logf("whole test: %v", time.Since(began))
 }
 
@@ -201,6 +207,56 @@ func checkTurns(t *testing.T, w *world, n, queued int, source string) {
 	}
 }
 
+// checkTranscript checks `the-loop standing transcript --format json`:
+// the user prompts hold prompts in order, and every answer the fake API
+// gave is an assistant entry of its own, with its usage, in the order
+// given.
+func checkTranscript(t *testing.T, w *world, prompts []string) {
+	t.Helper()
+	var entries []loop.TranscriptEntry
+	var users, answers []string
+	eventually(t, "the transcript command to list every prompt and answer", func() bool {
+		r := w.must("standing", "transcript", session, "--format", "json", "--last", "100")
+		entries, users, answers = nil, nil, nil
+		if err := json.Unmarshal([]byte(r.stdout), &entries); err != nil {
+			t.Fatalf("standing transcript json: %v\n%s", err, r)
+		}
+		for _, e := range entries {
+			switch e.Role {
+			case loop.RoleUser:
+				users = append(users, e.Text)
+			case loop.RoleAssistant:
+				answers = append(answers, e.Text)
+			}
+		}
+		return len(users) >= len(prompts) && len(answers) >= len(w.api.Turns())
+	})
+	if len(users) != len(prompts) {
+		t.Fatalf("the transcript's user entries %q, want %d holding %q", users, len(prompts), prompts)
+	}
+	for i, p := range prompts {
+		if !strings.Contains(users[i], p) {
+			t.Fatalf("user entry %d is %.200q, want it to hold %q", i, users[i], p)
+		}
+	}
+	var want []string
+	for _, turn := range w.api.Turns() {
+		want = append(want, turn.Answer)
+	}
+	if !slices.Equal(answers, want) {
+		t.Fatalf("the transcript's answers %q, want the fake API's %q", answers, want)
+	}
+	for i, e := range entries {
+		if e.At.IsZero() || i > 0 && e.At.Before(entries[i-1].At) {
+			t.Fatalf("entry %d at %v: the entries are not oldest first with times", i, e.At)
+		}
+		if e.Role == loop.RoleAssistant && (e.Usage == nil || e.Usage.Input != 10 || e.Usage.Output == 0) {
+			t.Fatalf("answer %d carries usage %+v, want the fake API's (input 10)", i, e.Usage)
+		}
+	}
+	t.Logf("the transcript command lists %d entries", len(entries))
+}
+
 // The real Claude Code's hooks drive the session's activity: starting
 // until its SessionStart, working while a turn's answer is held by the
 // fake API, idle once it ends. A /clear typed into it moves the session to
@@ -260,7 +316,10 @@ func TestRealClaude_ActivityAndClear(t *testing.T) {
 	if got := w.hooksOf("SessionEnd", id); len(got) != 1 || got[0].Reason != "clear" {
 		t.Fatalf("SessionEnd payloads of the old conversation %+v, want one of reason clear", got)
 	}
-	t.Logf("/clear fired UserPromptSubmit %d times (old id), %d (new id)", len(w.hooksOf("UserPromptSubmit", id))-2, len(w.hooksOf("UserPromptSubmit", newID)))
+	// /clear is no turn: no UserPromptSubmit, no Stop (under either id).
+	if subs, stops := w.hooksOf("UserPromptSubmit", ""), w.hooksOf("Stop", ""); len(subs) != 2 || len(stops) != 2 {
+		t.Fatalf("%d UserPromptSubmit and %d Stop payloads after the boot turn, a say and /clear, want 2 of each: %+v", len(subs), len(stops), w.hooks())
+	}
 	if n := len(w.events("standing.exited")); n != 0 {
 		t.Fatalf("the clear was taken for an exit (%d standing.exited)", n)
 	}
@@ -335,7 +394,9 @@ func TestRealClaude_HooksWithTheServiceDown(t *testing.T) {
 	if ends := w.hooksOf("SessionEnd", id); len(ends) != 1 || ends[0].Reason != "other" {
 		t.Fatalf("SessionEnd payloads %+v, want one of reason other", ends)
 	}
-	t.Logf("standing.exited after stop: %+v", w.events("standing.exited"))
+	if exited := w.events("standing.exited"); len(exited) != 1 || exited[0].Field("reason") != "other" || exited[0].Source != "hook" {
+		t.Fatalf("standing.exited events %+v, want one of reason other applied by the hook command", exited)
+	}
 	w.must("standing", "start", session)
 	if argv := w.argv(); !slices.Contains(argv, "--resume") || !slices.Contains(argv, id) {
 		t.Fatalf("the pane runs %q, want --resume %s", argv, id)
