@@ -156,8 +156,7 @@ func TestRealClaude_SayDuringBusyTurnIsQueued(t *testing.T) {
 	if r := w.row(); r.Activity != loop.ActivityWorking {
 		t.Fatalf("with a say queued into the held turn: activity %q", r.Activity)
 	}
-	w.api.Hold(0) // the queued message's own turn is held in its turn
-	w.api.Release()
+	w.api.Step() // the boot turn's answer goes; the queued message's own turn is held
 	if got := w.turn("the queued say as a turn of its own", msg); got.SessionID != id {
 		t.Fatalf("queued say: session id header %q, want %s", got.SessionID, id)
 	}
