@@ -33,6 +33,13 @@ type StandingRow struct {
 	Origin           string `json:"origin,omitempty"`
 	Outcome          string `json:"outcome,omitempty"`
 	Detail           string `json:"detail,omitempty"`
+
+	// Restarts counts the supervisor's restarts; LastExit is how the agent
+	// last ended (null: never seen dead); Supervised is true when the
+	// answering service supervises the session and its policy is not never.
+	Restarts   int       `json:"restarts"`
+	LastExit   *ExitInfo `json:"lastExit"`
+	Supervised bool      `json:"supervised"`
 }
 
 // StandingControlResult is what start, stop, restart, create and delete return.
@@ -70,4 +77,7 @@ type StandingCreateRequest struct {
 	SlackChannel string    `json:"slackChannel"`
 	AutoStart    bool      `json:"autoStart"`
 	Start        bool      `json:"start"`
+	// Restart is the session's restart policy (on-failure, always, never;
+	// "" inherits standingSessions.restart.policy).
+	Restart string `json:"restart,omitempty"`
 }
