@@ -42,9 +42,10 @@ func (e *ExitInfo) Failure() bool {
 }
 
 // PaneInfo is one target's state with, for a dead pane, its exit status or
-// signal where tmux reports them (Code nil and Signal 0: not reported).
+// the name of the signal that ended it (SIGKILL) where tmux reports them
+// (Code nil and Signal "": not reported).
 type PaneInfo struct {
 	State  PaneState
 	Code   *int
-	Signal int
+	Signal string
 }

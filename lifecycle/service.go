@@ -42,8 +42,13 @@ type Service struct {
 	// install it. Nil: never checked.
 	TmuxAvailable func() error
 
-	mu    sync.Mutex
-	names map[string]*sync.Mutex
+	// Supervisor is the service's supervisor (supervise.go) once it runs;
+	// nil in a CLI process. Rows say supervised only with one.
+	Supervisor *Supervisor
+
+	mu     sync.Mutex
+	names  map[string]*sync.Mutex
+	spawns *slots // standingSessions.startConcurrency (slots.go)
 }
 
 func (s *Service) now() time.Time {
@@ -163,7 +168,7 @@ func (k standingKind) next(state, event string) (string, error) {
 // status they came from.
 func (k standingKind) enter(rec *loop.StandingRecord, dst string) {
 	switch dst {
-	case StateRunning, StateStopped:
+	case StateRunning, StateStopped, StateFailed:
 		rec.Status, rec.Claim = dst, nil
 	case StateFirstStart:
 		rec.Status = loop.StatusAbsent

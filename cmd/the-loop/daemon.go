@@ -246,7 +246,7 @@ func (a *App) spawnService(cfg *config.Config) (int, error) {
 	if fi, err := logf.Stat(); err == nil {
 		from = fi.Size()
 	}
-	args := []string{"serve"}
+	args := []string{"serve", "--no-autostart"} // start starts the sessions itself
 	if a.ConfigPath != "" {
 		args = append([]string{"-c", a.ConfigPath}, args...)
 	}
