@@ -358,7 +358,13 @@ func (sv *Supervisor) handle(ctx context.Context, rec *loop.StandingRecord, info
 		jitter = sv.Jitter()
 	}
 	delay := Delay(attempt, rp.MaxDelay(), jitter)
-	scheduled, err := s.transition(ctx, name, EvRestarting, sameRev(exited.Rev), s.event("standing.restarting", loop.LevelInfo,
+	scheduled, err := s.transition(ctx, name, EvRestarting, func(r *loop.StandingRecord) error {
+		if err := sameRev(exited.Rev)(r); err != nil {
+			return err
+		}
+		r.Restarts++
+		return nil
+	}, s.event("standing.restarting", loop.LevelInfo,
 		loop.F("standing", name), loop.F("attempt", attempt), loop.F("delay_seconds", math.Round(delay.Seconds()*1000)/1000)))
 	if err != nil {
 		if !stale(err) {

@@ -95,7 +95,9 @@ standingSessions:
 `
 
 func TestLifecycle_StartStatusStopRestart(t *testing.T) {
-	e, _ := serviceEnv(t, threeSessions)
+	// The agent this test kills must stay dead for status to report it:
+	// no supervisor restarts (supervise_e2e_test.go covers those).
+	e, _ := serviceEnv(t, strings.Replace(threeSessions, "  enabled: true\n", "  enabled: true\n  restart: {policy: never}\n", 1))
 
 	r := e.must(0, "start")
 	if !regexpMatch(`(?m)^service  started +\[enabled\]`, r.stdout) ||
