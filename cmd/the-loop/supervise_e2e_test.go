@@ -1,7 +1,11 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
@@ -246,5 +250,148 @@ func TestServe_StartsAutoStartSessionsAndReloadsOnSIGHUP(t *testing.T) {
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatal("serve did not end on SIGTERM")
+	}
+}
+
+// manySessions declares n sessions, spawned at most 4 at a time.
+func manySessions(n int) string {
+	var b strings.Builder
+	b.WriteString(`
+state: {root: .the-loop}
+service: {port: %PORT%}
+routing: {tmux: {socketName: %SOCKET%, resumeProbeSeconds: 1, harnessKillGraceSeconds: 3}}
+standingSessions:
+  enabled: true
+  startConcurrency: 4
+  restart: {maxDelaySeconds: 1}
+  sessions:
+`)
+	for i := range n {
+		fmt.Fprintf(&b, "    - {name: s%02d, cwd: %%DIR%%}\n", i)
+	}
+	return b.String()
+}
+
+// spawnLog puts a tmux in front of the real one that logs when each
+// new-session begins ("b <ns>") and ends ("e <ns>").
+func (e *env) spawnLog() string {
+	e.t.Helper()
+	real, err := exec.LookPath("tmux")
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	dir := e.t.TempDir()
+	logf := filepath.Join(dir, "spawns.log")
+	script := fmt.Sprintf(`#!/bin/sh
+case " $* " in
+*" new-session "*)
+	echo "b $(date +%%s%%N)" >> %[2]q
+	%[1]q "$@"; rc=$?
+	echo "e $(date +%%s%%N)" >> %[2]q
+	exit $rc;;
+esac
+exec %[1]q "$@"
+`, real, logf)
+	if err := os.WriteFile(filepath.Join(dir, "tmux"), []byte(script), 0o755); err != nil {
+		e.t.Fatal(err)
+	}
+	e.path = dir + string(os.PathListSeparator) + e.path
+	return logf
+}
+
+// mostAtOnce is how many new-sessions of the log ran at once at most, of
+// those that began at or after since (unix ns).
+func mostAtOnce(t *testing.T, logf string, since int64) (most, spawns int) {
+	t.Helper()
+	data, err := os.ReadFile(logf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type mark struct {
+		at    int64
+		delta int
+	}
+	var marks []mark
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var kind string
+		var at int64
+		if _, err := fmt.Sscan(line, &kind, &at); err != nil || at < since {
+			continue
+		}
+		d := 1
+		if kind == "e" {
+			d = -1
+		} else {
+			spawns++
+		}
+		marks = append(marks, mark{at, d})
+	}
+	slices.SortStableFunc(marks, func(a, b mark) int {
+		if a.at != b.at {
+			return cmp.Compare(a.at, b.at)
+		}
+		return cmp.Compare(a.delta, b.delta) // an end before a begin at one instant
+	})
+	busy := 0
+	for _, m := range marks {
+		busy += m.delta
+		most = max(most, busy)
+	}
+	return most, spawns
+}
+
+// TestSupervise_FiftyKilledAtOnceRestartFourAtATime (acceptance 3): with
+// startConcurrency 4, 50 agents killed at once are restarted no more than
+// 4 spawns at a time, and all run again within 30 s.
+func TestSupervise_FiftyKilledAtOnceRestartFourAtATime(t *testing.T) {
+	if testing.Short() {
+		t.Skip("50 agents: not with -short")
+	}
+	const n = 50
+	e := newEnv(t)
+	e.port = freePort(t)
+	e.config(strings.ReplaceAll(manySessions(n), "%PORT%", fmt.Sprint(e.port)))
+	t.Cleanup(func() {
+		e.run("stop")
+		if pid := e.servicePID(); pid != 0 {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	})
+	logf := e.spawnLog()
+	began := time.Now().UnixNano()
+	e.must(0, "start")
+	testkit.Eventually(t, func() bool { return len(e.starts()) == n }, 60*time.Second, "%d agents", n)
+	if most, spawns := mostAtOnce(t, logf, began); most > 4 || spawns != n {
+		t.Fatalf("start-all: %d spawns, %d at once (limit 4)", spawns, most)
+	}
+	for _, s := range e.starts() {
+		if err := e.agent.WriteTranscript(s.SessionID, "boot"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	killed := time.Now()
+	for _, s := range e.starts() {
+		_ = syscall.Kill(s.Pid, syscall.SIGKILL)
+	}
+	testkit.Eventually(t, func() bool {
+		if len(e.starts()) < 2*n {
+			return false
+		}
+		for _, row := range e.rows() {
+			if !row.Running {
+				return false
+			}
+		}
+		return true
+	}, 30*time.Second, "all %d running again within 30 s", n)
+	t.Logf("all %d running again %v after the kill", n, time.Since(killed).Round(time.Millisecond))
+	most, spawns := mostAtOnce(t, logf, killed.UnixNano())
+	if most > 4 || spawns < n {
+		t.Fatalf("restarts: %d spawns, %d at once (limit 4)", spawns, most)
+	}
+	for _, s := range e.starts()[n:] {
+		if !s.Resume {
+			t.Fatalf("a restart did not resume: %+v", s)
+		}
 	}
 }
