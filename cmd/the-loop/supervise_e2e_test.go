@@ -74,7 +74,7 @@ func (e *env) waitEvent(typ string, within time.Duration) loop.Event {
 	return got[len(got)-1]
 }
 
-// TestSupervise_SIGKILLIsRestartedWithTheSameConversation (acceptance 1):
+// TestSupervise_SIGKILLIsRestartedWithTheSameConversation:
 // the exit is recorded with its signal, and within 10 s a new agent runs
 // with --resume <the same id>, announced by standing.restarting.
 func TestSupervise_SIGKILLIsRestartedWithTheSameConversation(t *testing.T) {
@@ -110,7 +110,7 @@ func TestSupervise_SIGKILLIsRestartedWithTheSameConversation(t *testing.T) {
 	}
 }
 
-// TestSupervise_CleanExitUnderOnFailureIsNotRestarted (acceptance 1).
+// TestSupervise_CleanExitUnderOnFailureIsNotRestarted.
 func TestSupervise_CleanExitUnderOnFailureIsNotRestarted(t *testing.T) {
 	e := supervisedEnv(t, "", "", testkit.ExitAfter(1500*time.Millisecond, 0))
 	e.startedOnce()
@@ -124,7 +124,7 @@ func TestSupervise_CleanExitUnderOnFailureIsNotRestarted(t *testing.T) {
 	}
 }
 
-// TestSupervise_PolicyNeverIsNotRestarted (acceptance 1): the entry's
+// TestSupervise_PolicyNeverIsNotRestarted: the entry's
 // restart: never wins over the default, and the row is not supervised.
 func TestSupervise_PolicyNeverIsNotRestarted(t *testing.T) {
 	e := supervisedEnv(t, "", ", restart: never")
@@ -139,7 +139,7 @@ func TestSupervise_PolicyNeverIsNotRestarted(t *testing.T) {
 	}
 }
 
-// TestSupervise_RepeatedFailuresFailAndStartClearsIt (acceptance 1): more
+// TestSupervise_RepeatedFailuresFailAndStartClearsIt: more
 // restarts than the burst → failed, status exits 1, standing start clears it.
 func TestSupervise_RepeatedFailuresFailAndStartClearsIt(t *testing.T) {
 	e := supervisedEnv(t, ", burst: 2", "", testkit.ExitAfter(1500*time.Millisecond, 3))
@@ -168,7 +168,7 @@ func TestSupervise_RepeatedFailuresFailAndStartClearsIt(t *testing.T) {
 	}
 }
 
-// TestSupervise_OperatorStopIsNeverFollowedByARestart (acceptance 1): a
+// TestSupervise_OperatorStopIsNeverFollowedByARestart: a
 // stop during the restart's delay (or just after the restart) has the last
 // word.
 func TestSupervise_OperatorStopIsNeverFollowedByARestart(t *testing.T) {
@@ -191,7 +191,7 @@ func TestSupervise_OperatorStopIsNeverFollowedByARestart(t *testing.T) {
 	}
 }
 
-// TestServe_StartsAutoStartSessionsAndReloadsOnSIGHUP (acceptance 2):
+// TestServe_StartsAutoStartSessionsAndReloadsOnSIGHUP:
 // `serve` in the foreground starts the autoStart sessions; SIGHUP leaves it
 // running with service.reloaded and the sessions untouched.
 func TestServe_StartsAutoStartSessionsAndReloadsOnSIGHUP(t *testing.T) {
@@ -340,7 +340,7 @@ func mostAtOnce(t *testing.T, logf string, since int64) (most, spawns int) {
 	return most, spawns
 }
 
-// TestSupervise_FiftyKilledAtOnceRestartFourAtATime (acceptance 3): with
+// TestSupervise_FiftyKilledAtOnceRestartFourAtATime: with
 // startConcurrency 4, 50 agents killed at once are restarted no more than
 // 4 spawns at a time, and all run again within 30 s.
 func TestSupervise_FiftyKilledAtOnceRestartFourAtATime(t *testing.T) {
