@@ -438,3 +438,12 @@ func (s *Service) markSupervised(cfg *config.Config, block *config.StandingConfi
 		rows[i].Supervised = cfg.Supervision.PolicyOf(def) != loop.RestartNever
 	}
 }
+
+// SessionEnded is what a standing session agent's SessionEnd hook calls:
+// the supervisor looks now instead of at its next tick. It never acts by
+// itself — the pane must still be seen dead twice.
+func (s *Service) SessionEnded() {
+	if s.Supervisor != nil {
+		s.Supervisor.Poke()
+	}
+}

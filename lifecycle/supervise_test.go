@@ -328,3 +328,26 @@ func TestSlots_CapConcurrentHolders(t *testing.T) {
 	}
 	hold()
 }
+
+func TestSupervisor_SessionEndedLooksAtOnce(t *testing.T) {
+	f := newSupervised(t, 1, nil)
+	f.s.Supervisor = f.sv
+	f.sv.Tick, f.sv.Confirm = time.Hour, time.Hour // only a poke makes it look again
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan struct{})
+	go func() { f.sv.Run(ctx); close(done) }()
+	f.r.Mu.Lock()
+	f.r.Panes["loop-standing-sup"] = loop.PaneDead
+	f.r.Mu.Unlock()
+	deadline := time.Now().Add(10 * time.Second)
+	for len(f.names("standing.exited")) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("SessionEnded did not make the supervisor look")
+		}
+		f.s.SessionEnded()
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	<-done
+}

@@ -159,6 +159,9 @@ func TestSupervise_RepeatedFailuresFailAndStartClearsIt(t *testing.T) {
 	if r.code != 1 || rep.OK {
 		t.Fatalf("status of a failed session: %s", r)
 	}
+	if r = e.must(1, "status"); !regexpMatch("(?m)^supervisor +failed after repeated restarts", r.stdout) {
+		t.Fatalf("status text: %s", r)
+	}
 	r = e.must(0, "standing", "start", "supervisor")
 	if !strings.Contains(r.stdout, "resumed") && !strings.Contains(r.stdout, "started") {
 		t.Fatalf("standing start: %s", r)
