@@ -351,3 +351,47 @@ func TestSupervisor_SessionEndedLooksAtOnce(t *testing.T) {
 	cancel()
 	<-done
 }
+
+// TestSupervisor_AnOperatorRestartDuringTheDelayHasTheLastWord: the
+// supervisor's restart, due after its delay, is dropped when an operator
+// restarted (or stopped) the session meanwhile.
+func TestSupervisor_AnOperatorRestartDuringTheDelayHasTheLastWord(t *testing.T) {
+	for _, verb := range []string{"restart", "stop"} {
+		t.Run(verb, func(t *testing.T) {
+			f := newSupervised(t, 1, nil)
+			release := make(chan time.Time)
+			waiting := make(chan struct{})
+			f.sv.After = func(time.Duration) <-chan time.Time { close(waiting); return release }
+			f.r.Mu.Lock()
+			f.r.Panes["loop-standing-sup"] = loop.PaneDead
+			f.r.Mu.Unlock()
+			ctx := context.Background()
+			f.sv.look(ctx)
+			f.sv.look(ctx)
+			<-waiting // standing.restarting is recorded; the delay runs
+			var err error
+			if verb == "restart" {
+				_, err = f.s.RestartStanding(ctx, f.cfg, "sup")
+			} else {
+				_, err = f.s.StopStanding(ctx, f.cfg, "sup")
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Even when the operator's new agent is dead already, the old
+			// restart does not act on it (a look of its own will).
+			f.r.Mu.Lock()
+			f.r.Panes["loop-standing-sup"] = loop.PaneDead
+			f.r.Mu.Unlock()
+			spawns := f.r.SpawnCount()
+			close(release)
+			f.sv.work.Wait()
+			if n := f.r.SpawnCount(); n != spawns {
+				t.Fatalf("the supervisor spawned after the operator's %s (%d spawns, %d before)", verb, n, spawns)
+			}
+			if got := f.names("standing.restarting"); len(got) != 1 {
+				t.Fatalf("restarting events %v", got)
+			}
+		})
+	}
+}

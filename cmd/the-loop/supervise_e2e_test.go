@@ -398,3 +398,24 @@ func TestSupervise_FiftyKilledAtOnceRestartFourAtATime(t *testing.T) {
 		}
 	}
 }
+
+// TestSupervise_WithoutTheServiceNothingRestarts: a session started in
+// this process (service disabled) stays dead when its agent dies.
+func TestSupervise_WithoutTheServiceNothingRestarts(t *testing.T) {
+	e := newEnv(t)
+	e.config(strings.Replace(oneSession, "state: {root: .the-loop}\n", "state: {root: .the-loop}\nservice: {enabled: false}\n", 1))
+	first := e.startedOnce()
+	_ = syscall.Kill(first.Pid, syscall.SIGKILL)
+	waitFor(t, "the pane to die", func() bool { return !e.alive("loop-standing-supervisor") })
+	// Longer than a supervisor's look, its first delay and a resume probe.
+	deadline := time.Now().Add(4 * time.Second)
+	for time.Now().Before(deadline) {
+		if n := len(e.starts()); n != 1 {
+			t.Fatalf("%d agent starts without a service", n)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if row := e.rows()["supervisor"]; row.Supervised || row.Running || row.LastExit != nil {
+		t.Fatalf("row %+v", row)
+	}
+}
