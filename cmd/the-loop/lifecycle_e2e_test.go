@@ -138,6 +138,11 @@ func TestLifecycle_StartStatusStopRestart(t *testing.T) {
 
 	// A created autoStart session comes back with restart, like the declared.
 	e.must(0, "standing", "create", "extra", "--cwd", e.dir)
+	// Its agent runs before the restart stops it, so it has a conversation
+	// to flush (a SIGTERM before the agent is up leaves none to resume).
+	waitFor(t, "extra's agent", func() bool {
+		return slices.ContainsFunc(e.starts(), func(s testkit.Entry) bool { return strings.Contains(s.Prompt, "**extra**") })
+	})
 	ids := map[string]string{}
 	for name, row := range e.rows() {
 		ids[name] = row.HarnessSessionID
