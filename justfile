@@ -10,9 +10,9 @@ govulncheck_version := "v1.9.0"
 default:
     @just --list
 
-# Build the binary into bin/the-loop (stamped with the commit for --version when git is there).
+# Build the binary into bin/the-loop (static, cgo off: it starts faster and smaller; stamped with the commit for --version when git is there).
 build:
-    go build -buildvcs=auto -o bin/the-loop ./cmd/the-loop
+    CGO_ENABLED=0 go build -buildvcs=auto -o bin/the-loop ./cmd/the-loop
 
 # Run every test: the unit and integration tests, then the end-to-end part against the real Claude Code.
 test: unit e2e
@@ -21,9 +21,18 @@ test: unit e2e
 unit:
     go test -race -count=1 -timeout 5m $(go list ./... | grep -v '/e2e$')
 
-# The end-to-end part: the real Claude Code (installed by .ci/run into the cache) driven offline through the-loop against a fake Messages API; fails, not skips, when it is missing.
-e2e:
+# The end-to-end part: the real Claude Code (installed into the cache when missing) driven offline through the-loop against a fake Messages API; fails, not skips, when it cannot be had.
+e2e: claude-code
     THE_LOOP_E2E=1 go test -race -count=1 -timeout 5m ./e2e/...
+
+# Install Claude Code 2.1.332 from npm into ${XDG_CACHE_HOME:-~/.cache}/the-loop/claude-code (outside the checkout) unless it is there.
+claude-code:
+    #!/usr/bin/env bash
+    set -euo pipefail
+    dir="${XDG_CACHE_HOME:-$HOME/.cache}/the-loop/claude-code/2.1.332"
+    if [ -n "${THE_LOOP_CLAUDE_BIN:-}" ] || [ -x "$dir/bin/claude" ]; then exit 0; fi
+    command -v npm >/dev/null || { echo "npm not found: install Node.js and npm, or set THE_LOOP_CLAUDE_BIN to a claude 2.1.332 binary"; exit 1; }
+    npm install -g --prefix "$dir" @anthropic-ai/claude-code@2.1.332
 
 # gofmt (fails on any file it would change), go vet, staticcheck and govulncheck (skipped, passing, when its database cannot be reached).
 lint:

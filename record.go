@@ -54,6 +54,8 @@ type StandingRecord struct {
 	// agent of the current spawn (THE_LOOP_AGENT_TOKEN), replaced at every
 	// spawn; the credential itself is never stored.
 	AgentTokenHash string `json:"agentTokenHash,omitempty"`
+	// Hearing is what its hooks told of the agent (issue 17).
+	Hearing
 
 	// Restart is a created session's restart policy ("" inherits
 	// standingSessions.restart.policy); a declared one's is its entry's.
@@ -135,4 +137,6 @@ type WorkItemRecord struct {
 	// agent of the current spawn (THE_LOOP_AGENT_TOKEN), replaced at every
 	// spawn; the credential itself is never stored.
 	AgentTokenHash string `json:"agentTokenHash,omitempty"`
+	// Hearing is what its hooks told of the agent (issue 17).
+	Hearing
 }

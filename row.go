@@ -31,8 +31,16 @@ type StandingRow struct {
 	StartedAt        string `json:"startedAt"`
 	LastMessageAt    string `json:"lastMessageAt"`
 	Origin           string `json:"origin,omitempty"`
-	Outcome          string `json:"outcome,omitempty"`
-	Detail           string `json:"detail,omitempty"`
+	// Activity is what the agent's hooks last said it does (Activity*),
+	// since ActivityAt ("" when unknown).
+	Activity   string `json:"activity"`
+	ActivityAt string `json:"activityAt"`
+	// LastAnswerAt is when the agent last answered a turn ("" when never).
+	LastAnswerAt string `json:"lastAnswerAt"`
+	// Tokens are the conversation's token totals.
+	Tokens  TokenUsage `json:"tokens"`
+	Outcome string     `json:"outcome,omitempty"`
+	Detail  string     `json:"detail,omitempty"`
 
 	// Restarts counts the supervisor's restarts; LastExit is how the agent
 	// last ended (null: never seen dead); Supervised is true when the

@@ -45,9 +45,12 @@ type PaneSnapshot struct {
 	Dead      bool
 }
 
-// Runner is the tmux seam: target-addressed operations. Only package runner
-// implements it against tmux.
+// Runner is the tmux seam: target-addressed operations and the work-item
+// entry points built on them (WorkItemRunner), so a service that holds a
+// Runner holds both by type. Only package runner implements it against
+// tmux.
 type Runner interface {
+	WorkItemRunner
 	// State probes one target.
 	State(ctx context.Context, target string) PaneState
 	// States probes many targets with one tmux query.

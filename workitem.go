@@ -207,6 +207,11 @@ type WorkItemRow struct {
 	URL              string       `json:"url,omitempty"`
 	Control          any          `json:"control"`
 	Running          bool         `json:"running"`
+	// Activity, ActivityAt, LastAnswerAt and Tokens are as on StandingRow.
+	Activity     string     `json:"activity"`
+	ActivityAt   string     `json:"activityAt"`
+	LastAnswerAt string     `json:"lastAnswerAt"`
+	Tokens       TokenUsage `json:"tokens"`
 }
 
 // WorkItemStartRequest is what `sessions start` asks for (REST's

@@ -6,7 +6,6 @@ import (
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/channels/slack"
 	"github.com/the-loop-dev/the-loop/config"
-	"github.com/the-loop-dev/the-loop/lifecycle"
 )
 
 // Announcer posts sessions' announcements (standing and work-item) through
@@ -19,7 +18,7 @@ type Announcer struct{}
 // standing:<name>; for a work item's session, original §9.1: session.started on its
 // ref — rendered at channels.slack.verbosity) as a new message in a.Channel
 // and returns its ts, the session's thread.
-func (Announcer) Announce(ctx context.Context, cfg *config.Config, a lifecycle.Announcement) (string, error) {
+func (Announcer) Announce(ctx context.Context, cfg *config.Config, a loop.Announcement) (string, error) {
 	ev := slack.StandingAnnouncement(a.Name, a.Harness, a.Target)
 	if a.WorkItem != "" {
 		url := ""

@@ -5,6 +5,6 @@
 // their thread is bound to through the same say core the CLI uses
 // (original §9, decisions D22, D25). A reply in a work item's
 // thread is first mirrored onto its ticket through the operator's gh
-// (Mirror, original §10.3). channels/slack is the only importer of
-// slack-go.
+// (WorkItems, implemented by channels/github, original §10.3).
+// channels/slack is the only importer of slack-go.
 package channels

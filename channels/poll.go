@@ -14,8 +14,6 @@ import (
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/channels/slack"
 	"github.com/the-loop-dev/the-loop/config"
-	"github.com/the-loop-dev/the-loop/lifecycle"
-	"github.com/the-loop-dev/the-loop/store"
 )
 
 // ChannelSlack is the channel field of every channel.* event.
@@ -43,7 +41,7 @@ type Inbound struct {
 
 // WorkItems is the work-item side of the pipeline: mirroring a reply onto
 // its work item (the answer of record) and delivering it into the work
-// item's session (Mirror implements it). With none, a reply to a work item
+// item's session (github.Mirror implements it). With none, a reply to a work item
 // is recorded (channel.reply_received), mirrored nowhere, and dropped as
 // undeliverable. Standing refs never reach it (original §9.4).
 type WorkItems interface {
@@ -59,7 +57,10 @@ type WorkItems interface {
 // is safe for concurrent use (the service's loop and POST
 // /api/v1/channels/poll share one).
 type Poller struct {
-	Service *lifecycle.Service
+	// Threads is the store of bound threads and the event log.
+	Threads loop.ThreadLog
+	// Standing delivers a reply bound to a standing session (its say).
+	Standing loop.StandingService
 	// WorkItems handles replies bound to work items (nil: they are dropped).
 	WorkItems WorkItems
 	// Log receives the cycle's warnings (a thread that could not be read,
@@ -171,13 +172,11 @@ func (p *Poller) Poll(ctx context.Context, cfg *config.Config) (loop.PollSummary
 		sum.Skipped = "Slack rate-limited the poller; reading again after " + p.retryAt.UTC().Format(time.RFC3339)
 		return sum, nil
 	}
-	threads, err := p.Service.Threads()
+	threads, err := p.Threads.Threads(ctx)
 	if err != nil || len(threads) == 0 {
 		return sum, err
 	}
-	if threads, err = p.readOrder(threads); err != nil {
-		return sum, err
-	}
+	threads = p.readOrder(threads)
 	client := p.clientFor(cfg.Slack)
 	if err := client.CheckToken(); err != nil {
 		sum.Skipped = loop.ErrorMessage(err)
@@ -204,7 +203,7 @@ func (p *Poller) Poll(ctx context.Context, cfg *config.Config) (loop.PollSummary
 				return sum, nil
 			}
 			p.log().Warn("slack: could not read a thread; it is read again next cycle",
-				"thread", th.ThreadTS, "work_item", th.WorkItem, "channel", channel, "error", loop.ErrorMessage(err))
+				"thread", th.ThreadTS, "work_item", th.Ref, "channel", channel, "error", loop.ErrorMessage(err))
 			continue
 		}
 		if len(replies) > 0 && !asked {
@@ -216,7 +215,7 @@ func (p *Poller) Poll(ctx context.Context, cfg *config.Config) (loop.PollSummary
 		for _, r := range replies {
 			if p.notices[r.TS] {
 				delete(p.notices, r.TS)
-				if _, _, err := p.Service.RecordReply(th.ThreadTS, r.TS, func(string) []loop.Event { return nil }); err != nil {
+				if _, _, err := p.Threads.RecordReply(ctx, th.ThreadTS, r.TS, func(string) []loop.Event { return nil }); err != nil {
 					return sum, err
 				}
 				continue
@@ -247,45 +246,32 @@ func (p *Poller) Poll(ctx context.Context, cfg *config.Config) (loop.PollSummary
 
 // readOrder is the order a cycle reads threads in: bound to a live
 // session, newest binding first; then bound to a closed work item; then
-// tombstones (WorkItem "": their session was deleted), each newest first —
+// tombstones (Ref "": their session was deleted), each newest first —
 // started at the thread the last cycle's rate limit stopped at, when it is
-// still bound, and wrapped around. p.mu is held.
-func (p *Poller) readOrder(threads []lifecycle.BoundThread) ([]lifecycle.BoundThread, error) {
-	closed := map[string]bool{}
-	err := p.Service.DB.View(func(tx *store.Tx) error {
-		recs, err := tx.ListWorkItems()
-		for _, r := range recs {
-			if r.Status == loop.SessionClosed {
-				closed[r.WorkItem.Ref] = true
-			}
-		}
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	var live, ended, tombs []lifecycle.BoundThread
+// still bound, and wrapped around.
+func (p *Poller) readOrder(threads []loop.BoundThread) []loop.BoundThread {
+	var live, ended, tombs []loop.BoundThread
 	for _, th := range slices.Backward(threads) { // Threads is oldest binding first
 		switch {
-		case th.WorkItem == "":
+		case th.Ref == "":
 			tombs = append(tombs, th)
-		case closed[th.WorkItem]:
+		case th.Closed:
 			ended = append(ended, th)
 		default:
 			live = append(live, th)
 		}
 	}
 	order := append(append(live, ended...), tombs...)
-	if i := slices.IndexFunc(order, func(th lifecycle.BoundThread) bool { return th.ThreadTS == p.resume }); i > 0 {
+	if i := slices.IndexFunc(order, func(th loop.BoundThread) bool { return th.ThreadTS == p.resume }); i > 0 {
 		order = slices.Concat(order[i:], order[:i])
 	}
-	return order, nil
+	return order
 }
 
 // rateLimited ends the cycle's reading for wait (Slack's Retry-After, or
 // DefaultRetryAfter) and records it once: a warning event and a log line.
 // p.mu is held.
-func (p *Poller) rateLimited(wait time.Duration, th lifecycle.BoundThread) {
+func (p *Poller) rateLimited(wait time.Duration, th loop.BoundThread) {
 	if wait <= 0 {
 		wait = DefaultRetryAfter
 	}
@@ -293,9 +279,9 @@ func (p *Poller) rateLimited(wait time.Duration, th lifecycle.BoundThread) {
 	p.resume = th.ThreadTS
 	p.log().Warn("slack: rate limited; polling pauses until Slack's Retry-After has passed",
 		"retry_after", wait.String(), "until", p.retryAt.UTC().Format(time.RFC3339), "thread", th.ThreadTS)
-	ev := p.Service.NewEvent("channel.rate_limited", loop.LevelWarning, loop.F("channel", ChannelSlack),
+	ev := p.Threads.NewEvent("channel.rate_limited", loop.LevelWarning, loop.F("channel", ChannelSlack),
 		loop.F("retry_after_seconds", int(wait.Round(time.Second)/time.Second)), loop.F("thread", th.ThreadTS))
-	if err := p.Service.Emit(ev); err != nil {
+	if err := p.Threads.Emit(ev); err != nil {
 		p.log().Warn("channels: could not record channel.rate_limited", "error", err.Error())
 	}
 }
@@ -315,10 +301,10 @@ const (
 // thread already keeps — is kept for retryKept (channel.reply_queued). It
 // returns the outcome: a drop reason, processed or delivered.
 func (p *Poller) process(ctx context.Context, cfg *config.Config, in Inbound) (string, error) {
-	svc := p.Service
+	svc := p.Threads
 	authorized := slices.Contains(cfg.Slack.AuthorizedUsers, in.Author)
 	outcome := outcomeSkipped
-	ref, taken, err := svc.RecordReply(in.Thread, in.TS, func(ref string) []loop.Event {
+	ref, taken, err := svc.RecordReply(ctx, in.Thread, in.TS, func(ref string) []loop.Event {
 		ch := loop.F("channel", ChannelSlack)
 		switch {
 		case ref == "":
@@ -360,20 +346,20 @@ func (p *Poller) process(ctx context.Context, cfg *config.Config, in Inbound) (s
 	if !standing {
 		p.WorkItems.Mirror(ctx, cfg, in) // the answer of record, once, whenever it is delivered
 	}
-	waiting, err := svc.Waiting(in.Thread)
+	waiting, err := svc.Waiting(ctx, in.Thread)
 	if err != nil {
 		return outcomeProcessed, err
 	}
 	if waiting > 0 {
 		why := fmt.Sprintf("%d earlier repl(ies) in this thread wait for the session; this one waits behind them", waiting)
-		return outcomeProcessed, p.keep(cfg, in, why)
+		return outcomeProcessed, p.keep(ctx, cfg, in, why)
 	}
 	delivered, why, retry := p.deliver(ctx, cfg, in)
 	switch {
 	case delivered:
 		return outcomeDelivered, nil
 	case retry:
-		return outcomeProcessed, p.keep(cfg, in, why)
+		return outcomeProcessed, p.keep(ctx, cfg, in, why)
 	}
 	p.dropped(in.WorkItem, in.Thread, why)
 	return outcomeProcessed, nil
@@ -388,7 +374,7 @@ func (p *Poller) process(ctx context.Context, cfg *config.Config, in Inbound) (s
 func (p *Poller) deliver(ctx context.Context, cfg *config.Config, in Inbound) (delivered bool, why string, retry bool) {
 	actor := "slack:" + in.Author
 	if name, standing := loop.ParseStandingRef(in.WorkItem); standing {
-		res, err := p.Service.SayStanding(ctx, cfg, name, in.Text, actor)
+		res, err := p.Standing.Say(ctx, loop.StandingSayRequest{Name: name, Text: in.Text, Actor: actor})
 		switch {
 		case err != nil:
 			return false, loop.ErrorMessage(err), retryable(err)
@@ -403,27 +389,11 @@ func (p *Poller) deliver(ctx context.Context, cfg *config.Config, in Inbound) (d
 	case err != nil:
 		// A closed work item (or one with no session) is not coming back
 		// by itself: its ticket has the answer of record.
-		return false, loop.ErrorMessage(err), retryable(err) && p.sessionOpen(in.WorkItem)
+		return false, loop.ErrorMessage(err), retryable(err) && p.Threads.WorkItemOpen(ctx, in.WorkItem)
 	case !ok:
 		return false, "the reply was not delivered", false
 	}
 	return true, "", false
-}
-
-// sessionOpen reports whether the work item ref has a session that is not
-// closed (one that may come back: its pane died, or its agent is busy).
-func (p *Poller) sessionOpen(ref string) bool {
-	item, err := loop.ParseWorkItemRef(ref)
-	if err != nil {
-		return false
-	}
-	open := false
-	_ = p.Service.DB.View(func(tx *store.Tx) error {
-		rec, err := tx.WorkItem(item.Slug())
-		open = err == nil && rec != nil && rec.Status != loop.SessionClosed
-		return nil
-	})
-	return open
 }
 
 // nothingDelivered is what lifecycle says when a say or a reply gave up
@@ -440,25 +410,25 @@ func retryable(err error) bool {
 // keep stores in for a later delivery (channel.reply_queued, why naming
 // the reason) in its thread's order; past the bounds it is dropped
 // undeliverable instead. Only a store failure is an error.
-func (p *Poller) keep(cfg *config.Config, in Inbound, why string) error {
-	svc := p.Service
+func (p *Poller) keep(ctx context.Context, cfg *config.Config, in Inbound, why string) error {
+	svc := p.Threads
 	ch, item := loop.F("channel", ChannelSlack), loop.F("work_item", in.WorkItem)
 	window := cfg.Slack.RetryWindow()
-	pr := store.PendingReply{Thread: in.Thread, TS: in.TS, Ref: in.WorkItem, Channel: in.Channel, Author: in.Author,
+	pr := loop.PendingReply{Thread: in.Thread, TS: in.TS, Ref: in.WorkItem, Channel: in.Channel, Author: in.Author,
 		Text: in.Text, QueuedAt: p.now(), Attempts: 1, Error: why}
 	kept := svc.NewEvent("channel.reply_queued", loop.LevelInfo, ch, item, loop.F("thread", in.Thread),
 		loop.F("actor", in.Author), loop.F("retry_seconds", int(window/time.Second)), loop.F("error", why))
 	full := svc.NewEvent("channel.dropped", loop.LevelWarning, ch, loop.F("reason", ReasonUndeliverable), item,
 		loop.F("error", fmt.Sprintf("%s; and no more replies can wait (at most %d per thread, %d in all)", why,
-			store.MaxPendingPerThread, store.MaxPending)))
-	_, err := svc.KeepReply(pr, []loop.Event{kept}, []loop.Event{full})
+			loop.MaxPendingPerThread, loop.MaxPending)))
+	_, err := svc.KeepReply(ctx, pr, []loop.Event{kept}, []loop.Event{full})
 	return err
 }
 
 // dropped records channel.dropped (undeliverable, warning) for a reply to
 // ref that cannot be delivered, saying why.
 func (p *Poller) dropped(ref, thread, why string) {
-	svc := p.Service
+	svc := p.Threads
 	if err := svc.Emit(svc.NewEvent("channel.dropped", loop.LevelWarning, loop.F("channel", ChannelSlack),
 		loop.F("reason", ReasonUndeliverable), loop.F("work_item", ref), loop.F("error", why))); err != nil {
 		p.log().Warn("channels: could not record channel.dropped", "work_item", ref, "thread", thread, "error", err.Error())
@@ -481,8 +451,8 @@ type expiry struct {
 // one whose thread is no longer bound to its ref (the session was deleted)
 // is dropped unmapped. Only a store failure is an error.
 func (p *Poller) retryKept(ctx context.Context, cfg *config.Config, sum *loop.PollSummary) error {
-	svc := p.Service
-	kept, err := svc.PendingReplies()
+	svc := p.Threads
+	kept, err := svc.PendingReplies(ctx)
 	if err != nil || len(kept) == 0 {
 		return err
 	}
@@ -497,7 +467,7 @@ func (p *Poller) retryKept(ctx context.Context, cfg *config.Config, sum *loop.Po
 			return ctx.Err()
 		}
 		if now.Sub(pr.QueuedAt) >= window {
-			taken, _, err := svc.TakeReply(pr.Seq, func(pr store.PendingReply, _ string) []loop.Event {
+			taken, _, err := svc.TakeReply(ctx, pr.Seq, func(pr loop.PendingReply, _ string) []loop.Event {
 				return []loop.Event{svc.NewEvent("channel.dropped", loop.LevelWarning, ch, loop.F("reason", ReasonUndeliverable),
 					loop.F("work_item", pr.Ref), loop.F("thread", pr.Thread), loop.F("actor", pr.Author),
 					loop.F("error", fmt.Sprintf("not delivered within %d s (channels.slack.retrySeconds): %s", secs, pr.Error)))}
@@ -521,7 +491,7 @@ func (p *Poller) retryKept(ctx context.Context, cfg *config.Config, sum *loop.Po
 		if blocked[pr.Thread] {
 			continue
 		}
-		taken, ref, err := svc.TakeReply(pr.Seq, func(pr store.PendingReply, ref string) []loop.Event {
+		taken, ref, err := svc.TakeReply(ctx, pr.Seq, func(pr loop.PendingReply, ref string) []loop.Event {
 			if ref == pr.Ref {
 				return nil
 			}
@@ -552,7 +522,7 @@ func (p *Poller) retryKept(ctx context.Context, cfg *config.Config, sum *loop.Po
 		case retry:
 			taken.Attempts++
 			taken.Error = why
-			if _, err := svc.KeepReply(*taken, nil, nil); err != nil {
+			if _, err := svc.KeepReply(ctx, *taken, nil, nil); err != nil {
 				return err
 			}
 			blocked[taken.Thread] = true
@@ -587,7 +557,7 @@ func (p *Poller) notify(ctx context.Context, cfg *config.Config, e *expiry, secs
 	}
 	msg := loop.ErrorMessage(err)
 	p.log().Warn("slack: could not tell a thread its replies were dropped", "thread", e.thread, "work_item", e.ref, "error", msg)
-	svc := p.Service
+	svc := p.Threads
 	if err := svc.Emit(svc.NewEvent("channel.notice_failed", loop.LevelWarning, loop.F("channel", ChannelSlack),
 		loop.F("work_item", e.ref), loop.F("thread", e.thread), loop.F("error", msg))); err != nil {
 		p.log().Warn("channels: could not record channel.notice_failed", "error", err.Error())

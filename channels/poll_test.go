@@ -85,9 +85,13 @@ func newWorld(t *testing.T) *world {
 		SlackEnabled: true, SlackChannel: "COWN",
 	}}}
 	logs := &syncBuffer{}
-	return &world{t: t, ws: ws, runner: r, svc: svc, cfg: cfg, logs: logs,
-		poller: &Poller{Service: svc, Log: slog.New(slog.NewTextHandler(logs, nil))}}
+	w := &world{t: t, ws: ws, runner: r, svc: svc, cfg: cfg, logs: logs}
+	w.poller = &Poller{Threads: svc, Standing: svc.Standing(w.config), Log: slog.New(slog.NewTextHandler(logs, nil))}
+	return w
 }
+
+// config is the world's config as it stands (tests change w.cfg).
+func (w *world) config() *config.Config { return w.cfg }
 
 func (w *world) start(name string) loop.StandingRow {
 	w.t.Helper()
@@ -163,8 +167,8 @@ func TestStart_PostsOnceInItsChannelAndAnAuthorizedReplyIsPasted(t *testing.T) {
 	if row.SlackThread != thread || row.SlackChannel != "COWN" {
 		t.Fatalf("row %+v", row)
 	}
-	th, _ := w.svc.Threads()
-	if len(th) != 1 || th[0].ThreadTS != thread || th[0].WorkItem != "standing:supervisor" || th[0].Channel != "COWN" {
+	th, _ := w.svc.Threads(context.Background())
+	if len(th) != 1 || th[0].ThreadTS != thread || th[0].Ref != "standing:supervisor" || th[0].Channel != "COWN" {
 		t.Fatalf("bindings %+v", th)
 	}
 
@@ -287,7 +291,7 @@ func TestPoll_AReplyIsProcessedAtMostOnce(t *testing.T) {
 		t.Fatal("the poll should have died")
 	}()
 	w.runner.DeliverHook = nil
-	restarted := &Poller{Service: w.svc}
+	restarted := &Poller{Threads: w.svc, Standing: w.svc.Standing(w.config)}
 	sum, err := restarted.Poll(context.Background(), w.cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -311,7 +315,7 @@ func TestPoll_ConcurrentCyclesTakeEachReplyOnce(t *testing.T) {
 	for range 4 {
 		wg.Go(func() {
 			// Separate pollers: nothing but the store keeps them apart.
-			p := &Poller{Service: w.svc}
+			p := &Poller{Threads: w.svc, Standing: w.svc.Standing(w.config)}
 			if _, err := p.Poll(context.Background(), w.cfg); err != nil {
 				t.Error(err)
 			}

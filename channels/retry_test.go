@@ -12,7 +12,6 @@ import (
 
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/channels/slack/fakeslack"
-	"github.com/the-loop-dev/the-loop/lifecycle"
 	"github.com/the-loop-dev/the-loop/store"
 )
 
@@ -36,7 +35,7 @@ func (w *world) stop(name string) {
 
 func (w *world) kept() []store.PendingReply {
 	w.t.Helper()
-	prs, err := w.svc.PendingReplies()
+	prs, err := w.svc.PendingReplies(context.Background())
 	if err != nil {
 		w.t.Fatal(err)
 	}
@@ -175,7 +174,7 @@ func TestPoll_AKeptReplyIsDeliveredAtMostOnceAcrossACrash(t *testing.T) {
 	w.runner.Mu.Lock()
 	w.runner.DeliverHook = nil
 	w.runner.Mu.Unlock()
-	restarted := &Poller{Service: w.svc}
+	restarted := &Poller{Threads: w.svc, Standing: w.svc.Standing(w.config)}
 	sum, err := restarted.Poll(context.Background(), w.cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -227,35 +226,6 @@ func TestPoll_AKeptReplyOfADeletedSessionIsDroppedUnmapped(t *testing.T) {
 	drops := w.events("channel.dropped")
 	if len(drops) != 1 || drops[0].Field("reason") != "unmapped" || drops[0].Field("thread") != thread || len(w.kept()) != 0 {
 		t.Fatalf("drops %+v", drops)
-	}
-}
-
-// A work item's reply is recorded on the ticket at once and delivered into
-// its session once the session is back.
-func TestMirror_AReplyWhileTheWorkItemsPaneIsGoneIsMirroredOnceAndDeliveredWhenItIsBack(t *testing.T) {
-	w, gh := mirrorWorld(t)
-	thread := w.startItem()
-	item, _ := loop.ParseWorkItemRef(octo)
-	w.runner.Mu.Lock()
-	delete(w.runner.Panes, item.TmuxTarget()) // the agent's pane died
-	w.runner.Mu.Unlock()
-	w.ws.Reply("CCENTRAL", thread, "UOPS", "use the v2 API")
-	want(t, w.poll(), loop.PollSummary{Replies: 1, Processed: 1})
-	if n := len(gh.Calls()); n != 1 {
-		t.Fatalf("%d gh calls: the ticket records the answer at once", n)
-	}
-	if q := w.events("channel.reply_queued"); len(q) != 1 || q[0].Field("work_item") != octo {
-		t.Fatalf("reply_queued %+v", q)
-	}
-	if again := w.startItem(); again != thread {
-		t.Fatalf("thread %s, was %s", again, thread)
-	}
-	want(t, w.poll(), loop.PollSummary{Delivered: 1})
-	if got := w.runner.Messages(); !slices.Equal(got, []string{lifecycle.FrameReply(octo, "slack:UOPS", "use the v2 API")}) {
-		t.Fatalf("pasted %q", got)
-	}
-	if n := len(gh.Calls()); n != 1 {
-		t.Fatalf("%d gh calls: mirrored once", n)
 	}
 }
 
@@ -322,21 +292,6 @@ func TestPoll_SlackEscapingNeverReachesThePane(t *testing.T) {
 	want(t, w.poll(), loop.PollSummary{Replies: 1, Processed: 1, Delivered: 1})
 	wantText := "run `test <x> && make` as @U0ANN said in #dev, see the docs (https://example.com/a?b=1&c=2)"
 	if got := w.runner.Messages(); !slices.Equal(got, []string{framed("slack:UOPS", wantText)}) {
-		t.Fatalf("pasted %q", got)
-	}
-}
-
-// Issue 16 #15: the ticket's answer of record is unescaped too.
-func TestMirror_TheTicketReadsTheReplyUnescaped(t *testing.T) {
-	w, gh := mirrorWorld(t)
-	thread := w.startItem()
-	w.ws.Reply("CCENTRAL", thread, "UOPS", "keep `a &lt; b` &amp; ship")
-	want(t, w.poll(), loop.PollSummary{Replies: 1, Processed: 1, Delivered: 1})
-	calls := gh.Calls()
-	if len(calls) != 1 || calls[0][len(calls[0])-1] != "body="+CommentBody("UOPS", "keep `a < b` & ship", w.cfg.Routing.ControlKeywords) {
-		t.Fatalf("gh calls %q", calls)
-	}
-	if got := w.runner.Messages(); !slices.Equal(got, []string{lifecycle.FrameReply(octo, "slack:UOPS", "keep `a < b` & ship")}) {
 		t.Fatalf("pasted %q", got)
 	}
 }

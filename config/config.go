@@ -276,7 +276,7 @@ func (c *Config) ResolvePath(p string) string {
 	if p == "" {
 		return ""
 	}
-	p = expandHome(p)
+	p = ExpandHome(p)
 	if c.ProjectDir == "" || filepath.IsAbs(p) {
 		return absPath(p)
 	}
@@ -322,23 +322,25 @@ func (c *Config) resolvePaths() {
 // absPath expands a leading ~ and makes p absolute (p as given when the
 // working directory cannot be read).
 func absPath(p string) string {
-	p = expandHome(p)
+	p = ExpandHome(p)
 	if a, err := filepath.Abs(p); err == nil {
 		return a
 	}
 	return p
 }
 
-// expandHome replaces a leading "~" or "~/" with the home directory.
-func expandHome(p string) string {
-	if p != "~" && !strings.HasPrefix(p, "~/") {
-		return p
+// ExpandHome replaces a leading "~" or "~/" with the home directory, as
+// the original's expanduser does; any other path, or one read when the home
+// directory is unknown, is returned as given. It is the one expansion every
+// config path and CLI flag goes through (state.root, promptFile, cwd,
+// --prompt-file, --cwd).
+func ExpandHome(p string) string {
+	if p == "~" || strings.HasPrefix(p, "~/") {
+		if home, err := os.UserHomeDir(); err == nil {
+			return home + p[1:]
+		}
 	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return p
-	}
-	return filepath.Join(home, strings.TrimPrefix(p, "~"))
+	return p
 }
 
 // seconds converts a non-negative number of seconds to a duration.

@@ -130,3 +130,24 @@ func mkfile(t *testing.T, p string) {
 		t.Fatal(err)
 	}
 }
+
+// TestExpandHome_OnlyALeadingTilde: "~" and "~/…" become the home
+// directory; "~user", a tilde elsewhere and absolute or relative paths are
+// kept as given.
+func TestExpandHome_OnlyALeadingTilde(t *testing.T) {
+	t.Setenv("HOME", "/home/op")
+	for in, want := range map[string]string{
+		"~":         "/home/op",
+		"~/":        "/home/op/",
+		"~/proj/a":  "/home/op/proj/a",
+		"~op/proj":  "~op/proj",
+		"proj/~/a":  "proj/~/a",
+		"/srv/proj": "/srv/proj",
+		"rel/dir":   "rel/dir",
+		"":          "",
+	} {
+		if got := ExpandHome(in); got != want {
+			t.Errorf("ExpandHome(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -5,7 +5,6 @@
 // whether a pane snapshot shows the agent ready for typed input (Ready).
 //
 // Adapters never exec anything: the runner package starts the process, the
-// lifecycle package decides when. Registry builds exactly the two adapters
-// the original had (claude, cursor); Resolve finds an adapter's binary on
-// PATH.
+// lifecycle package decides when (and finds the binary on PATH). Registry
+// builds exactly the two adapters the original had (claude, cursor).
 package harness

@@ -1,8 +1,6 @@
 package harness
 
 import (
-	"os/exec"
-	"path/filepath"
 	"sort"
 	"strings"
 
@@ -48,28 +46,4 @@ func (r *Registry) Lookup(harness, session string) (loop.Harness, error) {
 // Lookup is NewRegistry(opt).Lookup(harness, session).
 func Lookup(harness, session string, opt ClaudeOptions) (loop.Harness, error) {
 	return NewRegistry(opt).Lookup(harness, session)
-}
-
-// Resolve finds h's binary with lookPath (exec.LookPath when nil) and
-// returns its absolute path. A binary that is not found is an EINVALID
-// *loop.Error whose message is the original's (original §5.6 step 7): "harness CLI
-// '<binary>' not found on PATH — install it or point the <harness> adapter
-// at the binary"; the lookup error is kept as the cause.
-func Resolve(h loop.Harness, lookPath func(string) (string, error)) (string, error) {
-	if lookPath == nil {
-		lookPath = exec.LookPath
-	}
-	path, err := lookPath(h.Binary())
-	if err != nil || path == "" {
-		e := loop.Invalid("harness CLI '%s' not found on PATH — install it or point the %s adapter at the binary",
-			h.Binary(), h.Name())
-		e.Err = err
-		return "", e
-	}
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return "", loop.Errorf(loop.EINTERNAL, "harness CLI '%s' found at %s, which cannot be made absolute: %w",
-			h.Binary(), path, err)
-	}
-	return abs, nil
 }

@@ -13,7 +13,9 @@ import (
 	"testing"
 	"time"
 
+	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/internal/testkit"
+	"github.com/the-loop-dev/the-loop/sdk"
 )
 
 // sleepAgent is a harness binary that ignores its arguments and idles: a
@@ -35,7 +37,7 @@ func runningFixture(t testing.TB, n int) *fixture {
 		names[i] = fmt.Sprintf("s%02d", i)
 	}
 	f := newFixture(t, fixtureOptions{sessions: names, agentBin: sleepAgent(t)})
-	res, err := f.client.ControlStanding(context.Background(), "", "start", false)
+	res, err := f.client.Standing.Control(context.Background(), loop.StandingControlRequest{Name: "", Verb: "start", AutoOnly: false})
 	if err != nil || !res.OK || len(res.Sessions) != n {
 		t.Fatalf("starting %d sessions: ok=%v %v", n, res.OK, err)
 	}
@@ -113,19 +115,19 @@ func BenchmarkListStandingSessions(b *testing.B) {
 func BenchmarkSayToStandingSession(b *testing.B) {
 	f := newFixture(b, fixtureOptions{sessions: []string{"alpha"}})
 	ctx := context.Background()
-	if res, err := f.client.ControlStanding(ctx, "alpha", "start", false); err != nil || !res.OK {
+	if res, err := f.client.Standing.Control(ctx, loop.StandingControlRequest{Name: "alpha", Verb: "start", AutoOnly: false}); err != nil || !res.OK {
 		b.Fatalf("start: %+v %v", res, err)
 	}
-	client := NewClient(f.url, ClientOptions{HTTP: f.plain})
+	client := sdk.New(f.url, sdk.WithHTTPClient(f.plain), sdk.WithToken(""))
 	// The first say waits for the agent to come up: measure the ones after.
-	if res, err := client.SayStanding(ctx, "alpha", "warm-up", "bench"); err != nil || !res.Delivered {
+	if res, err := client.Standing.Say(ctx, loop.StandingSayRequest{Name: "alpha", Text: "warm-up", Actor: "bench"}); err != nil || !res.Delivered {
 		b.Fatalf("say: %+v %v", res, err)
 	}
 	lat := make([]time.Duration, 0, b.N)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		t0 := time.Now()
-		res, err := client.SayStanding(ctx, "alpha", fmt.Sprintf("message %d", i), "bench")
+		res, err := client.Standing.Say(ctx, loop.StandingSayRequest{Name: "alpha", Text: fmt.Sprintf("message %d", i), Actor: "bench"})
 		if err != nil || !res.Delivered {
 			b.Fatalf("say: %+v %v", res, err)
 		}
@@ -142,7 +144,7 @@ func BenchmarkSayToStandingSession(b *testing.B) {
 // not running within 1 s (B2).
 func TestStanding_LivenessFollowsTmuxWithinASecond(t *testing.T) {
 	f := runningFixture(t, 3)
-	rows, err := f.client.ListStanding(t.Context())
+	rows, err := f.client.Standing.List(t.Context())
 	if err != nil || !rows[1].Running {
 		t.Fatalf("rows %+v %v", rows, err)
 	}
@@ -151,7 +153,7 @@ func TestStanding_LivenessFollowsTmuxWithinASecond(t *testing.T) {
 	}
 	killed := time.Now()
 	testkit.Eventually(t, func() bool {
-		rows, err := f.client.ListStanding(t.Context())
+		rows, err := f.client.Standing.List(t.Context())
 		return err == nil && !rows[1].Running && rows[0].Running
 	}, time.Second, "s01 still reads running")
 	t.Logf("seen not running after %v", time.Since(killed).Round(time.Millisecond))

@@ -11,8 +11,11 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/config"
 	"github.com/the-loop-dev/the-loop/lifecycle"
+	"github.com/the-loop-dev/the-loop/mock"
+	"github.com/the-loop-dev/the-loop/sdk"
 )
 
 // Issue 14: the operator's token by default, each agent's own credential.
@@ -22,7 +25,7 @@ import (
 // token lives; health answers.
 func TestCredentials_EveryRouteButHealthNeedsOne(t *testing.T) {
 	f := newFixture(t, fixtureOptions{agentBin: t.TempDir()})
-	where := TokenPath(filepath.Join(f.dir, "state"))
+	where := sdk.TokenPath(filepath.Join(f.dir, "state"))
 	paths := []Route{{Method: http.MethodPost, Path: MCPPath}, {Method: http.MethodGet, Path: "/api/v1/nope"}}
 	for _, r := range append(f.server.Routes(), paths...) {
 		resp := f.sendWith(r.Method, r.Path, "", withoutToken())
@@ -64,23 +67,32 @@ func TestCredentials_AgentCredentialIsForMCPOnly(t *testing.T) {
 	agent := withHeader("Authorization", "Bearer "+cred)
 
 	for _, r := range f.server.Routes() {
-		if r.Path == healthPath {
+		if r.Path == healthPath || r.Path == HooksPath {
 			continue
 		}
 		if resp := f.sendWith(r.Method, r.Path, "", agent); resp.status != http.StatusForbidden || !strings.Contains(resp.detail(t), "valid on /mcp") {
 			t.Errorf("%s %s with an agent credential: %d %s", r.Method, r.Path, resp.status, resp.body)
 		}
 	}
+	// The hook route takes it for its own session only.
+	if resp := f.sendWith(http.MethodPost, HooksPath+"?session=standing:alpha", `{"hook_event_name":"Notification","session_id":"nope"}`, agent); resp.status != http.StatusOK {
+		t.Errorf("its own hook: %d %s", resp.status, resp.body)
+	}
+	if resp := f.sendWith(http.MethodPost, HooksPath+"?session=standing:beta", `{}`, agent); resp.status != http.StatusForbidden {
+		t.Errorf("another session's hook: %d %s", resp.status, resp.body)
+	}
 	if n, err := f.mcpTools(t, f.clientWith(agent)); err != nil || n != 3 {
 		t.Fatalf("MCP with the agent's credential: %d tools, %v", n, err)
 	}
 	cs := connectMCP(t, f, f.clientWith(agent))
 	var row struct {
-		Name    string `json:"name"`
-		Running bool   `json:"running"`
+		Name     string           `json:"name"`
+		Running  bool             `json:"running"`
+		Activity string           `json:"activity"`
+		Tokens   *loop.TokenUsage `json:"tokens"`
 	}
 	structured(t, callTool(t, cs, toolGet, map[string]any{"name": "alpha"}), &row)
-	if row.Name != "alpha" || !row.Running {
+	if row.Name != "alpha" || !row.Running || row.Activity != loop.ActivityUnknown || row.Tokens == nil {
 		t.Fatalf("get through the agent's MCP: %+v", row)
 	}
 	if id, ok := f.svc.AgentFor(t.Context(), cred); !ok || id.Standing != "alpha" || id.String() != "standing:alpha" {
@@ -117,9 +129,9 @@ func TestCredentials_AgentCredentialIsForMCPOnly(t *testing.T) {
 // TestCredentials_CallerIsInTheRequestContext: the handler behind guard
 // knows who called.
 func TestCredentials_CallerIsInTheRequestContext(t *testing.T) {
-	s := NewServer(Options{Token: "op-token", Agents: func(_ context.Context, tok string) (lifecycle.AgentIdentity, bool) {
-		return lifecycle.AgentIdentity{Standing: "alpha"}, tok == "agent-token"
-	}})
+	s := NewServer(Options{Token: "op-token", Agents: &mock.AgentAuthenticator{AgentForFn: func(_ context.Context, tok string) (loop.AgentIdentity, bool) {
+		return loop.AgentIdentity{Standing: "alpha"}, tok == "agent-token"
+	}}})
 	var got []Caller
 	s.echo.Add(http.MethodPost, HooksPath, func(c echo.Context) error {
 		caller, _ := CallerFrom(c.Request().Context())
@@ -187,7 +199,7 @@ func TestTokenFile_CreatedPrivateAndKept(t *testing.T) {
 	if err != nil || len(tok) < 32 {
 		t.Fatalf("EnsureTokenFile: %q %v", tok, err)
 	}
-	for path, want := range map[string]os.FileMode{root: 0o700, TokenPath(root): 0o600} {
+	for path, want := range map[string]os.FileMode{root: 0o700, sdk.TokenPath(root): 0o600} {
 		if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != want {
 			t.Fatalf("%s: %v %v, want mode %o", path, fi.Mode(), err, want)
 		}
@@ -195,14 +207,14 @@ func TestTokenFile_CreatedPrivateAndKept(t *testing.T) {
 	if again, err := EnsureTokenFile(root); err != nil || again != tok {
 		t.Fatalf("a second start: %q %v, want the same token", again, err)
 	}
-	if read, err := ReadTokenFile(root); err != nil || read != tok {
+	if read, err := sdk.ReadTokenFile(root); err != nil || read != tok {
 		t.Fatalf("ReadTokenFile: %q %v", read, err)
 	}
 	rotated, err := RotateTokenFile(root)
 	if err != nil || rotated == tok || len(rotated) != len(tok) {
 		t.Fatalf("rotate: %q %v", rotated, err)
 	}
-	if fi, _ := os.Stat(TokenPath(root)); fi.Mode().Perm() != 0o600 {
+	if fi, _ := os.Stat(sdk.TokenPath(root)); fi.Mode().Perm() != 0o600 {
 		t.Fatalf("rotated file mode %v", fi.Mode())
 	}
 }
@@ -212,15 +224,15 @@ func TestTokenFile_OthersMayNotReadOrWrite(t *testing.T) {
 	if _, err := EnsureTokenFile(root); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Chmod(TokenPath(root), 0o644); err != nil {
+	if err := os.Chmod(sdk.TokenPath(root), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range []func(string) (string, error){EnsureTokenFile, ReadTokenFile} {
-		if _, err := f(root); err == nil || !strings.Contains(err.Error(), TokenPath(root)) || !strings.Contains(err.Error(), "0644") {
+	for _, f := range []func(string) (string, error){EnsureTokenFile, sdk.ReadTokenFile} {
+		if _, err := f(root); err == nil || !strings.Contains(err.Error(), sdk.TokenPath(root)) || !strings.Contains(err.Error(), "0644") {
 			t.Fatalf("a 0644 token file: %v", err)
 		}
 	}
-	if err := os.Chmod(TokenPath(root), 0o600); err != nil {
+	if err := os.Chmod(sdk.TokenPath(root), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Chmod(root, 0o777); err != nil {
@@ -235,7 +247,7 @@ func TestTokenFile_OthersMayNotReadOrWrite(t *testing.T) {
 	if err := os.Chmod(root, 0o770); err != nil {
 		t.Fatal(err)
 	}
-	if err := CheckPrivate(root, "state root"); err == nil {
+	if err := sdk.CheckPrivate(root, "state root"); err == nil {
 		t.Fatal("a group-writable state root passed")
 	}
 }
@@ -243,7 +255,7 @@ func TestTokenFile_OthersMayNotReadOrWrite(t *testing.T) {
 func TestOperatorToken_FromTheEnvOrTheFile(t *testing.T) {
 	cfg := config.Default()
 	cfg.StateRoot = filepath.Join(t.TempDir(), "state")
-	if _, err := OperatorToken(cfg, os.Getenv, false); err == nil || !strings.Contains(err.Error(), TokenPath(cfg.StateDir())) {
+	if _, err := OperatorToken(cfg, os.Getenv, false); err == nil || !strings.Contains(err.Error(), sdk.TokenPath(cfg.StateDir())) {
 		t.Fatalf("no file yet: %v", err)
 	}
 	made, err := OperatorToken(cfg, os.Getenv, true)

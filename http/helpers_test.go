@@ -22,6 +22,7 @@ import (
 	"github.com/the-loop-dev/the-loop/internal/testkit"
 	"github.com/the-loop-dev/the-loop/lifecycle"
 	"github.com/the-loop-dev/the-loop/runner"
+	"github.com/the-loop-dev/the-loop/sdk"
 	"github.com/the-loop-dev/the-loop/store"
 )
 
@@ -36,7 +37,7 @@ type fixture struct {
 	svc     *lifecycle.Service
 	server  *Server
 	url     string
-	client  *Client
+	client  *sdk.Client
 	// http checks every exchange against openapi.yaml (contractTransport);
 	// plain does not, for benchmarks that measure the service alone.
 	http  *http.Client
@@ -125,10 +126,10 @@ func newFixture(t testing.TB, o fixtureOptions) *fixture {
 			if r, ok := runners[socket]; ok {
 				return r
 			}
-			r := lifecycle.CachedRunner(runner.New(runner.Options{
+			r := runner.NewCache(runner.New(runner.Options{
 				Socket: socket, ConfigFile: testkit.TmuxConfig, SubmitDelay: 20 * time.Millisecond,
 				Launcher: testkit.Launcher(t),
-			}), lifecycle.DefaultLivenessTTL)
+			}), runner.DefaultLivenessTTL)
 			runners[socket] = r
 			return r
 		},
@@ -140,8 +141,9 @@ func newFixture(t testing.TB, o fixtureOptions) *fixture {
 		o.token = NewSecret()
 	}
 	f.token = o.token
-	f.server = NewServer(Options{Lifecycle: f.svc, Config: holder.Current, Version: "test-version", Token: o.token, Logger: o.logger,
-		TokenSource: TokenSource(cfg), Agents: f.svc.AgentFor})
+	f.server = NewServer(Options{Standing: f.svc.Standing(holder.Current), WorkItems: f.svc.WorkItems(holder.Current),
+		Events: f.svc, Recorder: f.svc, Config: holder.Current, Version: "test-version", Token: o.token, Logger: o.logger,
+		TokenSource: TokenSource(cfg), Agents: f.svc, Hooks: f.svc})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -163,7 +165,7 @@ func newFixture(t testing.TB, o fixtureOptions) *fixture {
 	f.url = "http://" + ln.Addr().String()
 	f.http = &http.Client{Transport: tokenTransport{next: validatedClient(t, &http.Transport{MaxIdleConnsPerHost: 64}).Transport, token: o.token}}
 	f.plain = &http.Client{Transport: tokenTransport{next: &http.Transport{MaxIdleConnsPerHost: 64}, token: o.token}}
-	f.client = NewClient(f.url, ClientOptions{HTTP: f.http, Token: o.token})
+	f.client = sdk.New(f.url, sdk.WithHTTPClient(f.http), sdk.WithToken(o.token))
 	return f
 }
 

@@ -104,7 +104,7 @@ type sayInput struct {
 }
 
 func (s *Server) mcpList(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, standingList, error) {
-	rows, err := s.opt.Lifecycle.ListStanding(ctx, s.opt.Config())
+	rows, err := s.opt.Standing.List(ctx)
 	if err != nil {
 		return nil, standingList{}, toolError(err)
 	}
@@ -115,7 +115,7 @@ func (s *Server) mcpList(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}
 }
 
 func (s *Server) mcpGet(ctx context.Context, _ *mcp.CallToolRequest, in nameInput) (*mcp.CallToolResult, loop.StandingRow, error) {
-	row, err := s.opt.Lifecycle.GetStanding(ctx, s.opt.Config(), in.Name)
+	row, err := s.opt.Standing.Get(ctx, in.Name)
 	if err != nil {
 		return nil, loop.StandingRow{}, toolError(err)
 	}
@@ -125,7 +125,7 @@ func (s *Server) mcpGet(ctx context.Context, _ *mcp.CallToolRequest, in nameInpu
 // mcpSay delivers as REST's say does; a message that was not delivered (the
 // agent not ready, or gone) is a tool error carrying the reason.
 func (s *Server) mcpSay(ctx context.Context, _ *mcp.CallToolRequest, in sayInput) (*mcp.CallToolResult, loop.SayResult, error) {
-	res, err := s.opt.Lifecycle.SayStanding(context.WithoutCancel(ctx), s.opt.Config(), in.Name, in.Text, in.Actor)
+	res, err := s.opt.Standing.Say(context.WithoutCancel(ctx), loop.StandingSayRequest{Name: in.Name, Text: in.Text, Actor: in.Actor})
 	if err != nil {
 		return nil, loop.SayResult{}, toolError(err)
 	}

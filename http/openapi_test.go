@@ -328,9 +328,11 @@ func TestOpenAPI_ValidationBites(t *testing.T) {
 
 	row := `{"name":"alpha","declared":true,"description":"","autoStart":true,"harness":"claude","cwd":"/w","tmuxTarget":"loop-standing-alpha",` +
 		`"ref":"standing:alpha","status":"running","running":true,"harnessSessionId":"x","slackChannel":"","slackThread":"",` +
-		`"startedAt":"2026-01-02T03:04:05Z","lastMessageAt":""`
+		`"startedAt":"2026-01-02T03:04:05Z","lastMessageAt":"","activity":"idle","activityAt":"2026-01-02T03:04:06Z",` +
+		`"lastAnswerAt":"","tokens":{"input":3,"output":5,"cacheRead":0,"cacheWrite":0}`
 	misconfigured := `{"name":"standingSessions","declared":false,"description":"","autoStart":false,"harness":"","cwd":"","tmuxTarget":"","ref":"",` +
 		`"status":"","running":false,"harnessSessionId":"","slackChannel":"","slackThread":"","startedAt":"","lastMessageAt":"",` +
+		`"activity":"","activityAt":"","lastAnswerAt":"","tokens":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0},` +
 		`"outcome":"misconfigured","detail":"standingSessions.sessions[1]: name 'Beta!'"}`
 	service := `{"service":"service","enabled":true,"running":true,"pid":7,"url":"http://127.0.0.1:4114","healthy":true,"mcp":{"enabled":true,"path":"/mcp"}}`
 	const control = "POST /api/v1/standing-sessions/control"
@@ -348,6 +350,8 @@ func TestOpenAPI_ValidationBites(t *testing.T) {
 		{"a control result with a key of its own", control, `{"verb":"stop"}`, 200, `{"sessions":[],"ok":true,"extra":1}`, "", "extra"},
 		{"a row without running", "GET /api/v1/standing-sessions", "", 200, `[` + strings.Replace(row, `"running":true,`, "", 1) + `}]`, "", `"running"`},
 		{"a row with an unknown status", "GET /api/v1/standing-sessions/one?name=alpha", "", 200, strings.Replace(row, `"status":"running"`, `"status":"starting"`, 1) + `}`, "", "status"},
+		{"a row with an unknown activity", "GET /api/v1/standing-sessions/one?name=alpha", "", 200, strings.Replace(row, `"activity":"idle"`, `"activity":"asleep"`, 1) + `}`, "", "activity"},
+		{"a row without tokens", "GET /api/v1/standing-sessions", "", 200, `[` + strings.Replace(row, `,"tokens":{"input":3,"output":5,"cacheRead":0,"cacheWrite":0}`, "", 1) + `}]`, "", `"tokens"`},
 		{"an error body other than detail", "GET /api/v1/standing-sessions/one?name=nobody", "", 404, `{"message":"no"}`, "", "detail"},
 		{"an undeclared status", control, `{"verb":"start"}`, 409, `{"detail":"conflict"}`, "", "409"},
 		{"a status report with a misconfigured row", "GET /api/v1/status", "", 200, `{"services":[` + service + `],"standingSessions":[` + misconfigured + `],"ok":false}`, "", ""},

@@ -25,7 +25,7 @@ func (s *Server) sessionRoutes(v1 string) []route {
 // listSessions answers GET /api/v1/sessions[?status=active|paused|closed]:
 // every work-item session's row, [] when none.
 func (s *Server) listSessions(c echo.Context) error {
-	rows, err := s.opt.Lifecycle.ListWorkItems(c.Request().Context(), configOf(c), c.QueryParam("status"))
+	rows, err := s.opt.WorkItems.List(c.Request().Context(), c.QueryParam("status"))
 	if err != nil {
 		return err
 	}
@@ -42,7 +42,7 @@ func (s *Server) getSession(c echo.Context) error {
 	if !ok || len(refs) == 0 {
 		return unprocessable("query.ref: field required")
 	}
-	row, err := s.opt.Lifecycle.GetWorkItem(c.Request().Context(), configOf(c), refs[0])
+	row, err := s.opt.WorkItems.Get(c.Request().Context(), refs[0])
 	if err != nil {
 		return err
 	}
@@ -67,7 +67,7 @@ func (s *Server) startSession(c echo.Context) error {
 	if err := o.err(); err != nil {
 		return err
 	}
-	res, err := s.opt.Lifecycle.StartWorkItem(verbContext(c), configOf(c), req)
+	res, err := s.opt.WorkItems.Start(verbContext(c), req)
 	if err != nil {
 		return err
 	}
@@ -94,7 +94,7 @@ func (s *Server) replySession(c echo.Context) error {
 	if err := o.err(); err != nil {
 		return err
 	}
-	res, err := s.opt.Lifecycle.ReplyWorkItem(verbContext(c), configOf(c), ref, text, actor)
+	res, err := s.opt.WorkItems.Reply(verbContext(c), loop.WorkItemReplyRequest{Ref: ref, Text: text, Actor: actor})
 	if err != nil {
 		return err
 	}
@@ -117,7 +117,7 @@ func (s *Server) closeSession(c echo.Context) error {
 	if err := o.err(); err != nil {
 		return err
 	}
-	res, err := s.opt.Lifecycle.CloseWorkItem(verbContext(c), configOf(c), ref, keep)
+	res, err := s.opt.WorkItems.Close(verbContext(c), loop.WorkItemCloseRequest{Ref: ref, KeepTmux: keep})
 	if err != nil {
 		return err
 	}

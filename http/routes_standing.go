@@ -22,7 +22,7 @@ func verbContext(c echo.Context) context.Context {
 
 // listStanding answers GET /standing-sessions: every row, [] when none.
 func (s *Server) listStanding(c echo.Context) error {
-	rows, err := s.opt.Lifecycle.ListStanding(c.Request().Context(), configOf(c))
+	rows, err := s.opt.Standing.List(c.Request().Context())
 	if err != nil {
 		return err
 	}
@@ -39,7 +39,7 @@ func (s *Server) getStanding(c echo.Context) error {
 	if !ok || len(names) == 0 {
 		return unprocessable("query.name: field required")
 	}
-	row, err := s.opt.Lifecycle.GetStanding(c.Request().Context(), configOf(c), names[0])
+	row, err := s.opt.Standing.Get(c.Request().Context(), names[0])
 	if err != nil {
 		return err
 	}
@@ -70,7 +70,7 @@ func (s *Server) createStanding(c echo.Context) error {
 	if err := o.err(); err != nil {
 		return err
 	}
-	res, err := s.opt.Lifecycle.CreateStanding(verbContext(c), configOf(c), req)
+	res, err := s.opt.Standing.Create(verbContext(c), req)
 	if err != nil {
 		return err
 	}
@@ -87,7 +87,7 @@ func (s *Server) deleteStanding(c echo.Context) error {
 	if err := o.err(); err != nil {
 		return err
 	}
-	res, err := s.opt.Lifecycle.DeleteStanding(verbContext(c), configOf(c), name)
+	res, err := s.opt.Standing.Delete(verbContext(c), loop.StandingDeleteRequest{Name: name})
 	if err != nil {
 		return err
 	}
@@ -107,7 +107,7 @@ func (s *Server) controlStanding(c echo.Context) error {
 	if err := o.err(); err != nil {
 		return err
 	}
-	res, err := s.opt.Lifecycle.ControlStanding(verbContext(c), configOf(c), name, verb, autoOnly)
+	res, err := s.opt.Standing.Control(verbContext(c), loop.StandingControlRequest{Name: name, Verb: verb, AutoOnly: autoOnly})
 	if err != nil {
 		return err
 	}
@@ -126,7 +126,7 @@ func (s *Server) sayToStanding(c echo.Context) error {
 	if err := o.err(); err != nil {
 		return err
 	}
-	res, err := s.opt.Lifecycle.SayStanding(verbContext(c), configOf(c), name, text, actor)
+	res, err := s.opt.Standing.Say(verbContext(c), loop.StandingSayRequest{Name: name, Text: text, Actor: actor})
 	if err != nil {
 		return err
 	}

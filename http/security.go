@@ -14,7 +14,7 @@ import (
 
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/config"
-	"github.com/the-loop-dev/the-loop/lifecycle"
+	"github.com/the-loop-dev/the-loop/sdk"
 )
 
 // The control plane's own boundary (decisions D24, issue 14), for REST and
@@ -71,7 +71,7 @@ type Caller struct {
 	// Kind is CallerPublic, CallerOperator or CallerAgent.
 	Kind string
 	// Agent names the agent when Kind is CallerAgent.
-	Agent lifecycle.AgentIdentity
+	Agent loop.AgentIdentity
 }
 
 // callerKey is the request context's key of the Caller.
@@ -132,7 +132,7 @@ func (s *Server) authenticate(c echo.Context) (Caller, error) {
 		return Caller{Kind: CallerOperator}, nil
 	}
 	if ok && s.opt.Agents != nil {
-		if id, found := s.opt.Agents(req.Context(), token); found {
+		if id, found := s.opt.Agents.AgentFor(req.Context(), token); found {
 			if !agentRoute(req.URL.Path) {
 				return Caller{}, echo.NewHTTPError(http.StatusForbidden, describe(req)+
 					" refused: an agent credential (THE_LOOP_AGENT_TOKEN) is valid on "+MCPPath+" and "+HooksPath+" only; the REST API takes the operator's token")
@@ -234,7 +234,7 @@ func tokenRefusal(r *http.Request, from string) string {
 		what = "the bearer token is wrong"
 	}
 	if from == "" {
-		from = "the file <state.root>/" + TokenFile + ", or the variable service.tokenEnv names"
+		from = "the file <state.root>/" + sdk.TokenFile + ", or the variable service.tokenEnv names"
 	}
 	return describe(r) + " refused: " + what + "; send Authorization: Bearer <the operator's token>, which lives in " + from +
 		" (`the-loop token` prints it)"

@@ -15,6 +15,7 @@ import (
 
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/config"
+	"github.com/the-loop-dev/the-loop/sdk"
 	"github.com/the-loop-dev/the-loop/store"
 )
 
@@ -262,7 +263,7 @@ func TestSecurity_BearerToken(t *testing.T) {
 		t.Fatalf("401 with WWW-Authenticate %q", got)
 	}
 	// Nothing was started by the refused control.
-	if row, err := f.client.GetStanding(t.Context(), "alpha"); err != nil || row.Running {
+	if row, err := f.client.Standing.Get(t.Context(), "alpha"); err != nil || row.Running {
 		t.Fatalf("alpha after the refusals: %+v, %v", row, err)
 	}
 
@@ -286,7 +287,7 @@ func TestSecurity_BearerToken(t *testing.T) {
 		t.Fatalf("MCP with the token: %d tools, %v", n, err)
 	}
 	// Without it the typed client reads the 401's detail.
-	_, err = NewClient(f.url, ClientOptions{HTTP: f.clientWith(withoutToken())}).ListStanding(t.Context())
+	_, err = sdk.New(f.url, sdk.WithHTTPClient(f.clientWith(withoutToken())), sdk.WithToken("")).Standing.List(t.Context())
 	var le *loop.Error
 	if !errors.As(err, &le) || !strings.Contains(le.Message, "no bearer token") {
 		t.Fatalf("the client without the token: %v", err)

@@ -18,7 +18,6 @@ import (
 
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/config"
-	"github.com/the-loop-dev/the-loop/lifecycle"
 )
 
 // DefaultMaxBodyBytes bounds a request body when the config sets no
@@ -27,9 +26,15 @@ const DefaultMaxBodyBytes = 1 << 20
 
 // Options configures a Server.
 type Options struct {
-	// Lifecycle runs the verbs; its DB is also where events are read and
-	// api.request is appended.
-	Lifecycle *lifecycle.Service
+	// Standing runs the standing verbs (lifecycle.StandingVerbs in the
+	// service).
+	Standing loop.StandingService
+	// WorkItems runs the work-item verbs (lifecycle.WorkItemVerbs).
+	WorkItems loop.WorkItemService
+	// Events answers GET /api/v1/events.
+	Events loop.EventLog
+	// Recorder appends api.request (nil: not recorded).
+	Recorder loop.EventWriter
 	// Config returns the config for one request; it is called once per
 	// request (config.Holder.Current re-reads a changed file, decisions D3).
 	Config func() *config.Config
@@ -56,10 +61,13 @@ type Options struct {
 	TokenSource string
 	// NoAuth is service.auth: none: no credential is asked anywhere.
 	NoAuth bool
-	// Agents finds the running agent a credential belongs to
-	// (lifecycle.Service.AgentFor); such a credential is valid on /mcp and
-	// the hook route only. Nil: no agent credential is valid.
-	Agents func(ctx context.Context, token string) (lifecycle.AgentIdentity, bool)
+	// Agents finds the running agent a credential belongs to; such a
+	// credential is valid on /mcp and the hook route only. Nil: no agent
+	// credential is valid.
+	Agents loop.AgentAuthenticator
+	// Hooks applies the payloads of POST /api/v1/hooks (issue 17); nil:
+	// the route answers an internal error.
+	Hooks loop.HookSink
 	// StateRoot is the absolute state root whose store the service holds,
 	// reported by health so a CLI can tell its own service from another
 	// project's (default: the request's config's state root).
@@ -74,7 +82,8 @@ type Route struct {
 	OperationID string
 }
 
-// Server is the-loop's REST service: echo routes over a lifecycle.Service,
+// Server is the-loop's REST service: echo routes over the root package's
+// services,
 // one error mapping for every failure (decisions D7), and an api.request
 // event for every request that is not a read and that guard let through
 // (decisions D4; refused ones go to the log, rate-limited).
@@ -146,6 +155,7 @@ func (s *Server) table() []route {
 		{Route{http.MethodPost, v1 + "/standing-sessions/control", "controlStandingSession"}, s.controlStanding},
 		{Route{http.MethodPost, v1 + "/standing-sessions/say", "sayToStandingSession"}, s.sayToStanding},
 		{Route{http.MethodGet, v1 + "/openapi.yaml", "getOpenAPI"}, s.openAPI},
+		{Route{http.MethodPost, HooksPath, "postHook"}, s.postHook},
 	}
 	routes = append(routes, s.sessionRoutes(v1)...)
 	routes = append(routes, s.channelRoutes(v1)...)
@@ -224,8 +234,8 @@ func (s *Server) perRequest(next echo.HandlerFunc) echo.HandlerFunc {
 		switch {
 		case !admitted(c):
 			s.logRefused(c)
-		case !isRead(c.Request().Method):
-			s.logRequest(c)
+		case !isRead(c.Request().Method) && c.Request().URL.Path != HooksPath:
+			s.logRequest(c) // not per hook: an agent fires several a turn
 		}
 		return nil
 	}
@@ -283,22 +293,18 @@ func (s *Server) run(h echo.HandlerFunc, c echo.Context) (err error) {
 
 // logRequest appends api.request (original §5.13: method, path, status).
 func (s *Server) logRequest(c echo.Context) {
-	lc := s.opt.Lifecycle
-	if lc == nil {
+	w := s.opt.Recorder
+	if w == nil {
 		return
 	}
 	req := c.Request()
-	source := lc.Source
-	if source == "" {
-		source = "service"
+	ev := w.NewEvent("api.request", loop.LevelInfo,
+		loop.F("method", req.Method), loop.F("path", req.URL.Path), loop.F("status", c.Response().Status))
+	if ev.Source == "" {
+		ev.Source = "service"
 	}
-	now := time.Now()
-	if lc.Clock != nil {
-		now = lc.Clock()
-	}
-	ev := loop.Event{TS: now.UTC(), Source: source, Event: "api.request", Level: loop.LevelInfo, PID: s.opt.PID,
-		Fields: []loop.Field{loop.F("method", req.Method), loop.F("path", req.URL.Path), loop.F("status", c.Response().Status)}}
-	if err := lc.Emit(ev); err != nil {
+	ev.TS, ev.PID = ev.TS.UTC(), s.opt.PID
+	if err := w.Emit(ev); err != nil {
 		s.log.Warn("could not log api.request", "method", req.Method, "path", req.URL.Path, "error", err)
 	}
 }
@@ -331,7 +337,10 @@ func (s *Server) health(c echo.Context) error {
 // runs) and the standing rows (decisions D6).
 func (s *Server) status(c echo.Context) error {
 	cfg := configOf(c)
-	rows, ok := s.opt.Lifecycle.StandingStatus(c.Request().Context(), cfg)
+	rows, ok, err := s.opt.Standing.Status(c.Request().Context())
+	if err != nil {
+		return err
+	}
 	if rows == nil {
 		rows = []loop.StandingRow{}
 	}

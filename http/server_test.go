@@ -198,6 +198,7 @@ func TestRoutes_TableMatchesOriginal(t *testing.T) {
 		{"POST", "/api/v1/standing-sessions/control", "controlStandingSession"},
 		{"POST", "/api/v1/standing-sessions/say", "sayToStandingSession"},
 		{"GET", "/api/v1/openapi.yaml", "getOpenAPI"},
+		{"POST", "/api/v1/hooks", "postHook"},
 		{"GET", "/api/v1/sessions", "listSessions"},
 		{"GET", "/api/v1/sessions/one", "getSession"},
 		{"POST", "/api/v1/sessions/start", "startSession"},

@@ -15,6 +15,7 @@ import (
 
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/internal/testkit"
+	"github.com/the-loop-dev/the-loop/sdk"
 	"github.com/the-loop-dev/the-loop/store"
 )
 
@@ -83,9 +84,9 @@ func TestSessionRoutes_TableAndOperationIDs(t *testing.T) {
 func TestSessions_EveryRouteAndTheNamespaceBoundary(t *testing.T) {
 	f := newFixture(t, fixtureOptions{sessions: []string{"supervisor"}})
 	base := sessionsAPI(t, f)
-	c := NewClient(base, ClientOptions{})
+	c := sdk.New(base, sdk.WithToken(""))
 	ctx := context.Background()
-	if res, err := f.client.ControlStanding(ctx, "supervisor", "start", false); err != nil || !res.OK {
+	if res, err := f.client.Standing.Control(ctx, loop.StandingControlRequest{Name: "supervisor", Verb: "start", AutoOnly: false}); err != nil || !res.OK {
 		t.Fatalf("standing start: %+v %v", res, err)
 	}
 
@@ -110,14 +111,14 @@ func TestSessions_EveryRouteAndTheNamespaceBoundary(t *testing.T) {
 	}
 	requireKeys(t, "work-item row", raw[0], workItemRowKeys...)
 	requireKeys(t, "workItem", raw[0]["workItem"].(map[string]any), "ref", "provider", "owner", "repo", "number")
-	standing, err := f.client.ListStanding(ctx)
+	standing, err := f.client.Standing.List(ctx)
 	if err != nil || len(standing) != 1 || standing[0].Name != "supervisor" {
 		t.Fatalf("standing list %+v %v", standing, err)
 	}
-	if rows, err := c.ListWorkItems(ctx, "closed"); err != nil || len(rows) != 0 {
+	if rows, err := c.WorkItems.List(ctx, "closed"); err != nil || len(rows) != 0 {
 		t.Fatalf("closed: %+v %v", rows, err)
 	}
-	if rows, err := c.ListWorkItems(ctx, "active"); err != nil || len(rows) != 1 {
+	if rows, err := c.WorkItems.List(ctx, "active"); err != nil || len(rows) != 1 {
 		t.Fatalf("active: %+v %v", rows, err)
 	}
 
@@ -151,28 +152,28 @@ func TestSessions_EveryRouteAndTheNamespaceBoundary(t *testing.T) {
 	if r := f.post("/api/v1/standing-sessions/say", `{"name":"github:octo/repo#5","text":"hi"}`); r.status != 400 || !strings.Contains(string(r.body), "invalid standing-session name") {
 		t.Fatalf("standing say to a work item: %d %s", r.status, r.body)
 	}
-	if _, err := c.ReplyWorkItem(ctx, "standing:supervisor", "hi", ""); loop.ErrorCode(err) != loop.EINVALID {
+	if _, err := c.WorkItems.Reply(ctx, loop.WorkItemReplyRequest{Ref: "standing:supervisor", Text: "hi", Actor: ""}); loop.ErrorCode(err) != loop.EINVALID {
 		t.Fatalf("client reply to a standing ref: %v", err)
 	}
-	if _, err := c.GetWorkItem(ctx, "github:octo/repo#6"); loop.ErrorCode(err) != loop.ENOTFOUND {
+	if _, err := c.WorkItems.Get(ctx, "github:octo/repo#6"); loop.ErrorCode(err) != loop.ENOTFOUND {
 		t.Fatalf("client get unknown: %v", err)
 	}
 
 	// A reply reaches the work item's agent, framed.
-	res, err := c.ReplyWorkItem(ctx, "github:octo/repo#5", "Use the v2 API.", "ops")
+	res, err := c.WorkItems.Reply(ctx, loop.WorkItemReplyRequest{Ref: "github:octo/repo#5", Text: "Use the v2 API.", Actor: "ops"})
 	if err != nil || !res.Delivered || res.ExitCode != 0 || res.WorkItem != "github:octo/repo#5" {
 		t.Fatalf("reply %+v %v", res, err)
 	}
 	want := "Reply from the operator via the-loop control plane (ops) to your question on github:octo/repo#5:\n\nUse the v2 API."
 	testkit.Eventually(t, func() bool { return slices.Contains(f.agent.Messages(), want) }, 10*time.Second,
 		"the reply in the agent's log: %q", f.agent.Messages())
-	row, err := c.GetWorkItem(ctx, "github:octo/repo#5")
+	row, err := c.WorkItems.Get(ctx, "github:octo/repo#5")
 	if err != nil || row.LastEventAt == nil {
 		t.Fatalf("get after reply %+v %v", row, err)
 	}
 
 	// Close: kept tmux, harness ended; then replies are refused and spawn nothing.
-	closed, err := c.CloseWorkItem(ctx, "github:octo/repo#5", nil)
+	closed, err := c.WorkItems.Close(ctx, loop.WorkItemCloseRequest{Ref: "github:octo/repo#5", KeepTmux: nil})
 	if err != nil || !closed.Closed || closed.ExitCode != 0 {
 		t.Fatalf("close %+v %v", closed, err)
 	}
@@ -181,7 +182,7 @@ func TestSessions_EveryRouteAndTheNamespaceBoundary(t *testing.T) {
 	if r.status != 404 || !strings.HasPrefix(r.detail(t), "no session registered for github:octo/repo#5 — a reply never spawns one;") {
 		t.Fatalf("reply after close: %d %s", r.status, r.body)
 	}
-	again, err := c.CloseWorkItem(ctx, "github:octo/repo#5", nil)
+	again, err := c.WorkItems.Close(ctx, loop.WorkItemCloseRequest{Ref: "github:octo/repo#5", KeepTmux: nil})
 	if err != nil || again.Closed || again.ExitCode != 1 {
 		t.Fatalf("second close %+v %v", again, err)
 	}

@@ -14,7 +14,8 @@ import (
 
 // rowKeys are the keys of the original's row (original §5.2).
 var rowKeys = []string{"name", "declared", "description", "autoStart", "harness", "cwd", "tmuxTarget", "ref",
-	"status", "running", "harnessSessionId", "slackChannel", "slackThread", "startedAt", "lastMessageAt"}
+	"status", "running", "harnessSessionId", "slackChannel", "slackThread", "startedAt", "lastMessageAt",
+	"activity", "activityAt", "lastAnswerAt", "tokens"}
 
 func requireKeys(t *testing.T, what string, m map[string]any, keys ...string) {
 	t.Helper()
@@ -128,7 +129,7 @@ func TestStanding_EveryRouteThroughTheService(t *testing.T) {
 		t.Fatalf("stop: %d %s", r.status, r.body)
 	}
 	testkit.Eventually(t, func() bool {
-		rows, err := f.client.ListStanding(t.Context())
+		rows, err := f.client.Standing.List(t.Context())
 		return err == nil && len(rows) == 2 && !rows[0].Running && !rows[1].Running
 	}, 2*time.Second, "rows still running after stop")
 

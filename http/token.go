@@ -6,27 +6,14 @@ import (
 	"errors"
 	"io/fs"
 	"os"
-	"path/filepath"
-	"strings"
-	"syscall"
 
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/config"
+	"github.com/the-loop-dev/the-loop/sdk"
 )
-
-// TokenFile is the operator's token file under the state root (used
-// unless service.tokenEnv names a variable).
-const TokenFile = "service.token"
-
-// TokenEnvVar is the variable the SDK (and an MCP client's wrapper) reads
-// the operator's token from when no option gives one.
-const TokenEnvVar = "THE_LOOP_TOKEN"
 
 // tokenBytes is the operator token's size: 256 random bits, hex-encoded.
 const tokenBytes = 32
-
-// TokenPath is <stateDir>/service.token.
-func TokenPath(stateDir string) string { return filepath.Join(stateDir, TokenFile) }
 
 // TokenSource names where the operator's token lives, for messages: the
 // variable service.tokenEnv names, or the token file.
@@ -34,7 +21,7 @@ func TokenSource(cfg *config.Config) string {
 	if cfg.Service.TokenEnv != "" {
 		return "$" + cfg.Service.TokenEnv + " (service.tokenEnv)"
 	}
-	return TokenPath(cfg.StateDir())
+	return sdk.TokenPath(cfg.StateDir())
 }
 
 // EnsureStateRoot creates the state root 0700 when it is missing and
@@ -43,72 +30,7 @@ func EnsureStateRoot(dir string) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return loop.Errorf(loop.EINTERNAL, "cannot create the state root %s (state.root): %w", dir, err)
 	}
-	return CheckPrivate(dir, "state root (state.root)")
-}
-
-// CheckPrivate refuses a file or directory (what names it in the message)
-// that another user owns or that group or others may write; a token file
-// (any file holding a secret) must also not be readable by them. A path
-// that does not exist passes.
-func CheckPrivate(path, what string) error {
-	fi, err := os.Stat(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return loop.Errorf(loop.EINTERNAL, "cannot check the %s %s: %w", what, path, err)
-	}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Geteuid() {
-		return loop.Invalid("refusing the %s %s: it is owned by uid %d, not by this user (uid %d); chown it or choose another state.root",
-			what, path, st.Uid, os.Geteuid())
-	}
-	if perm := fi.Mode().Perm(); perm&0o022 != 0 {
-		return loop.Invalid("refusing the %s %s: its mode %04o lets group or others write it; run chmod go-w %s",
-			what, path, perm, path)
-	}
-	return nil
-}
-
-// checkSecretFile is CheckPrivate for a file holding a secret: group and
-// others may not read it either.
-func checkSecretFile(path string) error {
-	if err := CheckPrivate(path, "token file"); err != nil {
-		return err
-	}
-	fi, err := os.Stat(path)
-	if err != nil {
-		return loop.Errorf(loop.EINTERNAL, "cannot check the token file %s: %w", path, err)
-	}
-	if perm := fi.Mode().Perm(); perm&0o077 != 0 {
-		return loop.Invalid("refusing the token file %s: its mode %04o lets group or others read it; run chmod 600 %s, then `the-loop token --rotate` (the old token may have been read)",
-			path, perm, path)
-	}
-	return nil
-}
-
-// ReadTokenFile reads the operator's token from <stateDir>/service.token,
-// refusing a file others may read or write. A missing file is an
-// EINVALID error naming it and the remedy.
-func ReadTokenFile(stateDir string) (string, error) {
-	path := TokenPath(stateDir)
-	if err := CheckPrivate(stateDir, "state root (state.root)"); err != nil {
-		return "", err
-	}
-	if err := checkSecretFile(path); err != nil {
-		return "", err
-	}
-	data, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return "", loop.Invalid("no operator token at %s: the service creates it at its first start (`the-loop start` or `the-loop serve`)", path)
-	}
-	if err != nil {
-		return "", loop.Errorf(loop.EINTERNAL, "cannot read the token file %s: %w", path, err)
-	}
-	token := strings.TrimSpace(string(data))
-	if token == "" {
-		return "", loop.Invalid("the token file %s is empty; run `the-loop token --rotate`", path)
-	}
-	return token, nil
+	return sdk.CheckPrivate(dir, "state root (state.root)")
 }
 
 // EnsureTokenFile returns the operator's token from the state root,
@@ -118,11 +40,11 @@ func EnsureTokenFile(stateDir string) (string, error) {
 	if err := EnsureStateRoot(stateDir); err != nil {
 		return "", err
 	}
-	token, err := ReadTokenFile(stateDir)
+	token, err := sdk.ReadTokenFile(stateDir)
 	if err == nil {
 		return token, nil
 	}
-	if _, serr := os.Stat(TokenPath(stateDir)); !errors.Is(serr, fs.ErrNotExist) {
+	if _, serr := os.Stat(sdk.TokenPath(stateDir)); !errors.Is(serr, fs.ErrNotExist) {
 		return "", err
 	}
 	return writeTokenFile(stateDir, false)
@@ -142,7 +64,7 @@ func RotateTokenFile(stateDir string) (string, error) {
 // over the token file (replace), or created exclusively (first start, so
 // two starting processes never hand out different tokens).
 func writeTokenFile(stateDir string, replace bool) (string, error) {
-	path := TokenPath(stateDir)
+	path := sdk.TokenPath(stateDir)
 	token := NewSecret()
 	f, err := os.CreateTemp(stateDir, ".service.token-*")
 	if err != nil {
@@ -163,7 +85,7 @@ func writeTokenFile(stateDir string, replace bool) (string, error) {
 		if replace {
 			err = os.Rename(tmp, path)
 		} else if err = os.Link(tmp, path); errors.Is(err, fs.ErrExist) {
-			return ReadTokenFile(stateDir) // another process made it first
+			return sdk.ReadTokenFile(stateDir) // another process made it first
 		}
 	}
 	if err != nil {
@@ -199,5 +121,5 @@ func OperatorToken(cfg *config.Config, getenv func(string) string, create bool) 
 	if create {
 		return EnsureTokenFile(cfg.StateDir())
 	}
-	return ReadTokenFile(cfg.StateDir())
+	return sdk.ReadTokenFile(cfg.StateDir())
 }

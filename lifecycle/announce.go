@@ -14,17 +14,7 @@ import (
 // and returns that thread's ts. It is the Slack process boundary: lifecycle
 // imports no Slack client (channels.Announcer implements it).
 type Announcer interface {
-	Announce(ctx context.Context, cfg *config.Config, a Announcement) (thread string, err error)
-}
-
-// Announcement is what a session's announcement is about: a standing
-// session (Name) or a work item's (WorkItem).
-type Announcement struct {
-	Name     string // the standing session's name
-	WorkItem string // the work item's ref, for a work item's session
-	Harness  string
-	Target   string // its tmux session
-	Channel  string // the channel id to post in: the entry's slack.channel, else channels.slack.channel
+	Announce(ctx context.Context, cfg *config.Config, a loop.Announcement) (thread string, err error)
 }
 
 // announce runs after a successful start or resume (original §9.2). A
@@ -42,7 +32,7 @@ func (st *standingStart) announce(ctx context.Context, rec *loop.StandingRecord)
 	if channel == "" {
 		channel = st.cfg.Slack.Channel
 	}
-	thread, err := s.Announcer.Announce(ctx, st.cfg, Announcement{Name: def.Name, Harness: rec.Harness, Target: st.target(), Channel: channel})
+	thread, err := s.Announcer.Announce(ctx, st.cfg, loop.Announcement{Name: def.Name, Harness: rec.Harness, Target: st.target(), Channel: channel})
 	if err == nil && thread == "" {
 		err = fmt.Errorf("the channel returned no thread")
 	}

@@ -17,12 +17,12 @@ import (
 // records every announcement and answers with a new ts, or fails.
 type fakeAnnouncer struct {
 	mu    sync.Mutex
-	calls []Announcement
+	calls []loop.Announcement
 	err   error
 	empty bool // answer no thread
 }
 
-func (f *fakeAnnouncer) Announce(_ context.Context, _ *config.Config, a Announcement) (string, error) {
+func (f *fakeAnnouncer) Announce(_ context.Context, _ *config.Config, a loop.Announcement) (string, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.calls = append(f.calls, a)
@@ -53,9 +53,9 @@ func slackConfig(t *testing.T, names ...string) *config.Config {
 	return cfg
 }
 
-func threads(t *testing.T, s *Service) []BoundThread {
+func threads(t *testing.T, s *Service) []loop.BoundThread {
 	t.Helper()
-	th, err := s.Threads()
+	th, err := s.Threads(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +86,7 @@ func TestStart_AnnouncesOnceInItsOwnChannelAndBindsTheThread(t *testing.T) {
 		t.Fatalf("row %+v", row)
 	}
 	th := threads(t, s)
-	if len(th) != 1 || th[0].ThreadTS != "1700000000.000100" || th[0].WorkItem != "standing:supervisor" || th[0].Channel != "COWN" || th[0].Cursor != th[0].ThreadTS {
+	if len(th) != 1 || th[0].ThreadTS != "1700000000.000100" || th[0].Ref != "standing:supervisor" || th[0].Channel != "COWN" || th[0].Cursor != th[0].ThreadTS {
 		t.Fatalf("bindings %+v", th)
 	}
 	evs := events(t, s, store.EventQuery{})
@@ -193,15 +193,15 @@ func TestDelete_UnbindsTheThreadSoARecreatedNameGetsANewOne(t *testing.T) {
 	if res, err := s.DeleteStanding(ctx, cfg, "helper"); err != nil || !res.OK {
 		t.Fatalf("delete %+v %v", res, err)
 	}
-	if th := threads(t, s); len(th) != 1 || th[0].WorkItem != "" {
+	if th := threads(t, s); len(th) != 1 || th[0].Ref != "" {
 		t.Fatalf("delete left a binding, not a tombstone: %+v", th)
 	}
 	if res, err := s.CreateStanding(ctx, cfg, req); err != nil || !res.OK {
 		t.Fatalf("re-create %+v %v", res, err)
 	}
-	var second []BoundThread
+	var second []loop.BoundThread
 	for _, th := range threads(t, s) {
-		if th.WorkItem == "standing:helper" {
+		if th.Ref == "standing:helper" {
 			second = append(second, th)
 		}
 	}
@@ -218,7 +218,7 @@ func TestRecordReply_AdvancesTheCursorWithItsEventsOnce(t *testing.T) {
 	received := func(ref string) []loop.Event {
 		return []loop.Event{s.NewEvent("channel.reply_received", loop.LevelInfo, loop.F("work_item", ref))}
 	}
-	ref, taken, err := s.RecordReply("1700000000.000100", "1700000000.000300", received)
+	ref, taken, err := s.RecordReply(context.Background(), "1700000000.000100", "1700000000.000300", received)
 	if err != nil || !taken || ref != "standing:a" {
 		t.Fatalf("first: %q %v %v", ref, taken, err)
 	}
@@ -227,7 +227,7 @@ func TestRecordReply_AdvancesTheCursorWithItsEventsOnce(t *testing.T) {
 	}
 	// The same reply again, or an older one: not taken, nothing written.
 	for _, ts := range []string{"1700000000.000300", "1700000000.000200"} {
-		if _, taken, err := s.RecordReply("1700000000.000100", ts, received); err != nil || taken {
+		if _, taken, err := s.RecordReply(context.Background(), "1700000000.000100", ts, received); err != nil || taken {
 			t.Fatalf("%s taken again (%v)", ts, err)
 		}
 	}
@@ -235,7 +235,7 @@ func TestRecordReply_AdvancesTheCursorWithItsEventsOnce(t *testing.T) {
 		t.Fatalf("%d events, want 1", n)
 	}
 	// A thread no longer bound: decide gets "" and its events are kept.
-	ref, taken, err = s.RecordReply("1600000000.000100", "1600000000.000200", func(ref string) []loop.Event {
+	ref, taken, err = s.RecordReply(context.Background(), "1600000000.000100", "1600000000.000200", func(ref string) []loop.Event {
 		return []loop.Event{s.NewEvent("channel.dropped", loop.LevelInfo, loop.F("reason", "unmapped"), loop.F("work_item", ref))}
 	})
 	if err != nil || !taken || ref != "" {
@@ -251,7 +251,7 @@ func TestRecordReply_AFailedEventWritesNoCursor(t *testing.T) {
 	if err := s.DB.Update(func(tx *store.Tx) error { return tx.BindThread("1700000000.000100", "standing:a", "C1") }); err != nil {
 		t.Fatal(err)
 	}
-	_, _, err := s.RecordReply("1700000000.000100", "1700000000.000200", func(string) []loop.Event {
+	_, _, err := s.RecordReply(context.Background(), "1700000000.000100", "1700000000.000200", func(string) []loop.Event {
 		return []loop.Event{{Event: "no timestamp"}} // AppendEvent refuses it
 	})
 	if err == nil || errors.Is(err, ErrTransition) {

@@ -1,31 +1,35 @@
 package lifecycle
 
 import (
+	"context"
+
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/store"
 )
 
-// BoundThread is a Slack thread bound to a work item or a standing session
-// ("standing:<name>"), with the ts of the last reply processed in it (the
-// thread's own ts when none has been).
-type BoundThread struct {
-	ThreadTS string
-	WorkItem string
-	Channel  string
-	Cursor   string
-}
-
 // Threads returns every bound thread with its cursor, oldest binding first
-// (what one inbound poll cycle reads).
-func (s *Service) Threads() ([]BoundThread, error) {
-	var out []BoundThread
+// (what one inbound poll cycle reads), each marked Closed when its work
+// item's session is closed (loop.ThreadLog).
+func (s *Service) Threads(_ context.Context) ([]loop.BoundThread, error) {
+	var out []loop.BoundThread
 	err := s.DB.View(func(tx *store.Tx) error {
 		all, err := tx.Threads()
 		if err != nil {
 			return err
 		}
+		recs, err := tx.ListWorkItems()
+		if err != nil {
+			return err
+		}
+		closed := map[string]bool{}
+		for _, r := range recs {
+			if r.Status == loop.SessionClosed {
+				closed[r.WorkItem.Ref] = true
+			}
+		}
 		for _, b := range all {
-			out = append(out, BoundThread{ThreadTS: b.ThreadTS, WorkItem: b.Ref, Channel: b.Channel, Cursor: tx.Cursor(b.ThreadTS)})
+			out = append(out, loop.BoundThread{ThreadTS: b.ThreadTS, Ref: b.Ref, Channel: b.Channel,
+				Cursor: tx.Cursor(b.ThreadTS), Closed: b.Ref != "" && closed[b.Ref]})
 		}
 		return nil
 	})
@@ -33,11 +37,11 @@ func (s *Service) Threads() ([]BoundThread, error) {
 }
 
 // RecordReply takes the reply ts of thread threadTS for processing, at most
-// once (decisions D25). In one transaction it resolves the thread's binding
-// now (not as it was when the reply was read), advances the thread's cursor
-// to ts and appends the events decide returns for the bound ref — all or
-// nothing, and before anything is delivered, so a crash after it loses the
-// reply rather than delivering it twice.
+// once (decisions D25; loop.ThreadLog). In one transaction it resolves the
+// thread's binding now (not as it was when the reply was read), advances
+// the thread's cursor to ts and appends the events decide returns for the
+// bound ref — all or nothing, and before anything is delivered, so a crash
+// after it loses the reply rather than delivering it twice.
 //
 // taken is false, and nothing is written, when the cursor is already at or
 // past ts (another cycle took the reply). A thread no longer bound (its
@@ -45,7 +49,7 @@ func (s *Service) Threads() ([]BoundThread, error) {
 // "" and its events are appended.
 //
 // decide runs inside the write transaction: it must only build events.
-func (s *Service) RecordReply(threadTS, ts string, decide func(ref string) []loop.Event) (ref string, taken bool, err error) {
+func (s *Service) RecordReply(_ context.Context, threadTS, ts string, decide func(ref string) []loop.Event) (ref string, taken bool, err error) {
 	err = s.DB.Update(func(tx *store.Tx) error {
 		ref, taken = "", false
 		all, err := tx.Threads()
@@ -83,15 +87,15 @@ func (s *Service) RecordReply(threadTS, ts string, decide func(ref string) []loo
 }
 
 // NewEvent builds an event stamped with this service's clock, source and
-// pid, for Emit or RecordReply.
+// pid, for Emit or RecordReply (loop.EventWriter).
 func (s *Service) NewEvent(name, level string, fields ...loop.Field) loop.Event {
 	return s.event(name, level, fields...)
 }
 
 // PendingReplies returns the Slack replies kept for sessions that could not
 // take them yet, oldest first.
-func (s *Service) PendingReplies() ([]store.PendingReply, error) {
-	var out []store.PendingReply
+func (s *Service) PendingReplies(_ context.Context) ([]loop.PendingReply, error) {
+	var out []loop.PendingReply
 	err := s.DB.View(func(tx *store.Tx) error {
 		var err error
 		out, err = tx.PendingReplies()
@@ -102,7 +106,7 @@ func (s *Service) PendingReplies() ([]store.PendingReply, error) {
 
 // Waiting is how many replies thread keeps for its session: a new reply
 // there waits behind them, so that they reach the pane in order.
-func (s *Service) Waiting(thread string) (int, error) {
+func (s *Service) Waiting(_ context.Context, thread string) (int, error) {
 	n := 0
 	err := s.DB.View(func(tx *store.Tx) error {
 		var err error
@@ -117,7 +121,7 @@ func (s *Service) Waiting(thread string) (int, error) {
 // as many replies as they may (store.MaxPendingPerThread,
 // store.MaxPending), nothing is kept, full is appended instead and kept
 // is false. A reply taken by TakeReply goes back in its place (pr.Seq set).
-func (s *Service) KeepReply(pr store.PendingReply, kept, full []loop.Event) (bool, error) {
+func (s *Service) KeepReply(_ context.Context, pr loop.PendingReply, kept, full []loop.Event) (bool, error) {
 	ok := false
 	err := s.DB.Update(func(tx *store.Tx) error {
 		var err error
@@ -148,8 +152,8 @@ func (s *Service) KeepReply(pr store.PendingReply, kept, full []loop.Event) (boo
 // than delivering it twice (decisions D25). It returns nil when another
 // cycle took the reply. decide runs inside the write transaction: it must
 // only build events.
-func (s *Service) TakeReply(seq uint64, decide func(pr store.PendingReply, ref string) []loop.Event) (*store.PendingReply, string, error) {
-	var taken *store.PendingReply
+func (s *Service) TakeReply(_ context.Context, seq uint64, decide func(pr loop.PendingReply, ref string) []loop.Event) (*loop.PendingReply, string, error) {
+	var taken *loop.PendingReply
 	ref := ""
 	err := s.DB.Update(func(tx *store.Tx) error {
 		taken, ref = nil, ""
@@ -173,4 +177,36 @@ func (s *Service) TakeReply(seq uint64, decide func(pr store.PendingReply, ref s
 		return nil, "", err
 	}
 	return taken, ref, nil
+}
+
+// Events returns the events q selects, oldest first (loop.EventLog); q's
+// since is read against this service's clock.
+func (s *Service) Events(_ context.Context, q loop.EventQuery) ([]loop.Event, error) {
+	since, err := store.ParseSince(q.Since, s.now())
+	if err != nil {
+		return nil, err
+	}
+	var evs []loop.Event
+	err = s.DB.View(func(tx *store.Tx) error {
+		evs, err = tx.Events(store.EventQuery{Types: q.Types, Standing: q.Standing, WorkItem: q.WorkItem,
+			MinLevel: q.Level, Since: since, Limit: q.Limit, After: q.After})
+		return err
+	})
+	return evs, err
+}
+
+// WorkItemOpen reports whether the work item ref has a session that is not
+// closed (one that may come back: its pane died, or its agent is busy).
+func (s *Service) WorkItemOpen(_ context.Context, ref string) bool {
+	item, err := loop.ParseWorkItemRef(ref)
+	if err != nil {
+		return false
+	}
+	open := false
+	_ = s.DB.View(func(tx *store.Tx) error {
+		rec, err := tx.WorkItem(item.Slug())
+		open = err == nil && rec != nil && rec.Status != loop.SessionClosed
+		return nil
+	})
+	return open
 }

@@ -36,25 +36,6 @@ const AgentTokenEnv = "THE_LOOP_AGENT_TOKEN"
 // an agent never inherits it.
 const OperatorTokenEnv = "THE_LOOP_TOKEN"
 
-// AgentIdentity is the session an agent credential belongs to: exactly one
-// of Standing and WorkItem is set.
-type AgentIdentity struct {
-	// Standing is the standing session's name.
-	Standing string
-	// WorkItem is the work item's ref (e.g. github:owner/repo#12).
-	WorkItem string
-	// HarnessSessionID is the conversation the credential was made for.
-	HarnessSessionID string
-}
-
-// String names the session: "standing:<name>" or "work-item:<ref>".
-func (a AgentIdentity) String() string {
-	if a.Standing != "" {
-		return "standing:" + a.Standing
-	}
-	return "work-item:" + a.WorkItem
-}
-
 // agentCredential is one spawn's credential: the secret (only ever in the
 // agent's environment and its MCP config file) and its hash (the record's).
 type agentCredential struct {
@@ -202,12 +183,12 @@ func AgentEnv(environ []string, cfg *config.Config, token string) []string {
 // work-item session that is active (or starting). ok is false for any
 // other token — one never issued, replaced by a later spawn, or of a
 // session that stopped.
-func (s *Service) AgentFor(_ context.Context, token string) (AgentIdentity, bool) {
+func (s *Service) AgentFor(_ context.Context, token string) (loop.AgentIdentity, bool) {
 	if token == "" || s.DB == nil {
-		return AgentIdentity{}, false
+		return loop.AgentIdentity{}, false
 	}
 	want := hashCredential(token)
-	var id AgentIdentity
+	var id loop.AgentIdentity
 	found := false
 	_ = s.DB.View(func(tx *store.Tx) error {
 		recs, err := tx.ListStanding()
@@ -217,7 +198,7 @@ func (s *Service) AgentFor(_ context.Context, token string) (AgentIdentity, bool
 		for _, r := range recs {
 			starting := r.Claim != nil && r.Claim.Op == "start"
 			if hashEqual(r.AgentTokenHash, want) && (r.Status == loop.StatusRunning || starting) && !found {
-				id, found = AgentIdentity{Standing: r.Name, HarnessSessionID: r.HarnessSessionID}, true
+				id, found = loop.AgentIdentity{Standing: r.Name, HarnessSessionID: r.HarnessSessionID}, true
 			}
 		}
 		items, err := tx.ListWorkItems()
@@ -227,7 +208,7 @@ func (s *Service) AgentFor(_ context.Context, token string) (AgentIdentity, bool
 		for _, r := range items {
 			starting := r.Claim != nil && r.Claim.Op == "start"
 			if hashEqual(r.AgentTokenHash, want) && (r.Status == WorkItemActive || starting) && !found {
-				id, found = AgentIdentity{WorkItem: r.WorkItem.Ref, HarnessSessionID: r.HarnessSessionID}, true
+				id, found = loop.AgentIdentity{WorkItem: r.WorkItem.Ref, HarnessSessionID: r.HarnessSessionID}, true
 			}
 		}
 		return nil

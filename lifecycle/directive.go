@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	loop "github.com/the-loop-dev/the-loop"
+	"github.com/the-loop-dev/the-loop/config"
 )
 
 // directive is a standing session's boot prompt (original §5.12). It is not
@@ -38,7 +39,7 @@ func BootPrompt(def loop.StandingDefinition, slackOn bool, socket string) (strin
 	prompt := strings.TrimSpace(fmt.Sprintf(directive, def.Name, strings.Join(surfaces, "; ")))
 	brief := def.Prompt
 	if brief == "" && def.PromptFile != "" {
-		path := expandHome(def.PromptFile)
+		path := config.ExpandHome(def.PromptFile)
 		data, err := os.ReadFile(path)
 		if err != nil {
 			return "", loop.Invalid("standing session '%s': cannot read promptFile '%s': %v — fix the path or the file's permissions", def.Name, def.PromptFile, pathError(err))
@@ -49,16 +50,6 @@ func BootPrompt(def loop.StandingDefinition, slackOn bool, socket string) (strin
 		prompt += "\n\n---\n\n" + brief
 	}
 	return prompt, nil
-}
-
-// expandHome expands a leading ~ as the original's expanduser does.
-func expandHome(p string) string {
-	if p == "~" || strings.HasPrefix(p, "~/") {
-		if home, err := os.UserHomeDir(); err == nil {
-			return home + p[1:]
-		}
-	}
-	return p
 }
 
 // pathError strips the path an *os.PathError repeats.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"slices"
 	"strings"
 	"sync"
@@ -408,5 +409,22 @@ func TestStart_ResumeThatDiesNeverKillsWhatTookItsName(t *testing.T) {
 	}
 	if rec, err := s.read("supervisor"); err != nil || rec.HarnessSessionID != id || rec.Status != loop.StatusStopped {
 		t.Fatalf("record %+v (%v), want stopped with conversation %s", rec, err, id)
+	}
+}
+
+// TestStart_AMissingHarnessBinaryIsNamed: a harness binary LookPath cannot
+// find fails the start before any spawn, with the one message that names
+// the binary, the adapter and the remedy.
+func TestStart_AMissingHarnessBinaryIsNamed(t *testing.T) {
+	r := newFakeRunner()
+	s := newTestService(t, r)
+	s.LookPath = func(string) (string, error) { return "", exec.ErrNotFound }
+	res, err := s.StartStanding(context.Background(), testConfig(t, "supervisor"), "supervisor", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "harness CLI 'claude' not found on PATH — install it or point the claude adapter at the binary"
+	if row := res.Sessions[0]; res.OK || row.Outcome != loop.OutcomeFailed || !strings.Contains(row.Detail, want) || r.SpawnCount() != 0 {
+		t.Fatalf("row %+v (spawns %d), want a failure naming %q", row, r.SpawnCount(), want)
 	}
 }

@@ -60,6 +60,7 @@ func rowFor(name string, def *loop.StandingDefinition, rec *loop.StandingRecord,
 		Ref:        loop.StandingRef(name),
 		Status:     loop.StatusAbsent,
 		Running:    running,
+		Activity:   loop.ActivityUnknown,
 	}
 	if def != nil && def.Declared {
 		row.Declared = true
@@ -91,6 +92,7 @@ func rowFor(name string, def *loop.StandingDefinition, rec *loop.StandingRecord,
 		row.LastMessageAt = rec.LastMessageAt
 		row.Restarts = rec.Restarts
 		row.LastExit = rec.LastExit
+		row.Activity, row.ActivityAt, row.LastAnswerAt, row.Tokens = rec.RowFields(running)
 	}
 	return row
 }
@@ -98,6 +100,7 @@ func rowFor(name string, def *loop.StandingDefinition, rec *loop.StandingRecord,
 // ListStanding returns one row per declared or recorded session, sorted by name,
 // with liveness from one tmux query per socket in use.
 func (s *Service) ListStanding(ctx context.Context, cfg *config.Config) ([]loop.StandingRow, error) {
+	_ = s.ApplySpool(ctx, cfg.StateDir()) // hooks heard while the store was locked; best-effort
 	block, err := standingBlock(cfg)
 	if err != nil {
 		return nil, err

@@ -3,7 +3,6 @@ package lifecycle
 import (
 	"context"
 	"fmt"
-	"io"
 	"strings"
 	"time"
 	"unicode"
@@ -48,7 +47,7 @@ func (s *Service) SayStanding(ctx context.Context, cfg *config.Config, name, tex
 	if rec.Status != loop.StatusRunning || runner.State(ctx, target) != loop.PaneLive {
 		return loop.SayResult{}, loop.NotFound("standing session '%[1]s' has no live tmux pane to paste into — a message never respawns one; run `the-loop standing start %[1]s` first", name)
 	}
-	if mine, err := ours(ctx, runner, target, rec.HarnessSessionID); err != nil {
+	if mine, err := ours(ctx, runner, target, rec.TagFor(rec.HarnessSessionID)); err != nil {
 		return loop.SayResult{}, err
 	} else if !mine {
 		return loop.SayResult{}, loop.NotFound("standing session '%[1]s' has no live agent of the-loop's to paste into — %[2]s; run `the-loop standing start %[1]s` first", name,
@@ -109,16 +108,4 @@ func waitReady(ctx context.Context, runner loop.Runner, adapter loop.Harness, ta
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
-}
-
-// ReadText reads a say's text from a reader (a --text-file or stdin).
-func ReadText(r io.Reader, limit int64) (string, error) {
-	data, err := io.ReadAll(io.LimitReader(r, limit+1))
-	if err != nil {
-		return "", err
-	}
-	if int64(len(data)) > limit {
-		return "", loop.Invalid("the message is larger than %d bytes", limit)
-	}
-	return string(data), nil
 }

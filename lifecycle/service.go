@@ -21,7 +21,9 @@ import (
 // and across processes (the claim stored in the record).
 type Service struct {
 	DB *store.DB
-	// Runner returns the tmux runner for a socket name ("" = default server).
+	// Runner returns the tmux runner for a socket name ("" = default server),
+	// work-item entry points included. The service's comes already wrapped
+	// in the liveness cache (runner.NewCache, wired in cmd/the-loop).
 	Runner func(socket string) loop.Runner
 	// Harness returns the adapter for a harness name; session names the
 	// standing session in the refusal.
@@ -37,6 +39,16 @@ type Service struct {
 	// Announcer posts a Slack-enabled session's announcement after it
 	// starts (nil: never announced).
 	Announcer Announcer
+	// HookBinary is the absolute path of the-loop's binary: every claude
+	// spawn runs `<HookBinary> hook …` for its hooks (issue 17). Empty: no
+	// hooks are declared and activity stays unknown.
+	HookBinary string
+	// Getenv reads the environment (CLAUDE_CONFIG_DIR for transcripts);
+	// nil means os.Getenv.
+	Getenv func(string) string
+	// PanePIDs returns the pids of target's panes on socket (nil: a
+	// SessionStart of source clear is never trusted).
+	PanePIDs func(ctx context.Context, socket, target string) ([]int, error)
 	// TmuxAvailable reports a tmux binary missing from PATH (the runner's
 	// Available); a start then refuses at once, naming it and how to
 	// install it. Nil: never checked.
@@ -49,6 +61,8 @@ type Service struct {
 	mu     sync.Mutex
 	names  map[string]*sync.Mutex
 	spawns *slots // standingSessions.startConcurrency (slots.go)
+	// spoolMu serialises this process's spool readers.
+	spoolMu sync.Mutex
 }
 
 func (s *Service) now() time.Time {

@@ -172,7 +172,7 @@ func (st *standingStart) plan(*loop.StandingRecord) (spawnPlan, *refusal) {
 	if err != nil {
 		return spawnPlan{}, &refusal{detail: loop.ErrorMessage(err)}
 	}
-	cwd := expandHome(def.Cwd)
+	cwd := config.ExpandHome(def.Cwd)
 	if abs, err := filepath.Abs(cwd); err == nil {
 		cwd = abs // the record names the directory, wherever stop runs from
 	}
@@ -198,7 +198,7 @@ func (st *standingStart) define(r *loop.StandingRecord) {
 		r.SlackChannel = def.SlackChannel
 	}
 	r.Harness = def.Harness
-	if cwd, err := filepath.Abs(expandHome(def.Cwd)); err == nil {
+	if cwd, err := filepath.Abs(config.ExpandHome(def.Cwd)); err == nil {
 		r.Cwd = cwd
 	}
 	r.Description = def.Description

@@ -50,6 +50,10 @@ type launch[R, Res any] interface {
 	kill(ctx context.Context, r loop.Runner) error
 	// notMine is why a live pane under an owning record is refused.
 	notMine() string
+	// hearing is what the record keeps of the agent's hooks.
+	hearing(rec *R) *loop.Hearing
+	// sessionRef is the session's ref, as the hook command names it.
+	sessionRef() string
 }
 
 // spawnPlan is what a start spawns.
@@ -175,7 +179,7 @@ func (st *starter[R, Res]) live(ctx context.Context, rec *R, runner loop.Runner,
 	if k.owns(rec) {
 		shown = rec
 		id, _ := k.conversation(rec)
-		mine, err := ours(ctx, runner, target, id)
+		mine, err := ours(ctx, runner, target, k.hearing(rec).TagFor(id))
 		if err != nil {
 			return st.failed(rec, loop.ErrorMessage(err)), false
 		}
@@ -230,6 +234,7 @@ func (st *starter[R, Res]) spawn(ctx context.Context, rec *R, state loop.PaneSta
 	}
 	claimed, err := transitionIn(ctx, s, k, EvClaimStart, st.unchanged(k.version(rec), func(r *R) {
 		k.claimed(r, claim, st.socket, cred.hash)
+		st.hearFrom(k.hearing(r), resume)
 	}), nil)
 	if stale(err) {
 		return none, true
@@ -260,6 +265,14 @@ func (st *starter[R, Res]) spawn(ctx context.Context, rec *R, state loop.PaneSta
 		st.pending = append(st.pending, s.event("workspace.trust_failed", loop.LevelWarning,
 			k.subject(), loop.F("harness", p.harness), loop.F("cwd", p.cwd), loop.F("error", err.Error())))
 	}
+	if p.adapter.Name() == "claude" && s.HookBinary != "" {
+		// Every claude spawn declares the hooks the-loop hears it by.
+		args, err := withHookSettings(s.HookBinary, st.cfg.StateDir(), target, k.sessionRef(), p.cwd, p.args)
+		if err != nil {
+			return st.spawnFailed(ctx, rec, loop.ErrorMessage(err), loop.F("harness", p.harness))
+		}
+		p.args = args
+	}
 	id := k.claim(claimed).HarnessSessionID
 	if resume {
 		argv, err := p.adapter.ResumeArgv(id, p.args, p.resumePrompt)
@@ -283,6 +296,8 @@ func (st *starter[R, Res]) spawn(ctx context.Context, rec *R, state loop.PaneSta
 		if _, terr := transitionIn(ctx, s, k, EvResumeFailed, func(r *R) error {
 			c := k.claim(r)
 			c.HarnessSessionID, c.Resume = id, false
+			h := k.hearing(r)
+			h.Tokens, h.TokensThrough = nil, "" // a new conversation counts from zero
 			return nil
 		}, nil, append(st.takePending(), s.event(k.logEvent("resume_failed"), loop.LevelWarning,
 			k.subject(), loop.F("harness_session_id", k.claim(claimed).HarnessSessionID),
@@ -298,6 +313,19 @@ func (st *starter[R, Res]) spawn(ctx context.Context, rec *R, state loop.PaneSta
 		return st.spawnFailed(ctx, rec, loop.ErrorMessage(err), loop.F("harness", p.harness), loop.F("tmux_target", target))
 	}
 	return st.up(ctx, EvStarted, p, id, loop.OutcomeStarted)
+}
+
+// hearFrom readies a claimed record's hearing for the spawn: starting (no
+// SessionStart yet) when hooks will be installed, no running turn, and a
+// fresh conversation's token totals from zero.
+func (st *starter[R, Res]) hearFrom(h *loop.Hearing, resume bool) {
+	h.Activity, h.ActivityAt, h.TurnPromptID, h.PaneTag, h.Queued = "", "", "", "", 0
+	if st.s.HookBinary != "" {
+		h.Activity, h.ActivityAt = loop.ActivityStarting, st.s.stamp()
+	}
+	if !resume {
+		h.Tokens, h.TokensThrough = nil, ""
+	}
 }
 
 // spawnFailed records <kind>.spawn_failed and releases the claim (back to
@@ -321,8 +349,12 @@ func (st *starter[R, Res]) up(ctx context.Context, event string, p spawnPlan, id
 	if event == EvResumed {
 		ev = k.logEvent("resumed")
 	}
+	hooked := p.adapter.Name() == "claude" && s.HookBinary != ""
 	out, err := transitionIn(ctx, s, k, event, func(r *R) error {
 		k.up(r, p, id, st.socket)
+		if h := k.hearing(r); !hooked { // a harness without hooks: nothing will be heard
+			h.Activity, h.ActivityAt = "", ""
+		}
 		return nil
 	}, nil, append(st.takePending(), s.event(ev, loop.LevelInfo,
 		k.subject(), loop.F("harness", p.harness), loop.F("harness_session_id", id),

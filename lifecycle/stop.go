@@ -114,7 +114,7 @@ func (s *Service) stopOne(ctx context.Context, cfg *config.Config, block *config
 		}
 		// the-loop releases what the-loop started: a session under this
 		// name that does not carry the record's tag is never signalled.
-		mine, err := ours(ctx, runner, target, rec.HarnessSessionID)
+		mine, err := ours(ctx, runner, target, rec.TagFor(rec.HarnessSessionID))
 		if err != nil {
 			return row(rec, loop.OutcomeFailed, loop.ErrorMessage(err))
 		}

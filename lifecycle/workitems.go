@@ -40,6 +40,7 @@ func workItemRow(rec *loop.WorkItemRecord, running bool) loop.WorkItemRow {
 		URL:              rec.URL,
 		Running:          running,
 	}
+	row.Activity, row.ActivityAt, row.LastAnswerAt, row.Tokens = rec.RowFields(running)
 	if rec.LastEventAt != "" {
 		at := rec.LastEventAt
 		row.LastEventAt = &at
@@ -60,6 +61,7 @@ func (s *Service) ListWorkItems(ctx context.Context, cfg *config.Config, status 
 	default:
 		return nil, loop.Invalid("invalid status '%s' (one of active, paused, closed)", status)
 	}
+	_ = s.ApplySpool(ctx, cfg.StateDir()) // hooks heard while the store was locked; best-effort
 	recs, err := s.workItemRecords()
 	if err != nil {
 		return nil, err
@@ -135,14 +137,11 @@ func (s *Service) ReplyWorkItem(ctx context.Context, cfg *config.Config, ref, te
 	}
 	noPane := loop.NotFound("the session for %[1]s has no live tmux pane to paste into — a reply never respawns one; answer on the ticket, "+
 		"or start it again with `the-loop sessions start --work-item %[1]s`", name)
-	runner, wr, err := s.workItemRunner(rec.TmuxSocket)
-	if err != nil {
-		return loop.ReplyResult{}, err
-	}
+	runner := s.Runner(rec.TmuxSocket)
 	if rec.TmuxTarget == "" || runner.State(ctx, rec.TmuxTarget) != loop.PaneLive {
 		return loop.ReplyResult{}, noPane
 	}
-	if mine, err := ours(ctx, runner, rec.TmuxTarget, rec.HarnessSessionID); err != nil {
+	if mine, err := ours(ctx, runner, rec.TmuxTarget, rec.TagFor(rec.HarnessSessionID)); err != nil {
 		return loop.ReplyResult{}, err
 	} else if !mine {
 		return loop.ReplyResult{}, loop.NotFound("the session for %s has no live agent of the-loop's to paste into — %s", name,
@@ -159,7 +158,7 @@ func (s *Service) ReplyWorkItem(ctx context.Context, cfg *config.Config, ref, te
 		return fail("error: " + err.Error()), nil
 	}
 	sess := loop.WorkItemTarget{Ref: name, TmuxTarget: rec.TmuxTarget}
-	if err := wr.Deliver(ctx, sess, strings.NewReader(FrameReply(name, actor, text))); err != nil {
+	if err := runner.Deliver(ctx, sess, strings.NewReader(FrameReply(name, actor, text))); err != nil {
 		if loop.ErrorCode(err) == loop.ENOTFOUND {
 			return loop.ReplyResult{}, noPane
 		}
@@ -249,18 +248,14 @@ func (s *Service) settleTmuxOnClose(ctx context.Context, item loop.WorkItemRef, 
 	note := func(err error) {
 		msgs = append(msgs, loop.Message{Stream: "err", Text: "note: " + loop.ErrorMessage(err)})
 	}
-	runner, wr, err := s.workItemRunner(rec.TmuxSocket)
-	if err != nil {
-		note(err)
-		return msgs
-	}
+	runner := s.Runner(rec.TmuxSocket)
 	sess := loop.WorkItemTarget{Ref: item.String(), TmuxTarget: target}
 	grace := time.Duration(tmux.HarnessKillGraceSeconds * float64(time.Second))
 	state := runner.State(ctx, target)
 	if state != loop.PaneAbsent {
 		// the-loop releases what the-loop started: never signal a session
 		// under this name that does not carry the record's tag.
-		if mine, err := ours(ctx, runner, target, rec.HarnessSessionID); err != nil || !mine {
+		if mine, err := ours(ctx, runner, target, rec.TagFor(rec.HarnessSessionID)); err != nil || !mine {
 			if err == nil {
 				err = loop.NotFound("%s", notOurs(target, rec.TmuxSocket, "it is not the agent the-loop started for this work item; not signalling it"))
 			}
@@ -272,7 +267,7 @@ func (s *Service) settleTmuxOnClose(ctx context.Context, item loop.WorkItemRef, 
 		if tmux.KillHarnessOnClose && state.LiveOrUnknown() {
 			// remain-on-exit is re-set first, so the pane and its
 			// scrollback outlive the harness.
-			if err := wr.TerminateHarness(ctx, sess, grace); err != nil {
+			if err := runner.TerminateHarness(ctx, sess, grace); err != nil {
 				note(err)
 			} else {
 				out("ended the harness in tmux session %s", target)
@@ -292,11 +287,11 @@ func (s *Service) settleTmuxOnClose(ctx context.Context, item loop.WorkItemRef, 
 	// The whole tree first (decisions D12): helpers a harness started would
 	// otherwise outlive the kill-session.
 	if state.LiveOrUnknown() {
-		if err := wr.TerminateHarness(ctx, sess, grace); err != nil {
+		if err := runner.TerminateHarness(ctx, sess, grace); err != nil {
 			note(err)
 		}
 	}
-	if err := wr.Kill(ctx, sess); err != nil && runner.State(ctx, target) != loop.PaneAbsent {
+	if err := runner.Kill(ctx, sess); err != nil && runner.State(ctx, target) != loop.PaneAbsent {
 		note(err)
 	} else if err != nil {
 		out("note: tmux session %s was already gone", target)

@@ -34,7 +34,7 @@ func (s *Service) announceWorkItem(ctx context.Context, cfg *config.Config, item
 		return res
 	}
 	channel := cfg.Slack.Channel
-	thread, err := s.Announcer.Announce(ctx, cfg, Announcement{WorkItem: ref, Harness: res.Session.Harness,
+	thread, err := s.Announcer.Announce(ctx, cfg, loop.Announcement{WorkItem: ref, Harness: res.Session.Harness,
 		Target: res.Session.TmuxTarget, Channel: channel})
 	if err == nil && thread == "" {
 		err = fmt.Errorf("the channel returned no thread")

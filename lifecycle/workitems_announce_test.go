@@ -34,7 +34,7 @@ func TestStartWorkItem_SlackAnnouncesOnceAndBindsTheThreadToTheRef(t *testing.T)
 		t.Fatalf("messages %+v", res.Messages)
 	}
 	th := threads(t, s)
-	if len(th) != 1 || th[0].ThreadTS != "1700000000.000100" || th[0].WorkItem != octo || th[0].Channel != "CCENTRAL" {
+	if len(th) != 1 || th[0].ThreadTS != "1700000000.000100" || th[0].Ref != octo || th[0].Channel != "CCENTRAL" {
 		t.Fatalf("bindings %+v", th)
 	}
 	evs := events(t, s, store.EventQuery{})

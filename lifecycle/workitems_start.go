@@ -80,8 +80,7 @@ func (st *workItemStart) ready(rec *loop.WorkItemRecord) error {
 }
 
 func (st *workItemStart) runner(socket string) (loop.Runner, error) {
-	r, _, err := st.s.workItemRunner(socket)
-	return r, err
+	return st.s.Runner(socket), nil
 }
 
 func (st *workItemStart) placed(rec *loop.WorkItemRecord) (string, bool) {
@@ -128,11 +127,11 @@ func (st *workItemStart) notMine() string {
 }
 
 func (st *workItemStart) spawnIn(ctx context.Context, r loop.Runner, spec loop.SpawnSpec) error {
-	return r.(loop.WorkItemRunner).Spawn(ctx, st.ref, spec)
+	return r.Spawn(ctx, st.ref, spec)
 }
 
 func (st *workItemStart) kill(ctx context.Context, r loop.Runner) error {
-	return r.(loop.WorkItemRunner).Kill(ctx, loop.WorkItemTarget{Ref: st.ref.String(), TmuxTarget: st.target()})
+	return r.Kill(ctx, loop.WorkItemTarget{Ref: st.ref.String(), TmuxTarget: st.target()})
 }
 
 // plan checks the directory: the request's, else the record's, else
@@ -147,7 +146,7 @@ func (st *workItemStart) plan(rec *loop.WorkItemRecord) (spawnPlan, *refusal) {
 		cwd = st.cfg.Routing.SpawnWorkdir
 	}
 	given := cwd
-	cwd = expandHome(cwd)
+	cwd = config.ExpandHome(cwd)
 	if abs, err := filepath.Abs(cwd); err == nil {
 		cwd = abs // the record names the directory, wherever the next verb runs from
 	}

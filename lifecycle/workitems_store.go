@@ -2,17 +2,14 @@ package lifecycle
 
 import (
 	"context"
-	"io"
 	"slices"
-	"time"
 
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/store"
 )
 
 // This file is the work-item side's plumbing: its transition (the sessions
-// bucket's counterpart of Service.transition), reads, claims, and the
-// runner's work-item entry points through the liveness cache.
+// bucket's counterpart of Service.transition), reads and claims.
 
 // workItemLock is the per-session lock key of a work item (standing names
 // never contain ':', so the keys cannot meet).
@@ -119,64 +116,3 @@ func (k workItemKind) recovered(r *loop.WorkItemRecord, c loop.Claim) {
 func (k workItemKind) logEvent(what string) string { return "session." + what }
 
 func (k workItemKind) subject() loop.Field { return loop.F("work_item", k.ref.String()) }
-
-// workItemRunner returns the runner of socket and its work-item entry
-// points.
-func (s *Service) workItemRunner(socket string) (loop.Runner, loop.WorkItemRunner, error) {
-	r := s.Runner(socket)
-	wr, ok := r.(loop.WorkItemRunner)
-	if !ok {
-		return r, nil, loop.Internal("the tmux runner in use has no work-item entry points")
-	}
-	return r, wr, nil
-}
-
-// The liveness cache passes the work-item entry points through like every
-// other pane-changing call: invalidated before and after, so a verb sees
-// its own effects.
-
-var _ loop.WorkItemRunner = (*cachedRunner)(nil)
-
-// workItems returns the wrapped runner's work-item entry points.
-func (c *cachedRunner) workItems() (loop.WorkItemRunner, error) {
-	if wr, ok := c.inner.(loop.WorkItemRunner); ok {
-		return wr, nil
-	}
-	return nil, loop.Internal("the tmux runner in use has no work-item entry points")
-}
-
-// Spawn is the wrapped runner's Spawn.
-func (c *cachedRunner) Spawn(ctx context.Context, item loop.WorkItemRef, spec loop.SpawnSpec) error {
-	wr, err := c.workItems()
-	if err != nil {
-		return err
-	}
-	return c.mutate(func() error { return wr.Spawn(ctx, item, spec) })
-}
-
-// Deliver is the wrapped runner's Deliver.
-func (c *cachedRunner) Deliver(ctx context.Context, sess loop.WorkItemTarget, text io.Reader) error {
-	wr, err := c.workItems()
-	if err != nil {
-		return err
-	}
-	return c.mutate(func() error { return wr.Deliver(ctx, sess, text) })
-}
-
-// Kill is the wrapped runner's Kill.
-func (c *cachedRunner) Kill(ctx context.Context, sess loop.WorkItemTarget) error {
-	wr, err := c.workItems()
-	if err != nil {
-		return err
-	}
-	return c.mutate(func() error { return wr.Kill(ctx, sess) })
-}
-
-// TerminateHarness is the wrapped runner's TerminateHarness.
-func (c *cachedRunner) TerminateHarness(ctx context.Context, sess loop.WorkItemTarget, grace time.Duration) error {
-	wr, err := c.workItems()
-	if err != nil {
-		return err
-	}
-	return c.mutate(func() error { return wr.TerminateHarness(ctx, sess, grace) })
-}

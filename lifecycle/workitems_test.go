@@ -12,6 +12,7 @@ import (
 
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/config"
+	"github.com/the-loop-dev/the-loop/runner"
 	"github.com/the-loop-dev/the-loop/store"
 )
 
@@ -485,7 +486,7 @@ func TestListWorkItems_OnlyWorkItemsAndStatusFilter(t *testing.T) {
 
 func TestWorkItems_ThroughTheLivenessCache(t *testing.T) {
 	s, w := newItemService(t)
-	cached := CachedRunner(w, time.Hour)
+	cached := runner.NewCache(w, time.Hour)
 	s.Runner = func(string) loop.Runner { return cached }
 	cfg := testConfig(t)
 	ctx := context.Background()
@@ -498,18 +499,6 @@ func TestWorkItems_ThroughTheLivenessCache(t *testing.T) {
 	}
 	if _, err := s.CloseWorkItem(ctx, cfg, octo, nil); err != nil || cached.State(ctx, octoTarget) != loop.PaneDead {
 		t.Fatalf("close: %v, state %s", err, cached.State(ctx, octoTarget))
-	}
-	// A wrapped runner without the entry points fails the start, naming why.
-	plain := struct{ loop.Runner }{newFakeRunner()} // the target-addressed calls only
-	s.Runner = func(string) loop.Runner { return CachedRunner(plain, time.Hour) }
-	res, err := s.StartWorkItem(ctx, cfg, startReq(t, "github:octo/repo#6"))
-	if err != nil || res.Outcome != "failed" || !strings.Contains(res.Messages[0].Text, "no work-item entry points") {
-		t.Fatalf("start without work-item entry points: %+v %v", res, err)
-	}
-	// An unwrapped one is an internal error.
-	s.Runner = func(string) loop.Runner { return plain }
-	if _, err := s.StartWorkItem(ctx, cfg, startReq(t, "github:octo/repo#7")); loop.ErrorCode(err) != loop.EINTERNAL {
-		t.Fatalf("start without work-item entry points: %v", err)
 	}
 }
 

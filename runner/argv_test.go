@@ -433,6 +433,7 @@ func TestState_ArgvAndAnswers(t *testing.T) {
 		"no socket":         {exit1("error connecting to /tmp/tmux-0/sock (No such file or directory)"), reply{}, loop.PaneAbsent, 1},
 		"refused":           {exit1("error connecting to /tmp/tmux-0/sock (Connection refused)"), reply{}, loop.PaneAbsent, 1},
 		"server exiting":    {exit1("server exited unexpectedly"), reply{}, loop.PaneAbsent, 1},
+		"no session left":   {exit1("no current target"), reply{}, loop.PaneAbsent, 1},
 		"permission denied": {exit1("error connecting to /tmp/tmux-0/sock (Permission denied)"), reply{}, loop.PaneUnknown, 1},
 		"version mismatch":  {exit1("protocol version mismatch (client 8, server 7)"), reply{}, loop.PaneUnknown, 1},
 		"other answer":      {exit1("unknown option -- x"), reply{}, loop.PaneUnknown, 1},

@@ -331,7 +331,8 @@ func sessionGone(err error) bool {
 
 // absentAnswer reports whether err is tmux answering that the session does
 // not exist: "can't find session", "no such session" (the option commands'
-// wording), or no server (noServer). Any other non-zero answer — permission
+// wording), "no current target" (a server left with no session at all, as
+// while its last one ends), or no server (noServer). Any other non-zero answer — permission
 // denied on the socket, a protocol version mismatch, … — says nothing about
 // the session, and its state is unknown.
 func absentAnswer(err error) bool {
@@ -340,7 +341,8 @@ func absentAnswer(err error) bool {
 		return false
 	}
 	s := strings.ToLower(ee.Stderr)
-	return strings.Contains(s, "can't find session") || strings.Contains(s, "no such session") || noServer(s)
+	return strings.Contains(s, "can't find session") || strings.Contains(s, "no such session") ||
+		strings.Contains(s, "no current target") || noServer(s)
 }
 
 // noServer reports whether tmux's message says no server is running: "no

@@ -1,14 +1,19 @@
-// Package sdk is the Go SDK of the-loop: a client of the REST API that
-// `the-loop serve` (or `the-loop start`) runs, for programs that manage
-// standing sessions — long-lived AI coding-agent sessions the-loop keeps
-// alive in tmux.
+// Package sdk is the Go SDK of the-loop: the typed client of the REST API
+// that `the-loop serve` (or `the-loop start`) runs, for programs that
+// manage standing sessions — long-lived AI coding-agent sessions the-loop
+// keeps alive in tmux — and work items' sessions. It imports only the
+// standard library and the-loop's root package, whose services its
+// namespaces implement over REST (the CLI uses the same client whenever
+// the service answers).
 //
 //	client := sdk.New("http://127.0.0.1:4114", sdk.WithStateRoot("/home/me/project/.the-loop"))
-//	rows, err := client.Standing.List(ctx)
-//	res, err := client.Standing.Control(ctx, "supervisor", sdk.Restart)
-//	said, err := client.Standing.Say(ctx, "supervisor", "status report, please", "ops")
+//	rows, err := client.Standing.List(ctx)                        // loop.StandingService
+//	res, err := client.Standing.Control(ctx, loop.StandingControlRequest{Name: "supervisor", Verb: loop.VerbRestart})
+//	said, err := client.Standing.Say(ctx, loop.StandingSayRequest{Name: "supervisor", Text: "status report, please", Actor: "ops"})
+//	items, err := client.WorkItems.List(ctx, "active")            // loop.WorkItemService
+//	evs, err := client.Events(ctx, sdk.EventsQuery{Types: []string{"standing.*"}}) // loop.EventLog
+//	sum, err := client.Channels.Poll(ctx)
 //	report, err := client.Status(ctx)
-//	evs, err := client.Events(ctx, sdk.EventsQuery{Types: []string{"standing.*"}})
 //
 // Every call but Health needs the operator's token: WithToken, the token
 // file of WithStateRoot's state root (<state.root>/service.token, which
@@ -16,13 +21,16 @@
 // never reads the CLI config.
 //
 // The calls mirror the REST operations described by the service's OpenAPI
-// document (GET /api/v1/openapi.yaml) and return the-loop's own types: a
-// row (loop.Row), a control result, a say result, the status report and the
-// event envelope.
+// document (GET /api/v1/openapi.yaml), take typed request structs and
+// return the-loop's own types: rows, control, say, reply and close
+// results, the status report, the poll summary and the event envelope.
 //
 // # Errors
 //
-// A refusal comes back as an *Error carrying the service's message; test it
+// A refusal comes back as an *Error carrying the service's message, whose
+// cause is the *loop.Error the HTTP status maps back to (404 ENOTFOUND, 400
+// EINVALID, 422 EUNPROCESSABLE, else EINTERNAL; loop.ErrorCode reads it) and
+// then a *StatusError with the status itself (HTTPStatus); test it
 // with errors.Is against ErrNotFound (404), ErrInvalid (a caller's mistake,
 // 400, and a request that fails validation, 422), ErrUnprocessable (422
 // only), ErrUnauthorized (401: a missing or wrong token, see WithToken),

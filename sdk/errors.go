@@ -5,7 +5,6 @@ import (
 	"net/http"
 
 	loop "github.com/the-loop-dev/the-loop"
-	loophttp "github.com/the-loop-dev/the-loop/http"
 )
 
 // The kinds of failure, for errors.Is.
@@ -53,8 +52,9 @@ type Error struct {
 	// Message is what the service (or the client) says went wrong, written
 	// for the operator.
 	Message string
-	// Err is the cause: the client's *loop.Error, or the
-	// *http.NotRunningError of the-loop's http package.
+	// Err is the cause: the *loop.Error the HTTP status maps back to (its
+	// own cause the *StatusError), or a *NotRunningError. loop.ErrorCode and
+	// loop.ErrorMessage read the *loop.Error through it.
 	Err error
 }
 
@@ -92,11 +92,15 @@ func wrap(err error) error {
 	if err == nil {
 		return nil
 	}
-	var nr *loophttp.NotRunningError
+	var already *Error
+	if errors.As(err, &already) {
+		return err
+	}
+	var nr *NotRunningError
 	if errors.As(err, &nr) {
 		return &Error{Code: CodeNotRunning, Message: nr.Error(), Err: err}
 	}
-	switch loophttp.HTTPStatus(err) {
+	switch HTTPStatus(err) {
 	case http.StatusUnauthorized:
 		return &Error{Code: CodeUnauthorized, Message: loop.ErrorMessage(err), Err: err}
 	case http.StatusForbidden:

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 
 	loop "github.com/the-loop-dev/the-loop"
+	"github.com/the-loop-dev/the-loop/channels"
 	"github.com/the-loop-dev/the-loop/config"
 	"github.com/the-loop-dev/the-loop/harness"
 	loophttp "github.com/the-loop-dev/the-loop/http"
@@ -56,7 +57,12 @@ func serveForExample() (url, stateRoot string, stop func()) {
 	if err != nil {
 		log.Fatal(err)
 	}
-	server := loophttp.NewServer(loophttp.Options{Lifecycle: svc, Config: func() *config.Config { return cfg }, Version: "example", Token: token})
+	current := func() *config.Config { return cfg }
+	server := loophttp.NewServer(loophttp.Options{
+		Standing: svc.Standing(current), WorkItems: svc.WorkItems(current), Events: svc, Recorder: svc,
+		Poller: &channels.Poller{Threads: svc, Standing: svc.Standing(current)},
+		Config: current, Version: "example", Token: token,
+	})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		log.Fatal(err)
@@ -73,7 +79,7 @@ func serveForExample() (url, stateRoot string, stop func()) {
 
 // A program manages standing sessions through the service: define one at
 // runtime, read the rows, tell refusals apart by kind, read the event log.
-func Example() {
+func Example_standing() {
 	url, stateRoot, stop := serveForExample()
 	defer stop()
 	ctx := context.Background()
@@ -87,7 +93,7 @@ func Example() {
 		Description: "triages the nightly build",
 		NoAutoStart: true, // not part of `the-loop start`
 		NoStart:     true, // record it; start it later with Control
-	})
+	}.Request())
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -103,7 +109,7 @@ func Example() {
 
 	_, err = client.Standing.Get(ctx, "nobody")
 	fmt.Println("not found:", errors.Is(err, sdk.ErrNotFound))
-	_, err = client.Standing.Control(ctx, "nightly", "detonate")
+	_, err = client.Standing.Control(ctx, loop.StandingControlRequest{Name: "nightly", Verb: "detonate"})
 	fmt.Println("invalid:", errors.Is(err, sdk.ErrInvalid), "—", err)
 
 	evs, err := client.Events(ctx, sdk.EventsQuery{Types: []string{"standing.*"}})
@@ -126,4 +132,91 @@ func Example() {
 	// invalid: true — unknown verb 'detonate' (one of start, stop, restart)
 	// event: standing.created nightly
 	// status ok: true
+}
+
+// Work-item sessions: list them, and tell a work item with no session
+// apart from a ref that is not a work item's.
+func Example_workItems() {
+	url, stateRoot, stop := serveForExample()
+	defer stop()
+	ctx := context.Background()
+	client := sdk.New(url, sdk.WithStateRoot(stateRoot))
+
+	rows, err := client.WorkItems.List(ctx, "active")
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("active sessions:", len(rows))
+
+	_, err = client.WorkItems.Get(ctx, "github:octo/repo#15")
+	fmt.Println("no session:", errors.Is(err, sdk.ErrNotFound))
+	_, err = client.WorkItems.Reply(ctx, loop.WorkItemReplyRequest{Ref: "standing:nightly", Text: "hi", Actor: "ops"})
+	fmt.Println("not a work item:", errors.Is(err, sdk.ErrInvalid))
+	closed, err := client.WorkItems.Close(ctx, loop.WorkItemCloseRequest{Ref: "github:octo/repo#15"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("closed:", closed.Closed)
+	// Output:
+	// active sessions: 0
+	// no session: true
+	// not a work item: true
+	// closed: false
+}
+
+// The event log: read what happened, then follow it by sequence number.
+func Example_events() {
+	url, stateRoot, stop := serveForExample()
+	defer stop()
+	ctx := context.Background()
+	client := sdk.New(url, sdk.WithStateRoot(stateRoot))
+
+	for _, name := range []string{"one", "two"} {
+		if _, err := client.Standing.Create(ctx, sdk.CreateOptions{Name: name, NoStart: true}.Request()); err != nil {
+			log.Fatal(err)
+		}
+	}
+	q := sdk.EventsQuery{Types: []string{"standing.created"}}
+	evs, err := client.Events(ctx, q)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("created:", len(evs), evs[0].Field("standing"), evs[1].Field("standing"))
+
+	// Follow: ask for the events after the last one seen.
+	q.After = evs[len(evs)-1].Seq
+	if _, err := client.Standing.Create(ctx, sdk.CreateOptions{Name: "three", NoStart: true}.Request()); err != nil {
+		log.Fatal(err)
+	}
+	more, err := client.Events(ctx, q)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("then:", len(more), more[0].Field("standing"))
+
+	_, err = client.Events(ctx, sdk.EventsQuery{Level: "loud"})
+	fmt.Println("bad level:", errors.Is(err, sdk.ErrInvalid))
+	// Output:
+	// created: 2 one two
+	// then: 1 three
+	// bad level: true
+}
+
+// Channels: run one inbound Slack poll cycle now; a cycle that did nothing
+// says why.
+func Example_channels() {
+	url, stateRoot, stop := serveForExample()
+	defer stop()
+	ctx := context.Background()
+	client := sdk.New(url, sdk.WithStateRoot(stateRoot))
+
+	sum, err := client.Channels.Poll(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("skipped:", sum.Skipped)
+	fmt.Println("replies:", sum.Replies)
+	// Output:
+	// skipped: Slack is disabled (channels.slack.enabled is false)
+	// replies: 0
 }

@@ -4,9 +4,9 @@ import (
 	"context"
 	"net/http"
 	"os"
+	"strings"
 
 	loop "github.com/the-loop-dev/the-loop"
-	loophttp "github.com/the-loop-dev/the-loop/http"
 )
 
 // The types the API returns are the-loop's own; these aliases let a program
@@ -25,17 +25,7 @@ type (
 	// Event is one entry of the event log; Seq is its position.
 	Event = loop.Event
 	// EventsQuery selects events; its zero value selects every event.
-	EventsQuery = loophttp.EventsQuery
-)
-
-// Verb is what Standing.Control does.
-type Verb string
-
-// The control verbs.
-const (
-	Start   Verb = "start"
-	Stop    Verb = "stop"
-	Restart Verb = "restart"
+	EventsQuery = loop.EventQuery
 )
 
 // Option configures a Client.
@@ -43,7 +33,8 @@ type Option func(*options)
 
 // options are a Client's settings before New resolves the token.
 type options struct {
-	http      loophttp.ClientOptions
+	http      *http.Client
+	token     string
 	tokenSet  bool   // WithToken was given
 	stateRoot string // WithStateRoot's directory
 }
@@ -51,9 +42,9 @@ type options struct {
 // WithToken sends "Authorization: Bearer <token>" with every request: the
 // operator's token (`the-loop token` prints it), or an agent's own
 // THE_LOOP_AGENT_TOKEN (valid on /mcp only, so the REST calls of this SDK
-// answer it with ErrForbidden).
+// answer it with ErrForbidden). An empty token sends none.
 func WithToken(token string) Option {
-	return func(o *options) { o.http.Token, o.tokenSet = token, true }
+	return func(o *options) { o.token, o.tokenSet = token, true }
 }
 
 // WithStateRoot reads the operator's token from <dir>/service.token (the
@@ -67,16 +58,27 @@ func WithStateRoot(dir string) Option {
 // overall timeout — a start may take a while; bound calls with their
 // context).
 func WithHTTPClient(hc *http.Client) Option {
-	return func(o *options) { o.http.HTTP = hc }
+	return func(o *options) { o.http = hc }
 }
 
-// Client is a client of the-loop's service. It is safe for concurrent use.
+// Client is a client of the-loop's service: the typed client the CLI uses
+// whenever the service answers (decisions D3), and the Go SDK. Its
+// namespaces implement the root package's services over REST. It is safe
+// for concurrent use.
 type Client struct {
-	// Standing holds the standing-session operations.
+	// Standing holds the standing-session operations (loop.StandingService).
 	Standing *Standing
+	// WorkItems holds the work-item session operations
+	// (loop.WorkItemService).
+	WorkItems *WorkItems
+	// Channels holds the channel operations (an inbound poll cycle).
+	Channels *Channels
 
-	c *loophttp.Client
+	c *conn
 }
+
+// Client is the service's event log over REST.
+var _ loop.EventLog = (*Client)(nil)
 
 // New returns a client of the service at baseURL (e.g.
 // "http://127.0.0.1:4114", the default service.host:service.port). The
@@ -92,36 +94,27 @@ func New(baseURL string, opts ...Option) *Client {
 	switch {
 	case o.tokenSet:
 	case o.stateRoot != "":
-		if token, err := loophttp.ReadTokenFile(o.stateRoot); err == nil {
-			o.http.Token = token
+		if token, err := ReadTokenFile(o.stateRoot); err == nil {
+			o.token = token
 		}
 	default:
-		o.http.Token = os.Getenv(loophttp.TokenEnvVar)
+		o.token = os.Getenv(TokenEnvVar)
 	}
-	c := loophttp.NewClient(baseURL, o.http)
-	return &Client{Standing: &Standing{c: c}, c: c}
+	if o.http == nil {
+		o.http = &http.Client{}
+	}
+	c := &conn{base: strings.TrimRight(baseURL, "/"), http: o.http, token: o.token}
+	return &Client{Standing: &Standing{c: c}, WorkItems: &WorkItems{c: c}, Channels: &Channels{c: c}, c: c}
 }
 
 // URL returns the service's base URL.
-func (c *Client) URL() string { return c.c.URL() }
-
-// Health asks whether the service answers, and its version and pid.
-func (c *Client) Health(ctx context.Context) (Health, error) {
-	h, err := c.c.Health(ctx)
-	return h, wrap(err)
-}
+func (c *Client) URL() string { return c.c.base }
 
 // Status returns the status report (what `the-loop status --format json`
 // prints): the service row, a row per standing session, and whether every
 // session `the-loop start` would start is running.
 func (c *Client) Status(ctx context.Context) (Report, error) {
-	rep, err := c.c.Status(ctx)
-	return rep, wrap(err)
-}
-
-// Events returns the events q selects, oldest first, each with its Seq.
-// To follow the log, ask again with After set to the last Seq seen.
-func (c *Client) Events(ctx context.Context, q EventsQuery) ([]Event, error) {
-	evs, err := c.c.Events(ctx, q)
-	return evs, wrap(err)
+	var rep loop.Report
+	err := c.c.do(ctx, http.MethodGet, "/api/v1/status", nil, nil, &rep)
+	return rep, err
 }

@@ -77,8 +77,8 @@ func serve(t *testing.T, declared ...string) *service {
 		t.Fatal(err)
 	}
 	s.root = cfg.StateDir()
-	server := loophttp.NewServer(loophttp.Options{Lifecycle: svc, Config: func() *config.Config { return cfg },
-		Version: "test", Logger: slog.New(slog.DiscardHandler), Token: token, TokenSource: loophttp.TokenSource(cfg), Agents: svc.AgentFor})
+	server := loophttp.NewServer(loophttp.Options{Standing: svc.Standing(func() *config.Config { return cfg }), WorkItems: svc.WorkItems(func() *config.Config { return cfg }), Events: svc, Recorder: svc, Config: func() *config.Config { return cfg },
+		Version: "test", Logger: slog.New(slog.DiscardHandler), Token: token, TokenSource: loophttp.TokenSource(cfg), Agents: svc})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -104,11 +104,11 @@ func TestStanding_EveryCallAgainstTheService(t *testing.T) {
 	if err != nil || h.Status != "ok" || h.Version != "test" {
 		t.Fatalf("health %+v %v", h, err)
 	}
-	res, err := c.Standing.StartAutoStart(ctx)
+	res, err := c.Standing.Control(ctx, loop.StandingControlRequest{Verb: loop.VerbStart, AutoOnly: true})
 	if err != nil || !res.OK || len(res.Sessions) != 1 || res.Sessions[0].Outcome != loop.OutcomeStarted {
 		t.Fatalf("start the auto-starting ones: %+v %v", res, err)
 	}
-	created, err := c.Standing.Create(ctx, sdk.CreateOptions{Name: "beta", Cwd: s.dir, Description: "made by the SDK", HarnessArgs: []string{}})
+	created, err := c.Standing.Create(ctx, sdk.CreateOptions{Name: "beta", Cwd: s.dir, Description: "made by the SDK", HarnessArgs: []string{}}.Request())
 	if err != nil || !created.OK || created.Sessions[0].Outcome != loop.OutcomeStarted || !created.Sessions[0].AutoStart {
 		t.Fatalf("create %+v %v", created, err)
 	}
@@ -120,14 +120,14 @@ func TestStanding_EveryCallAgainstTheService(t *testing.T) {
 	if err != nil || row.Origin != loop.OriginCreated || row.Description != "made by the SDK" || row.HarnessSessionID == "" {
 		t.Fatalf("get %+v %v", row, err)
 	}
-	said, err := c.Standing.Say(ctx, "alpha", "status report, please", "sdk")
+	said, err := c.Standing.Say(ctx, loop.StandingSayRequest{Name: "alpha", Text: "status report, please", Actor: "sdk"})
 	if err != nil || !said.Delivered || said.ExitCode != 0 {
 		t.Fatalf("say %+v %v", said, err)
 	}
 	s.agent.WaitFor(t, func(e testkit.Entry) bool {
 		return e.Kind == "message" && strings.Contains(e.Text, "status report, please")
 	}, 5*time.Second)
-	restarted, err := c.Standing.Control(ctx, "alpha", sdk.Restart)
+	restarted, err := c.Standing.Control(ctx, loop.StandingControlRequest{Name: "alpha", Verb: loop.VerbRestart})
 	if err != nil || !restarted.OK || len(restarted.Stopped) != 1 || restarted.Sessions[0].Outcome != loop.OutcomeResumed {
 		t.Fatalf("restart %+v %v", restarted, err)
 	}
@@ -135,11 +135,11 @@ func TestStanding_EveryCallAgainstTheService(t *testing.T) {
 	if err != nil || !rep.OK || len(rep.Services) != 1 || rep.Services[0].URL != s.url || len(rep.StandingSessions) != 2 {
 		t.Fatalf("status %+v %v", rep, err)
 	}
-	deleted, err := c.Standing.Delete(ctx, "beta")
+	deleted, err := c.Standing.Delete(ctx, loop.StandingDeleteRequest{Name: "beta"})
 	if err != nil || !deleted.OK || deleted.Sessions[0].Outcome != loop.OutcomeDeleted {
 		t.Fatalf("delete %+v %v", deleted, err)
 	}
-	stopped, err := c.Standing.Control(ctx, "", sdk.Stop)
+	stopped, err := c.Standing.Control(ctx, loop.StandingControlRequest{Name: "", Verb: loop.VerbStop})
 	if err != nil || !stopped.OK || stopped.Sessions[0].Outcome != loop.OutcomeStopped {
 		t.Fatalf("stop %+v %v", stopped, err)
 	}
@@ -165,14 +165,29 @@ func TestErrors_TypedFromTheService(t *testing.T) {
 		msg  string
 	}{
 		{"get of an unknown name", func() error { _, err := c.Standing.Get(ctx, "nobody"); return err }, sdk.ErrNotFound, "no standing session 'nobody'"},
-		{"delete of a name never created", func() error { _, err := c.Standing.Delete(ctx, "nobody"); return err }, sdk.ErrNotFound, "has been created"},
-		{"say to a session not started", func() error { _, err := c.Standing.Say(ctx, "alpha", "hi", ""); return err }, sdk.ErrNotFound, "has been started"},
-		{"restart of an unknown name", func() error { _, err := c.Standing.Control(ctx, "nobody", sdk.Restart); return err }, sdk.ErrNotFound, "neither declared"},
-		{"create of an invalid name", func() error { _, err := c.Standing.Create(ctx, sdk.CreateOptions{Name: "Not Valid"}); return err }, sdk.ErrInvalid, "invalid standing-session name 'Not Valid'"},
-		{"create of a declared name", func() error { _, err := c.Standing.Create(ctx, sdk.CreateOptions{Name: "alpha"}); return err }, sdk.ErrInvalid, "already declared"},
-		{"delete of a declared name", func() error { _, err := c.Standing.Delete(ctx, "alpha"); return err }, sdk.ErrInvalid, "is declared"},
-		{"an unknown verb", func() error { _, err := c.Standing.Control(ctx, "alpha", "detonate"); return err }, sdk.ErrInvalid, "unknown verb 'detonate'"},
-		{"an empty message", func() error { _, err := c.Standing.Say(ctx, "alpha", "  ", ""); return err }, sdk.ErrInvalid, "the message is empty"},
+		{"delete of a name never created", func() error { _, err := c.Standing.Delete(ctx, loop.StandingDeleteRequest{Name: "nobody"}); return err }, sdk.ErrNotFound, "has been created"},
+		{"say to a session not started", func() error {
+			_, err := c.Standing.Say(ctx, loop.StandingSayRequest{Name: "alpha", Text: "hi", Actor: ""})
+			return err
+		}, sdk.ErrNotFound, "has been started"},
+		{"restart of an unknown name", func() error {
+			_, err := c.Standing.Control(ctx, loop.StandingControlRequest{Name: "nobody", Verb: loop.VerbRestart})
+			return err
+		}, sdk.ErrNotFound, "neither declared"},
+		{"create of an invalid name", func() error {
+			_, err := c.Standing.Create(ctx, sdk.CreateOptions{Name: "Not Valid"}.Request())
+			return err
+		}, sdk.ErrInvalid, "invalid standing-session name 'Not Valid'"},
+		{"create of a declared name", func() error { _, err := c.Standing.Create(ctx, sdk.CreateOptions{Name: "alpha"}.Request()); return err }, sdk.ErrInvalid, "already declared"},
+		{"delete of a declared name", func() error { _, err := c.Standing.Delete(ctx, loop.StandingDeleteRequest{Name: "alpha"}); return err }, sdk.ErrInvalid, "is declared"},
+		{"an unknown verb", func() error {
+			_, err := c.Standing.Control(ctx, loop.StandingControlRequest{Name: "alpha", Verb: "detonate"})
+			return err
+		}, sdk.ErrInvalid, "unknown verb 'detonate'"},
+		{"an empty message", func() error {
+			_, err := c.Standing.Say(ctx, loop.StandingSayRequest{Name: "alpha", Text: "  ", Actor: ""})
+			return err
+		}, sdk.ErrInvalid, "the message is empty"},
 		{"an unknown level", func() error { _, err := c.Events(ctx, sdk.EventsQuery{Level: "loud"}); return err }, sdk.ErrInvalid, "invalid level 'loud'"},
 		{"a since that is neither a time nor an age", func() error { _, err := c.Events(ctx, sdk.EventsQuery{Since: "yesterday"}); return err }, sdk.ErrInvalid, "invalid since 'yesterday'"},
 	}
@@ -212,7 +227,7 @@ func TestErrors_UnprocessableIsInvalid(t *testing.T) {
 	}))
 	defer stub.Close()
 	c := sdk.New(stub.URL)
-	_, err := c.Standing.Control(t.Context(), "alpha", sdk.Start)
+	_, err := c.Standing.Control(t.Context(), loop.StandingControlRequest{Name: "alpha", Verb: loop.VerbStart})
 	if !errors.Is(err, sdk.ErrUnprocessable) || !errors.Is(err, sdk.ErrInvalid) || errors.Is(err, sdk.ErrNotFound) || err.Error() != "body.verb: field required" {
 		t.Fatalf("422: %v", err)
 	}
@@ -255,7 +270,7 @@ func TestErrors_NotRunning(t *testing.T) {
 	url := "http://" + ln.Addr().String()
 	ln.Close() // nothing listens there now
 	_, err = sdk.New(url).Standing.List(t.Context())
-	var nr *loophttp.NotRunningError
+	var nr *sdk.NotRunningError
 	if !errors.Is(err, sdk.ErrNotRunning) || errors.Is(err, sdk.ErrInternal) || !errors.As(err, &nr) || !strings.Contains(err.Error(), "the-loop start") {
 		t.Fatalf("got %v (%T)", err, err)
 	}
@@ -283,13 +298,13 @@ func TestOptions_SentAsAsked(t *testing.T) {
 	})}
 	c := sdk.New(stub.URL, sdk.WithToken("s3cret"), sdk.WithHTTPClient(hc))
 	ctx := t.Context()
-	if _, err := c.Standing.Create(ctx, sdk.CreateOptions{Name: "a"}); err != nil {
+	if _, err := c.Standing.Create(ctx, sdk.CreateOptions{Name: "a"}.Request()); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Standing.Create(ctx, sdk.CreateOptions{Name: "b", HarnessArgs: []string{}, NoAutoStart: true, NoStart: true}); err != nil {
+	if _, err := c.Standing.Create(ctx, sdk.CreateOptions{Name: "b", HarnessArgs: []string{}, NoAutoStart: true, NoStart: true}.Request()); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Standing.Control(ctx, "", sdk.Stop); err != nil {
+	if _, err := c.Standing.Control(ctx, loop.StandingControlRequest{Name: "", Verb: loop.VerbStop}); err != nil {
 		t.Fatal(err)
 	}
 	if !used || len(auth) != 3 || auth[0] != "Bearer s3cret" {
@@ -318,13 +333,13 @@ func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { retu
 func TestToken_FromTheStateRootTheEnvOrTheOption(t *testing.T) {
 	s := serve(t)
 	ctx := t.Context()
-	token, err := loophttp.ReadTokenFile(s.root)
+	token, err := sdk.ReadTokenFile(s.root)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv(loophttp.TokenEnvVar, "")
+	t.Setenv(sdk.TokenEnvVar, "")
 	_, err = sdk.New(s.url).Standing.List(ctx)
-	if !errors.Is(err, sdk.ErrUnauthorized) || !strings.Contains(err.Error(), loophttp.TokenPath(s.root)) || strings.Contains(err.Error(), token) {
+	if !errors.Is(err, sdk.ErrUnauthorized) || !strings.Contains(err.Error(), sdk.TokenPath(s.root)) || strings.Contains(err.Error(), token) {
 		t.Fatalf("without a token: %v", err)
 	}
 	for name, c := range map[string]*sdk.Client{
@@ -335,7 +350,7 @@ func TestToken_FromTheStateRootTheEnvOrTheOption(t *testing.T) {
 			t.Fatalf("%s: %v", name, err)
 		}
 	}
-	t.Setenv(loophttp.TokenEnvVar, token)
+	t.Setenv(sdk.TokenEnvVar, token)
 	if _, err := sdk.New(s.url).Standing.List(ctx); err != nil {
 		t.Fatalf("$THE_LOOP_TOKEN: %v", err)
 	}

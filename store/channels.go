@@ -211,28 +211,13 @@ func (t *Tx) Advance(threadTS, ts string) error {
 // Bounds of the replies kept for a session that cannot take them yet.
 const (
 	// MaxPendingPerThread is how many replies one thread keeps waiting.
-	MaxPendingPerThread = 20
+	MaxPendingPerThread = loop.MaxPendingPerThread
 	// MaxPending is how many replies wait across every thread.
-	MaxPending = 200
+	MaxPending = loop.MaxPending
 )
 
-// PendingReply is a Slack reply recorded (its thread's cursor is past it)
-// but not yet delivered, because its session was stopped, restarting or
-// not ready: it waits, in order, to be delivered once the session is back.
-type PendingReply struct {
-	// Seq orders the replies kept (assigned by QueueReply; the oldest has
-	// the lowest).
-	Seq      uint64
-	Thread   string // the thread's ts
-	TS       string // the reply's ts
-	Ref      string // the ref the thread was bound to when the reply was recorded
-	Channel  string
-	Author   string // the member id
-	Text     string
-	QueuedAt time.Time // when it was first kept
-	Attempts int       // deliveries tried since
-	Error    string    // why the last try did not deliver
-}
+// PendingReply is a kept Slack reply (the domain's type).
+type PendingReply = loop.PendingReply
 
 // pendingValue is a PendingReply as stored under its sequence.
 type pendingValue struct {

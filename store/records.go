@@ -80,6 +80,11 @@ func copyStanding(r *loop.StandingRecord) *loop.StandingRecord {
 		cl := *r.Claim
 		c.Claim = &cl
 	}
+	c.Answers = slices.Clone(r.Answers)
+	if r.Tokens != nil {
+		tk := *r.Tokens
+		c.Tokens = &tk
+	}
 	return &c
 }
 

@@ -1,14 +1,17 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 
 	"github.com/alecthomas/kong"
 
@@ -39,6 +42,7 @@ type CLI struct {
 	Cfg      ConfigCmd       `cmd:"" name:"config" help:"Check or print the CLI config's schema."`
 	Token    TokenCmd        `cmd:"" help:"Print the operator's token (or replace it with --rotate)."`
 	Exec     InternalExecCmd `cmd:"" name:"internal-exec" hidden:"" help:"Exec a harness argv from a file (used inside tmux panes)."`
+	Hook     HookCmd         `cmd:"" hidden:"" help:"Hand one Claude Code hook payload (stdin) to the-loop; always exits 0."`
 
 	Completion CompletionCmd `cmd:"" help:"Print the shell completion script for bash, zsh or fish (verbs, flags, session names)."`
 	Complete   CompleteCmd   `cmd:"" name:"__complete" hidden:"" help:"Print the completion candidates for the words given (used by the completion scripts)."`
@@ -102,16 +106,41 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		resolved = config.Resolve(path)
 	}
 	app := &App{ConfigPath: resolved, Stdin: stdin, Stdout: stdout, Stderr: stderr}
+	var cleanup []func()
+	defer func() {
+		for i := len(cleanup) - 1; i >= 0; i-- {
+			cleanup[i]()
+		}
+	}()
+	// A command's Run may take, besides *App, the verb's context (cancelled
+	// by Ctrl-C) and the services picked once for this invocation (hermit
+	// style): it never decides itself whether to go through the service.
+	if err := kctx.BindSingletonProvider(func() (context.Context, error) {
+		ctx, stop := signalContext()
+		cleanup = append(cleanup, stop)
+		return ctx, nil
+	}); err != nil {
+		return exitCode(loop.Internal("binding the verb context: %w", err), stderr)
+	}
+	if err := kctx.BindSingletonProvider(func() (services, error) {
+		api, done, err := app.pickServices(false)
+		if err == nil {
+			cleanup = append(cleanup, done)
+		}
+		return api, err
+	}); err != nil {
+		return exitCode(loop.Internal("binding the services: %w", err), stderr)
+	}
 	err = kctx.Run(app)
 	return exitCode(err, stderr)
 }
 
 // needsConfig reports whether the command reads the CLI config: all but
-// `config schema`, `config validate FILE`, internal-exec and completion
-// (which reads it only when it can) do.
+// `config schema`, `config validate FILE`, internal-exec, hook and
+// completion (which reads it only when it can) do.
 func needsConfig(kctx *kong.Context, cli *CLI) bool {
 	switch cmd := kctx.Command(); {
-	case strings.HasPrefix(cmd, "config schema"), strings.HasPrefix(cmd, "internal-exec"),
+	case strings.HasPrefix(cmd, "config schema"), strings.HasPrefix(cmd, "internal-exec"), strings.HasPrefix(cmd, "hook"),
 		strings.HasPrefix(cmd, "completion"), strings.HasPrefix(cmd, "__complete"):
 		return false
 	case strings.HasPrefix(cmd, "config validate"):
@@ -251,7 +280,7 @@ func (a *App) Lifecycle(current func() *config.Config, db *store.DB, source stri
 			}
 			var r loop.Runner = runner.New(opt)
 			if cached { // the service answers many reads: liveness from a shared, fresh-enough query
-				r = lifecycle.CachedRunner(r, lifecycle.DefaultLivenessTTL)
+				r = runner.NewCache(r, runner.DefaultLivenessTTL)
 			}
 			runners[key] = r
 			return r
@@ -265,9 +294,27 @@ func (a *App) Lifecycle(current func() *config.Config, db *store.DB, source stri
 		},
 		LookPath: exec.LookPath,
 		Source:   source,
+		// Every claude spawn declares hooks that run this binary (issue 17).
+		HookBinary: self,
+		PanePIDs: func(ctx context.Context, socket, target string) ([]int, error) {
+			return runner.New(runner.Options{Socket: socket}).PanePIDs(ctx, target)
+		},
 
 		Announcer: channels.Announcer{}, // Slack: a started session's announcement
 		// tmux missing from PATH is named before a start tries anything.
 		TmuxAvailable: func() error { return runner.New(runner.Options{}).Available() },
 	}
+}
+
+// signalContext is cancelled by Ctrl-C or SIGTERM.
+func signalContext() (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+}
+
+// okExit is nil when ok, else exit status 1 with nothing more to say.
+func okExit(ok bool) error {
+	if ok {
+		return nil
+	}
+	return &exitError{code: 1}
 }

@@ -9,6 +9,7 @@ import (
 
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/channels"
+	"github.com/the-loop-dev/the-loop/channels/github"
 	"github.com/the-loop-dev/the-loop/channels/slack"
 	"github.com/the-loop-dev/the-loop/config"
 )
@@ -39,7 +40,7 @@ func (c *ChannelsPollCmd) Run(a *App) error {
 		}
 	}
 	if remote {
-		sum, err = a.client(cfg).PollChannels(ctx)
+		sum, err = a.client(cfg).Channels.Poll(ctx)
 	} else {
 		db, oerr := a.OpenStore(cfg, true)
 		if oerr != nil {
@@ -47,7 +48,7 @@ func (c *ChannelsPollCmd) Run(a *App) error {
 		}
 		defer db.Close()
 		svc := a.Lifecycle(fixed(cfg), db, "channels", false)
-		p := &channels.Poller{Service: svc, WorkItems: &channels.Mirror{Service: svc}, Log: slog.New(slog.NewTextHandler(a.Stderr, nil))}
+		p := &channels.Poller{Threads: svc, Standing: svc.Standing(fixed(cfg)), WorkItems: &github.Mirror{WorkItems: svc.WorkItems(fixed(cfg)), Events: svc}, Log: slog.New(slog.NewTextHandler(a.Stderr, nil))}
 		sum, err = p.Poll(ctx, cfg)
 	}
 	if err != nil {

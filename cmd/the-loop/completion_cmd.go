@@ -267,7 +267,7 @@ func (a *App) completionNames(path string) []string {
 	if store.IsLocked(err) && cfg.Service.Enabled && a.probe(cfg, completionServiceWait).ours {
 		ctx, cancel := context.WithTimeout(context.Background(), completionServiceWait)
 		defer cancel()
-		if rows, lerr := a.client(cfg).ListStanding(ctx); lerr == nil {
+		if rows, lerr := a.client(cfg).Standing.List(ctx); lerr == nil {
 			for _, r := range rows {
 				recorded = append(recorded, r.Name)
 			}

@@ -16,6 +16,7 @@ import (
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/config"
 	loophttp "github.com/the-loop-dev/the-loop/http"
+	"github.com/the-loop-dev/the-loop/sdk"
 )
 
 // The service's files under the state root.
@@ -26,8 +27,8 @@ func logPath(cfg *config.Config) string { return filepath.Join(cfg.StateDir(), "
 func serviceURL(cfg *config.Config) string { return "http://" + cfg.Service.Addr() }
 
 // client is the typed client for the configured service.
-func (a *App) client(cfg *config.Config) *loophttp.Client {
-	return loophttp.NewClient(serviceURL(cfg), loophttp.ClientOptions{Token: serviceToken(cfg)})
+func (a *App) client(cfg *config.Config) *sdk.Client {
+	return sdk.New(serviceURL(cfg), sdk.WithToken(serviceToken(cfg)))
 }
 
 // serviceToken is the operator's token the CLI sends: the variable

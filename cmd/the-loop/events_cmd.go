@@ -10,7 +10,6 @@ import (
 
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/config"
-	loophttp "github.com/the-loop-dev/the-loop/http"
 	"github.com/the-loop-dev/the-loop/store"
 )
 
@@ -51,7 +50,7 @@ func (c *EventsCmd) Run(a *App) error {
 		return err
 	}
 	defer done()
-	q := loophttp.EventsQuery{Types: c.Type, Standing: c.Standing, WorkItem: c.WorkItem, Level: c.Level, Since: c.Since, Limit: c.Limit}
+	q := loop.EventQuery{Types: c.Type, Standing: c.Standing, WorkItem: c.WorkItem, Level: c.Level, Since: c.Since, Limit: c.Limit}
 	events, err := read(q)
 	if err != nil {
 		return err
@@ -69,7 +68,7 @@ func (c *EventsCmd) Run(a *App) error {
 	var after uint64
 	if n := len(events); n > 0 {
 		after = events[n-1].Seq
-	} else if last, err := read(loophttp.EventsQuery{Limit: 1}); err == nil && len(last) > 0 {
+	} else if last, err := read(loop.EventQuery{Limit: 1}); err == nil && len(last) > 0 {
 		after = last[0].Seq
 	}
 	for {
@@ -94,32 +93,18 @@ func (c *EventsCmd) Run(a *App) error {
 
 // eventReader answers event queries from this state root's service when it
 // answers, else from the store (opened around each read).
-func (a *App) eventReader(ctx context.Context, cfg *config.Config) (func(loophttp.EventsQuery) ([]loop.Event, error), func(), error) {
+func (a *App) eventReader(ctx context.Context, cfg *config.Config) (func(loop.EventQuery) ([]loop.Event, error), func(), error) {
 	remote, err := a.viaService(cfg)
 	if err != nil {
 		return nil, nil, err
 	}
-	if remote {
-		client := a.client(cfg)
-		return func(q loophttp.EventsQuery) ([]loop.Event, error) { return client.Events(ctx, q) }, func() {}, nil
-	}
-	db, err := a.OpenStore(cfg, true)
-	if err != nil {
-		return nil, nil, err
-	}
-	return func(q loophttp.EventsQuery) ([]loop.Event, error) {
-		since, err := store.ParseSince(q.Since, time.Now())
-		if err != nil {
-			return nil, err
+	api, done := a.remoteServices(cfg), func() {}
+	if !remote {
+		if api, done, err = a.localServices(cfg); err != nil {
+			return nil, nil, err
 		}
-		var evs []loop.Event
-		err = db.View(func(tx *store.Tx) error {
-			evs, err = tx.Events(store.EventQuery{Types: q.Types, Standing: q.Standing, WorkItem: q.WorkItem,
-				MinLevel: q.Level, Since: since, Limit: q.Limit, After: q.After})
-			return err
-		})
-		return evs, err
-	}, func() { db.Close() }, nil
+	}
+	return func(q loop.EventQuery) ([]loop.Event, error) { return api.Events.Events(ctx, q) }, done, nil
 }
 
 func (c *EventsCmd) print(w io.Writer, events []loop.Event, header bool) error {

@@ -225,6 +225,7 @@ func freePortOf(t *testing.T, e *env) int {
 func TestLifecycle_StandingVerbsGoThroughTheService(t *testing.T) {
 	e, port := serviceEnv(t, threeSessions)
 	e.must(0, "start")
+	e.settle() // compare rows once the agents' hooks have stopped changing them
 	viaService := e.must(0, "standing", "list", "--json").stdout
 	e.must(0, "standing", "create", "svc", "--cwd", e.dir, "--no-start")
 	if ev := e.events("--type", "standing.created"); len(ev) != 1 || ev[0].Source != "service" {

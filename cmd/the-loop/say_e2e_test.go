@@ -179,6 +179,8 @@ func TestStandingSay_Refusals(t *testing.T) {
 		t.Fatalf("unstarted: %s", r)
 	}
 	e.must(0, "standing", "start")
+	// The agent runs before the stop, or the count below may miss it.
+	waitFor(t, "the agent", func() bool { return len(e.starts()) == 1 })
 	e.must(0, "standing", "stop")
 	r = e.must(1, "standing", "say", "supervisor", "--text", "hi")
 	if !strings.Contains(r.stderr, "the-loop standing start supervisor") {

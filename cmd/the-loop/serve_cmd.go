@@ -9,6 +9,7 @@ import (
 	nethttp "net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -16,8 +17,11 @@ import (
 
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/channels"
+	"github.com/the-loop-dev/the-loop/channels/github"
 	"github.com/the-loop-dev/the-loop/config"
 	loophttp "github.com/the-loop-dev/the-loop/http"
+	"github.com/the-loop-dev/the-loop/lifecycle"
+	"github.com/the-loop-dev/the-loop/sdk"
 )
 
 // ServeCmd is `the-loop serve`: the service in the foreground. It starts
@@ -53,13 +57,19 @@ func (c *ServeCmd) Run(a *App) error {
 	}
 	defer db.Close()
 	svc := a.Lifecycle(current, db, "service", true)
-	poller := &channels.Poller{Service: svc, WorkItems: &channels.Mirror{Service: svc}, Log: log}
+	// Set before anything serves: rows and hooks read it (it runs below).
+	sup := supervisor(current, svc, log)
+	svc.Supervisor = sup
+	poller := &channels.Poller{Threads: svc, Standing: svc.Standing(current), WorkItems: &github.Mirror{WorkItems: svc.WorkItems(current), Events: svc}, Log: log}
 	ln, err := net.Listen("tcp", cfg.Service.Addr())
 	if err != nil {
 		return loop.Errorf(loop.EINTERNAL, "cannot listen on %s (service.host, service.port): %w", cfg.Service.Addr(), err)
 	}
 	srv := loophttp.NewServer(loophttp.Options{
-		Lifecycle:   svc,
+		Standing:    svc.Standing(current),
+		WorkItems:   svc.WorkItems(current),
+		Events:      svc,
+		Recorder:    svc,
 		Config:      current,
 		Version:     loop.Version(),
 		Logger:      log,
@@ -68,9 +78,20 @@ func (c *ServeCmd) Run(a *App) error {
 		Token:       token,
 		TokenSource: loophttp.TokenSource(cfg),
 		NoAuth:      cfg.Service.AuthOff(),
-		Agents:      svc.AgentFor,
+		Agents:      svc,
+		Hooks:       svc,
 		StateRoot:   cfg.StateDir(),
 	})
+	// Hook commands find the service through the state root (issue 17);
+	// payloads spooled while no one held the store are applied first.
+	if err := writeServiceAddr(cfg.StateDir(), ln.Addr().String()); err != nil {
+		_ = ln.Close()
+		return err
+	}
+	defer os.Remove(serviceAddrPath(cfg.StateDir()))
+	if err := svc.ApplySpool(context.Background(), cfg.StateDir()); err != nil {
+		log.Warn("could not apply the spooled hook payloads", "spool", lifecycle.SpoolDir(cfg.StateDir()), "error", err)
+	}
 	log.Info("the-loop service listening", "url", "http://"+ln.Addr().String(), "pid", os.Getpid(), "config", a.ConfigPath)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -90,8 +111,6 @@ func (c *ServeCmd) Run(a *App) error {
 	defer background.Wait()
 	bgCtx, endBackground := context.WithCancel(ctx)
 	defer endBackground()
-	sup := supervisor(current, svc, log)
-	svc.Supervisor = sup
 	background.Go(func() { sup.Run(bgCtx) })
 	background.Go(func() { reloadOnHangup(bgCtx, hup, holder, current, svc, log) })
 	if !c.NoAutostart {
@@ -171,7 +190,7 @@ func serveToken(cfg *config.Config) (string, error) {
 		return "", err
 	}
 	if cfg.Path != "" {
-		if err := loophttp.CheckPrivate(cfg.Path, "CLI config (the settings file)"); err != nil {
+		if err := sdk.CheckPrivate(cfg.Path, "CLI config (the settings file)"); err != nil {
 			return "", err
 		}
 	}
@@ -179,4 +198,21 @@ func serveToken(cfg *config.Config) (string, error) {
 		return token, nil
 	}
 	return loophttp.OperatorToken(cfg, os.Getenv, true)
+}
+
+// writeServiceAddr records where the service listens (0600), for the hook
+// command, which never reads the config.
+func writeServiceAddr(stateRoot, addr string) error {
+	path := serviceAddrPath(stateRoot)
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return loop.Errorf(loop.EINTERNAL, "cannot record the service's address in %s: %w; check that state.root is writable", path, err)
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, []byte(addr+"\n"), 0o600); err != nil {
+		return loop.Errorf(loop.EINTERNAL, "cannot record the service's address in %s: %w; check that state.root is writable", path, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return loop.Errorf(loop.EINTERNAL, "cannot record the service's address in %s: %w", path, err)
+	}
+	return nil
 }

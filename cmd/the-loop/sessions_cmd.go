@@ -9,8 +9,6 @@ import (
 
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/config"
-	loophttp "github.com/the-loop-dev/the-loop/http"
-	"github.com/the-loop-dev/the-loop/lifecycle"
 )
 
 // SessionsCmd groups the work-item session verbs (original §4.2; decisions
@@ -30,21 +28,19 @@ type SessionsListCmd struct {
 }
 
 // Run lists the sessions.
-func (c *SessionsListCmd) Run(a *App) error {
-	return a.withSessions(func(ctx context.Context, api sessionsAPI) error {
-		rows, err := api.ListWorkItems(ctx, c.Status)
-		if err != nil {
-			return err
+func (c *SessionsListCmd) Run(ctx context.Context, a *App, api services) error {
+	rows, err := api.WorkItems.List(ctx, c.Status)
+	if err != nil {
+		return err
+	}
+	if c.Format == "json" {
+		if rows == nil {
+			rows = []loop.WorkItemRow{}
 		}
-		if c.Format == "json" {
-			if rows == nil {
-				rows = []loop.WorkItemRow{}
-			}
-			return writeJSON(a.Stdout, rows)
-		}
-		renderSessions(a.Stdout, a.Stderr, rows)
-		return nil
-	})
+		return writeJSON(a.Stdout, rows)
+	}
+	renderSessions(a.Stdout, a.Stderr, rows)
+	return nil
 }
 
 // renderSessions writes the original's table (Work item, Harness, Session
@@ -88,21 +84,21 @@ func (c *SessionsStartCmd) Run(a *App) error {
 	}
 	req := loop.WorkItemStartRequest{Ref: c.WorkItem, Harness: c.Harness, Prompt: c.Prompt, Slack: c.Slack}
 	if c.PromptFile != "" {
-		data, err := os.ReadFile(expandHome(c.PromptFile))
+		data, err := os.ReadFile(config.ExpandHome(c.PromptFile))
 		if err != nil {
 			return loop.Invalid("cannot read '%s': %v", c.PromptFile, err)
 		}
 		req.Prompt = string(data)
 	}
 	if c.Cwd != "" { // a flag's path is the caller's: it travels absolute
-		abs, err := filepath.Abs(expandHome(c.Cwd))
+		abs, err := filepath.Abs(config.ExpandHome(c.Cwd))
 		if err != nil {
 			return loop.Invalid("--cwd '%s': %v", c.Cwd, err)
 		}
 		req.Cwd = abs
 	}
-	return a.withSessions(func(ctx context.Context, api sessionsAPI) error {
-		res, err := api.StartWorkItem(ctx, req)
+	return a.withServices(false, func(ctx context.Context, api services) error {
+		res, err := api.WorkItems.Start(ctx, req)
 		if err != nil {
 			return err
 		}
@@ -125,8 +121,8 @@ func (c *SessionsReplyCmd) Run(a *App) error {
 	if err != nil {
 		return err
 	}
-	return a.withSessions(func(ctx context.Context, api sessionsAPI) error {
-		res, err := api.ReplyWorkItem(ctx, c.WorkItem, text, c.Actor)
+	return a.withServices(false, func(ctx context.Context, api services) error {
+		res, err := api.WorkItems.Reply(ctx, loop.WorkItemReplyRequest{Ref: c.WorkItem, Text: text, Actor: c.Actor})
 		if err != nil {
 			return err
 		}
@@ -146,7 +142,7 @@ type SessionsCloseCmd struct {
 }
 
 // Run closes.
-func (c *SessionsCloseCmd) Run(a *App) error {
+func (c *SessionsCloseCmd) Run(ctx context.Context, a *App, api services) error {
 	var keep *bool
 	switch {
 	case c.KeepTmux:
@@ -155,13 +151,11 @@ func (c *SessionsCloseCmd) Run(a *App) error {
 	case c.KillTmux:
 		keep = new(bool)
 	}
-	return a.withSessions(func(ctx context.Context, api sessionsAPI) error {
-		res, err := api.CloseWorkItem(ctx, c.WorkItem, keep)
-		if err != nil {
-			return err
-		}
-		return a.messages(res.Messages, res.ExitCode)
-	})
+	res, err := api.WorkItems.Close(ctx, loop.WorkItemCloseRequest{Ref: c.WorkItem, KeepTmux: keep})
+	if err != nil {
+		return err
+	}
+	return a.messages(res.Messages, res.ExitCode)
 }
 
 // messages prints a verb's lines, each on its stream; the exit status is
@@ -178,58 +172,4 @@ func (a *App) messages(msgs []loop.Message, code int) error {
 		return &exitError{code: code}
 	}
 	return nil
-}
-
-// sessionsAPI is what the work-item verbs need. The service answers it over
-// REST when it runs; otherwise the verbs run in this process (decisions D3).
-type sessionsAPI interface {
-	ListWorkItems(ctx context.Context, status string) ([]loop.WorkItemRow, error)
-	StartWorkItem(ctx context.Context, req loop.WorkItemStartRequest) (loop.WorkItemStartResult, error)
-	ReplyWorkItem(ctx context.Context, ref, text, actor string) (loop.ReplyResult, error)
-	CloseWorkItem(ctx context.Context, ref string, keepTmux *bool) (loop.CloseResult, error)
-}
-
-// localSessions runs the verbs in this process.
-type localSessions struct {
-	cfg *config.Config
-	svc *lifecycle.Service
-}
-
-func (l localSessions) ListWorkItems(ctx context.Context, status string) ([]loop.WorkItemRow, error) {
-	return l.svc.ListWorkItems(ctx, l.cfg, status)
-}
-func (l localSessions) StartWorkItem(ctx context.Context, req loop.WorkItemStartRequest) (loop.WorkItemStartResult, error) {
-	return l.svc.StartWorkItem(ctx, l.cfg, req)
-}
-func (l localSessions) ReplyWorkItem(ctx context.Context, ref, text, actor string) (loop.ReplyResult, error) {
-	return l.svc.ReplyWorkItem(ctx, l.cfg, ref, text, actor)
-}
-func (l localSessions) CloseWorkItem(ctx context.Context, ref string, keepTmux *bool) (loop.CloseResult, error) {
-	return l.svc.CloseWorkItem(ctx, l.cfg, ref, keepTmux)
-}
-
-// remoteSessions asks the service.
-type remoteSessions struct{ c *loophttp.Client }
-
-func (r remoteSessions) ListWorkItems(ctx context.Context, status string) ([]loop.WorkItemRow, error) {
-	return r.c.ListWorkItems(ctx, status)
-}
-func (r remoteSessions) StartWorkItem(ctx context.Context, req loop.WorkItemStartRequest) (loop.WorkItemStartResult, error) {
-	return r.c.StartWorkItem(ctx, req)
-}
-func (r remoteSessions) ReplyWorkItem(ctx context.Context, ref, text, actor string) (loop.ReplyResult, error) {
-	return r.c.ReplyWorkItem(ctx, ref, text, actor)
-}
-func (r remoteSessions) CloseWorkItem(ctx context.Context, ref string, keepTmux *bool) (loop.CloseResult, error) {
-	return r.c.CloseWorkItem(ctx, ref, keepTmux)
-}
-
-// withSessions runs fn against the service when it answers, else in this
-// process (never starting the service, decisions D3).
-func (a *App) withSessions(fn func(ctx context.Context, api sessionsAPI) error) error {
-	return a.withBackend(false,
-		func(ctx context.Context, c *loophttp.Client) error { return fn(ctx, remoteSessions{c}) },
-		func(ctx context.Context, cfg *config.Config, svc *lifecycle.Service) error {
-			return fn(ctx, localSessions{cfg, svc})
-		})
 }

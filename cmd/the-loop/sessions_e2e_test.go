@@ -168,7 +168,7 @@ func TestSessions_StartReplyCloseBesideAStandingSession(t *testing.T) {
 	if rows := e.sessionRows(); rows[0].HarnessSessionID != id || rows[0].Status != "active" || !rows[0].Running {
 		t.Fatalf("after resume: %+v", rows)
 	}
-	got := eventNames(e.events("--work-item", octoRef))
+	got := eventNames(transitions(e.events("--work-item", octoRef)))
 	wantEvents := []string{"session.started", "session.reply_sent", "session.reply_sent", "session.closed",
 		"session.dead_pane_cleared", "session.resumed"}
 	if !slices.Equal(got, wantEvents) {
@@ -265,7 +265,7 @@ func TestSessions_ThroughTheService(t *testing.T) {
 			t.Fatalf("%s from %q, want the service", ev.Event, ev.Source)
 		}
 	}
-	if got := eventNames(e.events("--work-item", octoRef)); !slices.Equal(got, []string{"session.started", "session.reply_sent", "session.closed"}) {
+	if got := eventNames(transitions(e.events("--work-item", octoRef))); !slices.Equal(got, []string{"session.started", "session.reply_sent", "session.closed"}) {
 		t.Fatalf("work-item events %v", got)
 	}
 }

@@ -12,7 +12,7 @@ import (
 	"github.com/alecthomas/kong"
 
 	loop "github.com/the-loop-dev/the-loop"
-	"github.com/the-loop-dev/the-loop/lifecycle"
+	"github.com/the-loop-dev/the-loop/config"
 )
 
 // StandingCmd groups the standing-session verbs.
@@ -33,18 +33,16 @@ type StandingListCmd struct {
 }
 
 // Run lists the sessions.
-func (c *StandingListCmd) Run(a *App) error {
-	return a.withStanding(false, func(ctx context.Context, api standingAPI) error {
-		rows, err := api.ListStanding(ctx)
-		if err != nil {
-			return err
-		}
-		if c.JSON || c.Format == "json" {
-			return writeJSON(a.Stdout, rows)
-		}
-		renderList(a.Stdout, a.Stderr, rows)
-		return nil
-	})
+func (c *StandingListCmd) Run(ctx context.Context, a *App, api services) error {
+	rows, err := api.Standing.List(ctx)
+	if err != nil {
+		return err
+	}
+	if c.JSON || c.Format == "json" {
+		return writeJSON(a.Stdout, rows)
+	}
+	renderList(a.Stdout, a.Stderr, rows)
+	return nil
 }
 
 // StandingStartCmd is `the-loop standing start [NAME]`.
@@ -53,11 +51,9 @@ type StandingStartCmd struct {
 }
 
 // Run starts.
-func (c *StandingStartCmd) Run(a *App) error {
-	return a.withStanding(false, func(ctx context.Context, api standingAPI) error {
-		res, err := api.ControlStanding(ctx, c.Name, "start", false)
-		return a.control(res, err)
-	})
+func (c *StandingStartCmd) Run(ctx context.Context, a *App, api services) error {
+	res, err := api.Standing.Control(ctx, loop.StandingControlRequest{Name: c.Name, Verb: loop.VerbStart})
+	return a.control(res, err)
 }
 
 // StandingStopCmd is `the-loop standing stop [NAME]`.
@@ -67,8 +63,8 @@ type StandingStopCmd struct {
 
 // Run stops; it works from the records even when the config is broken.
 func (c *StandingStopCmd) Run(a *App) error {
-	return a.withStanding(true, func(ctx context.Context, api standingAPI) error {
-		res, err := api.ControlStanding(ctx, c.Name, "stop", false)
+	return a.withServices(true, func(ctx context.Context, api services) error {
+		res, err := api.Standing.Control(ctx, loop.StandingControlRequest{Name: c.Name, Verb: loop.VerbStop})
 		return a.control(res, err)
 	})
 }
@@ -79,11 +75,9 @@ type StandingRestartCmd struct {
 }
 
 // Run restarts.
-func (c *StandingRestartCmd) Run(a *App) error {
-	return a.withStanding(false, func(ctx context.Context, api standingAPI) error {
-		res, err := api.ControlStanding(ctx, c.Name, "restart", false)
-		return a.control(res, err)
-	})
+func (c *StandingRestartCmd) Run(ctx context.Context, a *App, api services) error {
+	res, err := api.Standing.Control(ctx, loop.StandingControlRequest{Name: c.Name, Verb: loop.VerbRestart})
+	return a.control(res, err)
 }
 
 // StandingSayCmd is `the-loop standing say NAME (--text T | --text-file F | --text -)`.
@@ -103,8 +97,8 @@ func (c *StandingSayCmd) Run(a *App) error {
 	if err != nil {
 		return err
 	}
-	return a.withStanding(false, func(ctx context.Context, api standingAPI) error {
-		res, err := api.SayStanding(ctx, c.Name, text, c.Actor)
+	return a.withServices(false, func(ctx context.Context, api services) error {
+		res, err := api.Standing.Say(ctx, loop.StandingSayRequest{Name: c.Name, Text: text, Actor: c.Actor})
 		if err != nil {
 			return err
 		}
@@ -129,13 +123,26 @@ func messageText(verb, text, file string, stdin io.Reader) (string, error) {
 			return "", loop.Invalid("cannot read '%s': %v", file, err)
 		}
 		defer f.Close()
-		return lifecycle.ReadText(f, maxSay)
+		return readText(f, maxSay)
 	case text == "-":
-		return lifecycle.ReadText(stdin, maxSay)
+		return readText(stdin, maxSay)
 	case text == "":
 		return "", loop.Invalid("%s needs a message: --text TEXT, --text-file FILE, or --text - to read standard input", verb)
 	}
 	return text, nil
+}
+
+// readText reads a message from r (a --text-file or standard input),
+// refusing one larger than limit bytes (EINVALID).
+func readText(r io.Reader, limit int64) (string, error) {
+	data, err := io.ReadAll(io.LimitReader(r, limit+1))
+	if err != nil {
+		return "", err
+	}
+	if int64(len(data)) > limit {
+		return "", loop.Invalid("the message is larger than %d bytes", limit)
+	}
+	return string(data), nil
 }
 
 // StandingCreateCmd is `the-loop standing create NAME …`.
@@ -165,14 +172,14 @@ func (c *StandingCreateCmd) Run(a *App, kctx *kong.Context) error {
 		Restart: c.Restart,
 	}
 	if c.PromptFile != "" {
-		data, err := os.ReadFile(expandHome(c.PromptFile))
+		data, err := os.ReadFile(config.ExpandHome(c.PromptFile))
 		if err != nil {
 			return loop.Invalid("cannot read '%s': %v", c.PromptFile, err)
 		}
 		req.Prompt = string(data)
 	}
 	if c.Cwd != "" {
-		abs, err := filepath.Abs(expandHome(c.Cwd))
+		abs, err := filepath.Abs(config.ExpandHome(c.Cwd))
 		if err != nil {
 			return loop.Invalid("--cwd '%s': %v", c.Cwd, err)
 		}
@@ -182,8 +189,8 @@ func (c *StandingCreateCmd) Run(a *App, kctx *kong.Context) error {
 		args := append([]string{}, c.HarnessArg...)
 		req.HarnessArgs = &args
 	}
-	return a.withStanding(false, func(ctx context.Context, api standingAPI) error {
-		res, err := api.CreateStanding(ctx, req)
+	return a.withServices(false, func(ctx context.Context, api services) error {
+		res, err := api.Standing.Create(ctx, req)
 		return a.control(res, err)
 	})
 }
@@ -195,11 +202,9 @@ type StandingDeleteCmd struct {
 
 // Run deletes. Unlike stop, it needs a config that validates (decisions
 // D8: only stop works from the records alone).
-func (c *StandingDeleteCmd) Run(a *App) error {
-	return a.withStanding(false, func(ctx context.Context, api standingAPI) error {
-		res, err := api.DeleteStanding(ctx, c.Name)
-		return a.control(res, err)
-	})
+func (c *StandingDeleteCmd) Run(ctx context.Context, a *App, api services) error {
+	res, err := api.Standing.Delete(ctx, loop.StandingDeleteRequest{Name: c.Name})
+	return a.control(res, err)
 }
 
 // control renders a control result (original §8.1): failed rows on stderr,
@@ -274,9 +279,10 @@ func renderList(stdout, stderr io.Writer, rows []loop.StandingRow) {
 		}
 		return s
 	}
-	table := [][]string{{"Name", "Harness", "Tmux", "Declared", "Status", "Live", "Slack"}}
+	table := [][]string{{"Name", "Harness", "Tmux", "Declared", "Status", "Live", "Activity", "Slack"}}
 	for _, r := range rows {
-		table = append(table, []string{r.Name, or(r.Harness, "-"), r.TmuxTarget, yes(r.Declared), r.Status, yes(r.Running), or(r.SlackThread, "-")})
+		table = append(table, []string{r.Name, or(r.Harness, "-"), r.TmuxTarget, yes(r.Declared), r.Status, yes(r.Running),
+			or(r.Activity, "unknown"), or(r.SlackThread, "-")})
 	}
 	writeTable(stdout, table)
 }
@@ -320,15 +326,6 @@ func writeJSON(w io.Writer, v any) error {
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
 	return enc.Encode(v)
-}
-
-func expandHome(p string) string {
-	if p == "~" || strings.HasPrefix(p, "~/") {
-		if home, err := os.UserHomeDir(); err == nil {
-			return home + p[1:]
-		}
-	}
-	return p
 }
 
 // flagSet reports whether the command line set a flag (so an omitted

@@ -83,7 +83,7 @@ func TestStandingStop_TerminatesGracefullyThenResumes(t *testing.T) {
 	if len(starts) != 2 || !starts[1].Resume || starts[1].SessionID != id || starts[1].Argv[0] != "--resume" {
 		t.Fatalf("second start %+v", starts)
 	}
-	got := eventNames(e.events("--standing", "supervisor"))
+	got := eventNames(transitions(e.events("--standing", "supervisor")))
 	if !slices.Equal(got, []string{"standing.started", "standing.stopped", "standing.resumed"}) {
 		t.Fatalf("events %v", got)
 	}
@@ -107,7 +107,7 @@ func TestStandingStart_ResumeThatDiesFallsBackToFresh(t *testing.T) {
 	if row.HarnessSessionID == id || !uuidRE.MatchString(row.HarnessSessionID) || !row.Running {
 		t.Fatalf("row %+v (old id %s)", row, id)
 	}
-	evs := e.events("--standing", "supervisor")
+	evs := transitions(e.events("--standing", "supervisor"))
 	got := eventNames(evs)
 	if !slices.Equal(got, []string{"standing.started", "standing.stopped", "standing.resume_failed", "standing.started"}) {
 		t.Fatalf("events %v", got)
@@ -310,13 +310,14 @@ standingSessions:
 			t.Errorf("%s: got declared=%v autoStart=%v live=%v status=%s, want %+v", name, r.Declared, r.AutoStart, r.Running, r.Status, w)
 		}
 	}
+	e.settle() // the agents' hooks change their rows until their boot turns end
 	same := e.must(0, "standing", "list", "--format", "json")
 	if jsonFlag := e.must(0, "standing", "list", "--json"); same.stdout != jsonFlag.stdout {
 		t.Fatal("--json and --format json differ")
 	}
 	text := e.must(0, "standing", "list")
 	lines := strings.Split(strings.TrimRight(text.stdout, "\n"), "\n")
-	if len(lines) != 5 || !strings.HasPrefix(lines[0], "Name   Harness  Tmux                 Declared  Status   Live  Slack") {
+	if len(lines) != 5 || !strings.HasPrefix(lines[0], "Name   Harness  Tmux                 Declared  Status   Live  Activity  Slack") {
 		t.Fatalf("table:\n%s", text.stdout)
 	}
 }

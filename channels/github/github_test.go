@@ -1,4 +1,4 @@
-package channels
+package github
 
 import (
 	"flag"

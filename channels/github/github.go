@@ -1,4 +1,4 @@
-package channels
+package github
 
 import (
 	"bytes"
@@ -15,46 +15,49 @@ import (
 	"unicode/utf8"
 
 	loop "github.com/the-loop-dev/the-loop"
+	"github.com/the-loop-dev/the-loop/channels"
 	"github.com/the-loop-dev/the-loop/config"
-	"github.com/the-loop-dev/the-loop/lifecycle"
 )
 
-// GitHubTimeout bounds one `gh api` call: a hung gh never holds a poll
+// Timeout bounds one `gh api` call: a hung gh never holds a poll
 // cycle for longer.
-const GitHubTimeout = 60 * time.Second
+const Timeout = 60 * time.Second
 
-// Mirror is the pipeline's work-item side (WorkItems; original §9.4
+// Mirror is the pipeline's work-item side (channels.WorkItems; original §9.4
 // _mirror and _deliver, original §10.3): a reply that cleared the drops and the
 // allow-list is posted on its work item as a comment — the answer of
 // record — through the operator's own gh (integrations.github.cli.binary,
 // run without a shell), then delivered into the work item's session with
 // `sessions reply` framing. A mirror that fails still delivers.
 type Mirror struct {
-	Service *lifecycle.Service
+	// WorkItems delivers the reply into the work item's session.
+	WorkItems loop.WorkItemService
+	// Events records channel.mirrored and channel.mirror_failed.
+	Events loop.EventWriter
 }
 
-var _ WorkItems = (*Mirror)(nil)
+var _ channels.WorkItems = (*Mirror)(nil)
 
 // Mirror posts r on its work item and records channel.mirrored, or
 // channel.mirror_failed (warning, with the error): a ref that is not a
 // GitHub issue, a gh that is missing, fails or times out. It never panics
 // on a bad ref and reports whether the comment was posted.
-func (m *Mirror) Mirror(ctx context.Context, cfg *config.Config, r Inbound) bool {
-	ch, item, actor := loop.F("channel", ChannelSlack), loop.F("work_item", r.WorkItem), loop.F("actor", r.Author)
+func (m *Mirror) Mirror(ctx context.Context, cfg *config.Config, r channels.Inbound) bool {
+	ch, item, actor := loop.F("channel", channels.ChannelSlack), loop.F("work_item", r.WorkItem), loop.F("actor", r.Author)
 	err := m.post(ctx, cfg, r)
-	ev := m.Service.NewEvent("channel.mirrored", loop.LevelInfo, ch, item, actor)
+	ev := m.Events.NewEvent("channel.mirrored", loop.LevelInfo, ch, item, actor)
 	if err != nil {
-		ev = m.Service.NewEvent("channel.mirror_failed", loop.LevelWarning, ch, item, actor, loop.F("error", Scrub(loop.ErrorMessage(err))))
+		ev = m.Events.NewEvent("channel.mirror_failed", loop.LevelWarning, ch, item, actor, loop.F("error", Scrub(loop.ErrorMessage(err))))
 	}
-	_ = m.Service.Emit(ev) // the pipeline goes on to deliver whatever the log says
+	_ = m.Events.Emit(ev) // the pipeline goes on to deliver whatever the log says
 	return err == nil
 }
 
-// Reply delivers r into its work item's session (lifecycle.Service.ReplyWorkItem:
+// Reply delivers r into its work item's session (loop.WorkItemService.Reply:
 // the operator's framing, actor slack:<member id>; it never spawns). A
 // delivery refused or failed is an error saying why, for channel.dropped.
-func (m *Mirror) Reply(ctx context.Context, cfg *config.Config, r Inbound) (bool, error) {
-	res, err := m.Service.ReplyWorkItem(ctx, cfg, r.WorkItem, r.Text, "slack:"+r.Author)
+func (m *Mirror) Reply(ctx context.Context, cfg *config.Config, r channels.Inbound) (bool, error) {
+	res, err := m.WorkItems.Reply(ctx, loop.WorkItemReplyRequest{Ref: r.WorkItem, Text: r.Text, Actor: "slack:" + r.Author})
 	if err != nil {
 		return false, err
 	}
@@ -65,7 +68,7 @@ func (m *Mirror) Reply(ctx context.Context, cfg *config.Config, r Inbound) (bool
 }
 
 // post runs gh to comment on r's work item.
-func (m *Mirror) post(ctx context.Context, cfg *config.Config, r Inbound) error {
+func (m *Mirror) post(ctx context.Context, cfg *config.Config, r channels.Inbound) error {
 	ref, err := loop.ParseWorkItemRef(r.WorkItem)
 	if err != nil {
 		return err
@@ -78,7 +81,7 @@ func (m *Mirror) post(ctx context.Context, cfg *config.Config, r Inbound) error 
 	if err != nil {
 		return loop.Invalid("GitHub CLI '%s' not found (integrations.github.cli.binary) — install gh, or point the key at it", argv[0])
 	}
-	ctx, cancel := context.WithTimeout(ctx, GitHubTimeout)
+	ctx, cancel := context.WithTimeout(ctx, Timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, argv[1:]...)
 	cmd.Env = withoutVars(os.Environ(), cfg.Slack.BotTokenEnv, cfg.Slack.AppTokenEnv, cfg.Service.TokenEnv)
@@ -91,7 +94,7 @@ func (m *Mirror) post(ctx context.Context, cfg *config.Config, r Inbound) error 
 			detail = detail[:300] + "…"
 		}
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return loop.Internal("%s api did not answer within %s", argv[0], GitHubTimeout)
+			return loop.Internal("%s api did not answer within %s", argv[0], Timeout)
 		}
 		if detail != "" {
 			return loop.Internal("%s api failed (%v): %s", argv[0], err, detail)
@@ -137,7 +140,7 @@ const AgentCommentMarker = "<!-- the-loop:agent-comment -->"
 func CommentBody(member, text string, keywords []string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "\U0001F5E3\uFE0F **the-loop** — reply from `%s` on the **%s** channel, recorded here as the answer of record:\n\n",
-		strings.ReplaceAll(member, "`", ""), ChannelSlack)
+		strings.ReplaceAll(member, "`", ""), channels.ChannelSlack)
 	text = strings.ReplaceAll(strings.ReplaceAll(text, "\r\n", "\n"), "\r", "\n")
 	text = strings.Trim(text, "\n")
 	for i, line := range strings.Split(Defang(Scrub(text), keywords), "\n") {

@@ -1,7 +1,9 @@
-package channels
+package github
 
 import (
 	"context"
+	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -9,19 +11,68 @@ import (
 	"testing"
 
 	loop "github.com/the-loop-dev/the-loop"
+	"github.com/the-loop-dev/the-loop/channels"
 	"github.com/the-loop-dev/the-loop/channels/slack/fakeslack"
+	"github.com/the-loop-dev/the-loop/config"
 	"github.com/the-loop-dev/the-loop/internal/testkit"
 	"github.com/the-loop-dev/the-loop/lifecycle"
 	"github.com/the-loop-dev/the-loop/store"
 )
 
-const octo = "github:octo/repo#5"
+const (
+	octo  = "github:octo/repo#5"
+	token = "xoxb-github-test-SECRET-42"
+)
 
-// mirrorWorld is world with the mirror wired in and a fake gh on PATH.
+// world is the real pipeline (lifecycle service on a bbolt file, the Slack
+// client, the announcer, the poller) against a fake Slack workspace and a
+// fake tmux.
+type world struct {
+	t      *testing.T
+	ws     *fakeslack.Workspace
+	runner *testkit.FakeTmux
+	svc    *lifecycle.Service
+	cfg    *config.Config
+	poller *channels.Poller
+}
+
+// mirrorWorld is the pipeline with the mirror wired in and a fake gh on
+// PATH: "supervisor" has Slack on in its own channel COWN (central
+// channel CCENTRAL) and member UOPS is admitted.
 func mirrorWorld(t *testing.T) (*world, *testkit.GH) {
 	t.Helper()
-	w := newWorld(t)
-	w.poller.WorkItems = &Mirror{Service: w.svc}
+	ws := fakeslack.New(t, token)
+	t.Setenv("THE_LOOP_SLACK_BOT_TOKEN", token)
+	db, err := store.Open(filepath.Join(t.TempDir(), "the-loop.db"), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	r := testkit.NewFakeTmux()
+	svc := &lifecycle.Service{
+		DB:        db,
+		Runner:    func(string) loop.Runner { return r },
+		Harness:   func(string, string) (loop.Harness, error) { return testkit.FakeHarness{}, nil },
+		LookPath:  func(b string) (string, error) { return "/usr/bin/" + b, nil },
+		Source:    "test",
+		Announcer: channels.Announcer{},
+	}
+	cfg := config.Default()
+	cfg.Routing.Tmux.ResumeProbeSeconds = 0.05
+	cfg.Routing.Tmux.HarnessKillGraceSeconds = 0
+	cfg.Routing.Tmux.ReadySeconds = 1
+	cfg.Slack.Enabled = true
+	cfg.Slack.Channel = "CCENTRAL"
+	cfg.Slack.APIURL = ws.URL()
+	cfg.Slack.AuthorizedUsers = []string{"UOPS"}
+	cfg.Standing = &config.StandingConfig{Enabled: true, Sessions: []loop.StandingDefinition{{
+		Name: "supervisor", Harness: "claude", Cwd: t.TempDir(), AutoStart: true, Declared: true,
+		SlackEnabled: true, SlackChannel: "COWN",
+	}}}
+	w := &world{t: t, ws: ws, runner: r, svc: svc, cfg: cfg}
+	current := func() *config.Config { return w.cfg }
+	w.poller = &channels.Poller{Threads: svc, Standing: svc.Standing(current), Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	w.poller.WorkItems = &Mirror{WorkItems: svc.WorkItems(current), Events: svc}
 	bin := filepath.Join(t.TempDir(), "bin")
 	gh := testkit.FakeGH(t, bin)
 	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
@@ -37,7 +88,7 @@ func (w *world) startItem() string {
 	}
 	var thread string
 	for _, th := range mustThreads(w.t, w.svc) {
-		if th.WorkItem == octo {
+		if th.Ref == octo {
 			thread = th.ThreadTS
 		}
 	}
@@ -47,9 +98,63 @@ func (w *world) startItem() string {
 	return thread
 }
 
-func mustThreads(t *testing.T, svc *lifecycle.Service) []lifecycle.BoundThread {
+func (w *world) start(name string) loop.StandingRow {
+	w.t.Helper()
+	res, err := w.svc.StartStanding(context.Background(), w.cfg, name, false)
+	if err != nil || len(res.Sessions) != 1 {
+		w.t.Fatalf("start %s: %+v %v", name, res, err)
+	}
+	return res.Sessions[0]
+}
+
+func (w *world) poll() loop.PollSummary {
+	w.t.Helper()
+	sum, err := w.poller.Poll(context.Background(), w.cfg)
+	if err != nil {
+		w.t.Fatalf("poll: %v", err)
+	}
+	return sum
+}
+
+func (w *world) events(types ...string) []loop.Event {
+	w.t.Helper()
+	var evs []loop.Event
+	if err := w.svc.DB.View(func(tx *store.Tx) error {
+		var err error
+		evs, err = tx.Events(store.EventQuery{Types: types})
+		return err
+	}); err != nil {
+		w.t.Fatal(err)
+	}
+	return evs
+}
+
+func names(evs []loop.Event) []string {
+	var out []string
+	for _, e := range evs {
+		out = append(out, e.Event)
+	}
+	return out
+}
+
+func fields(e loop.Event) map[string]any {
+	m := map[string]any{"level": e.Level}
+	for _, f := range e.Fields {
+		m[f.Key] = f.Value
+	}
+	return m
+}
+
+func want(t *testing.T, got, want loop.PollSummary) {
 	t.Helper()
-	th, err := svc.Threads()
+	if got != want {
+		t.Fatalf("summary %+v, want %+v", got, want)
+	}
+}
+
+func mustThreads(t *testing.T, svc *lifecycle.Service) []loop.BoundThread {
+	t.Helper()
+	th, err := svc.Threads(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,5 +281,49 @@ func TestMirror_ReplyToAClosedSessionIsMirroredThenDropped(t *testing.T) {
 	// Starting it again keeps the thread: still one post.
 	if again := w.startItem(); again != thread || len(w.ws.Posts()) != 1 {
 		t.Fatalf("thread %s, was %s; posts %d", again, thread, len(w.ws.Posts()))
+	}
+}
+
+// A work item's reply is recorded on the ticket at once and delivered into
+// its session once the session is back.
+func TestMirror_AReplyWhileTheWorkItemsPaneIsGoneIsMirroredOnceAndDeliveredWhenItIsBack(t *testing.T) {
+	w, gh := mirrorWorld(t)
+	thread := w.startItem()
+	item, _ := loop.ParseWorkItemRef(octo)
+	w.runner.Mu.Lock()
+	delete(w.runner.Panes, item.TmuxTarget()) // the agent's pane died
+	w.runner.Mu.Unlock()
+	w.ws.Reply("CCENTRAL", thread, "UOPS", "use the v2 API")
+	want(t, w.poll(), loop.PollSummary{Replies: 1, Processed: 1})
+	if n := len(gh.Calls()); n != 1 {
+		t.Fatalf("%d gh calls: the ticket records the answer at once", n)
+	}
+	if q := w.events("channel.reply_queued"); len(q) != 1 || q[0].Field("work_item") != octo {
+		t.Fatalf("reply_queued %+v", q)
+	}
+	if again := w.startItem(); again != thread {
+		t.Fatalf("thread %s, was %s", again, thread)
+	}
+	want(t, w.poll(), loop.PollSummary{Delivered: 1})
+	if got := w.runner.Messages(); !slices.Equal(got, []string{lifecycle.FrameReply(octo, "slack:UOPS", "use the v2 API")}) {
+		t.Fatalf("pasted %q", got)
+	}
+	if n := len(gh.Calls()); n != 1 {
+		t.Fatalf("%d gh calls: mirrored once", n)
+	}
+}
+
+// Issue 16 #15: the ticket's answer of record is unescaped too.
+func TestMirror_TheTicketReadsTheReplyUnescaped(t *testing.T) {
+	w, gh := mirrorWorld(t)
+	thread := w.startItem()
+	w.ws.Reply("CCENTRAL", thread, "UOPS", "keep `a &lt; b` &amp; ship")
+	want(t, w.poll(), loop.PollSummary{Replies: 1, Processed: 1, Delivered: 1})
+	calls := gh.Calls()
+	if len(calls) != 1 || calls[0][len(calls[0])-1] != "body="+CommentBody("UOPS", "keep `a < b` & ship", w.cfg.Routing.ControlKeywords) {
+		t.Fatalf("gh calls %q", calls)
+	}
+	if got := w.runner.Messages(); !slices.Equal(got, []string{lifecycle.FrameReply(octo, "slack:UOPS", "keep `a < b` & ship")}) {
+		t.Fatalf("pasted %q", got)
 	}
 }

@@ -1,4 +1,4 @@
-package lifecycle
+package runner
 
 import (
 	"context"
@@ -15,11 +15,12 @@ import (
 // tmux query (the B2 bound is 1 s).
 const DefaultLivenessTTL = 250 * time.Millisecond
 
-// CachedRunner wraps r so that State and States answer from one shared
+// NewCache wraps r so that State and States answer from one shared
 // snapshot, taken with a single r.States call over every target asked about
 // recently and refreshed at most every ttl. Concurrent callers that find the
 // snapshot stale share one refresh (single flight). Every call that changes a
-// pane (SpawnIn, KillTarget, TerminateHarnessIn, DeliverTo) invalidates the
+// pane (SpawnIn, KillTarget, TerminateHarnessIn, DeliverTo and the work-item
+// entry points Spawn, Deliver, Kill, TerminateHarness) invalidates the
 // snapshot before and after it runs, and a refresh that was in flight across
 // the change is never stored, so a verb always sees its own effects. Snapshot
 // passes through.
@@ -33,7 +34,7 @@ const DefaultLivenessTTL = 250 * time.Millisecond
 // It is for the long-running service, where `GET /standing-sessions` would
 // otherwise run one tmux query per request; a one-shot CLI process gains
 // nothing from it. The wrapper is safe for concurrent use.
-func CachedRunner(r loop.Runner, ttl time.Duration) loop.Runner {
+func NewCache(r loop.Runner, ttl time.Duration) loop.Runner {
 	if ttl <= 0 {
 		ttl = DefaultLivenessTTL
 	}
@@ -215,4 +216,23 @@ func (c *cachedRunner) Snapshot(ctx context.Context, target string) (loop.PaneSn
 
 func (c *cachedRunner) Tag(ctx context.Context, target string) (string, bool) {
 	return c.inner.Tag(ctx, target)
+}
+
+// The work-item entry points pass through like every other pane-changing
+// call: invalidated before and after, so a verb sees its own effects.
+
+func (c *cachedRunner) Spawn(ctx context.Context, item loop.WorkItemRef, spec loop.SpawnSpec) error {
+	return c.mutate(func() error { return c.inner.Spawn(ctx, item, spec) })
+}
+
+func (c *cachedRunner) Deliver(ctx context.Context, sess loop.WorkItemTarget, text io.Reader) error {
+	return c.mutate(func() error { return c.inner.Deliver(ctx, sess, text) })
+}
+
+func (c *cachedRunner) Kill(ctx context.Context, sess loop.WorkItemTarget) error {
+	return c.mutate(func() error { return c.inner.Kill(ctx, sess) })
+}
+
+func (c *cachedRunner) TerminateHarness(ctx context.Context, sess loop.WorkItemTarget, grace time.Duration) error {
+	return c.mutate(func() error { return c.inner.TerminateHarness(ctx, sess, grace) })
 }

@@ -1,114 +1,22 @@
 package main
 
+// The orchestration behind start, stop, restart and status: the service
+// (spawned detached, probed, ended) and the standing sessions, reached
+// through the service when it answers for this state root, else in this
+// process.
+
 import (
 	"context"
 	"fmt"
 	"io"
 	nethttp "net/http"
-	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/config"
-	loophttp "github.com/the-loop-dev/the-loop/http"
 	"github.com/the-loop-dev/the-loop/lifecycle"
+	"github.com/the-loop-dev/the-loop/sdk"
 )
-
-// StartCmd is `the-loop start`: the service (detached, when enabled), then
-// the standing sessions that auto-start, started by the service.
-type StartCmd struct{}
-
-// StopCmd is `the-loop stop`: every recorded standing session first, then
-// the service. It works with the service down, not answering, or a config
-// that no longer validates.
-type StopCmd struct{}
-
-// StatusCmd is `the-loop status`: the service and every declared or recorded
-// standing session; exit 1 when something that should be up is not. Made
-// for cron: no TTY needed, no colour.
-type StatusCmd struct {
-	Format string `enum:"text,json" default:"text" help:"Output format (text or json)."`
-}
-
-// RestartCmd is `the-loop restart`: stop, then start; conversations resume.
-type RestartCmd struct{}
-
-func signalContext() (context.Context, context.CancelFunc) {
-	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-}
-
-// Run starts.
-func (c *StartCmd) Run(a *App) error {
-	cfg, err := a.LoadConfig()
-	if err != nil {
-		return err
-	}
-	ctx, stop := signalContext()
-	defer stop()
-	if err := refuseUnsafeService(cfg); err != nil {
-		return err
-	}
-	rep, note := a.startAll(ctx, cfg)
-	renderLifecycle(a.Stdout, a.Stderr, rep, note)
-	return okExit(rep.OK)
-}
-
-// Run stops.
-func (c *StopCmd) Run(a *App) error {
-	ctx, stop := signalContext()
-	defer stop()
-	rep := a.stopAll(ctx, a.LoadForStop())
-	renderLifecycle(a.Stdout, a.Stderr, rep, "")
-	return okExit(rep.OK)
-}
-
-// Run restarts.
-func (c *RestartCmd) Run(a *App) error {
-	cfg, err := a.LoadConfig()
-	if err != nil {
-		return err
-	}
-	ctx, stop := signalContext()
-	defer stop()
-	if err := refuseUnsafeService(cfg); err != nil {
-		return err
-	}
-	fmt.Fprintln(a.Stdout, "stopping:")
-	down := a.stopAll(ctx, cfg)
-	renderLifecycle(a.Stdout, a.Stderr, down, "")
-	fmt.Fprintln(a.Stdout, "starting:")
-	up, note := a.startAll(ctx, cfg)
-	renderLifecycle(a.Stdout, a.Stderr, up, note)
-	return okExit(down.OK && up.OK)
-}
-
-// Run reports.
-func (c *StatusCmd) Run(a *App) error {
-	cfg, err := a.LoadConfig()
-	if err != nil {
-		return err
-	}
-	ctx, stop := signalContext()
-	defer stop()
-	rep := a.statusAll(ctx, cfg)
-	if c.Format == "json" {
-		if err := writeJSON(a.Stdout, rep); err != nil {
-			return err
-		}
-	} else {
-		renderStatus(a.Stdout, rep)
-	}
-	return okExit(rep.OK)
-}
-
-func okExit(ok bool) error {
-	if ok {
-		return nil
-	}
-	return &exitError{code: 1}
-}
 
 // refuseUnsafeService refuses, before anything is spawned, a service that
 // `the-loop serve` would refuse to run (decisions D24: a host beyond loopback
@@ -165,24 +73,16 @@ func (a *App) startStanding(ctx context.Context, cfg *config.Config, viaService 
 	if cfg.Standing == nil || !cfg.Standing.Enabled {
 		return []loop.StandingRow{}, true, "standing sessions: disabled (standingSessions.enabled is false)"
 	}
-	var res loop.StandingControlResult
-	var err error
-	switch {
-	case viaService:
-		res, err = a.client(cfg).ControlStanding(ctx, "", "start", true)
-		if err != nil {
-			return []loop.StandingRow{failedRow(restFailure(cfg, err))}, false, ""
-		}
-	case held != 0:
+	if held != 0 && !viaService {
 		return []loop.StandingRow{failedRow(fmt.Sprintf("not started: the service (pid %d) holds the store; see the service row", held))}, false, ""
-	default:
-		err = a.inProcess(cfg, func(svc *lifecycle.Service) error {
-			res, err = svc.ControlStanding(ctx, cfg, "", "start", true)
-			return err
-		})
-		if err != nil {
-			return []loop.StandingRow{failedRow(loop.ErrorMessage(err))}, false, ""
-		}
+	}
+	var res loop.StandingControlResult
+	err := a.withStanding(cfg, viaService, func(api loop.StandingService) (err error) {
+		res, err = api.Control(ctx, loop.StandingControlRequest{Verb: loop.VerbStart, AutoOnly: true})
+		return err
+	})
+	if err != nil {
+		return []loop.StandingRow{failedRow(restFailure(cfg, err))}, false, ""
 	}
 	return res.Sessions, res.OK, ""
 }
@@ -197,7 +97,7 @@ func failedRow(detail string) loop.StandingRow {
 // names the variable to export (service.tokenEnv).
 func restFailure(cfg *config.Config, err error) string {
 	msg := loop.ErrorMessage(err)
-	if loophttp.HTTPStatus(err) == nethttp.StatusUnauthorized {
+	if sdk.HTTPStatus(err) == nethttp.StatusUnauthorized {
 		env := cfg.Service.TokenEnv
 		if env == "" {
 			env = "the variable service.tokenEnv names"
@@ -207,15 +107,18 @@ func restFailure(cfg *config.Config, err error) string {
 	return msg
 }
 
-// inProcess runs fn with the verbs wired in this process (the store opened
-// around each transaction).
-func (a *App) inProcess(cfg *config.Config, fn func(svc *lifecycle.Service) error) error {
-	db, err := a.OpenStore(cfg, true)
+// withStanding runs fn with the standing verbs picked once: the service's
+// over REST (remote), else this process's.
+func (a *App) withStanding(cfg *config.Config, remote bool, fn func(api loop.StandingService) error) error {
+	if remote {
+		return fn(a.remoteServices(cfg).Standing)
+	}
+	api, done, err := a.localServices(cfg)
 	if err != nil {
 		return err
 	}
-	defer db.Close()
-	return fn(a.Lifecycle(fixed(cfg), db, "cli", false))
+	defer done()
+	return fn(api.Standing)
 }
 
 // stopAll stops every recorded standing session, then the service. When
@@ -226,12 +129,17 @@ func (a *App) inProcess(cfg *config.Config, fn func(svc *lifecycle.Service) erro
 func (a *App) stopAll(ctx context.Context, cfg *config.Config) loop.Report {
 	rep := loop.Report{StandingSessions: []loop.StandingRow{}}
 	row := loop.ServiceRow{Service: "service", Enabled: cfg.Service.Enabled}
+	stopAll := loop.StandingControlRequest{Verb: loop.VerbStop}
 	var res loop.StandingControlResult
 	var err error
 	st := a.probe(cfg, 2*time.Second)
 	local := !st.ours
 	if st.ours {
-		if res, err = a.client(cfg).ControlStanding(ctx, "", "stop", false); err != nil && ctx.Err() == nil {
+		err = a.withStanding(cfg, true, func(api loop.StandingService) (err error) {
+			res, err = api.Control(ctx, stopAll)
+			return err
+		})
+		if err != nil && ctx.Err() == nil {
 			row.Detail = fmt.Sprintf("pid %d refused the stop (%s)", st.health.PID, restFailure(cfg, err))
 			local = true
 		}
@@ -249,8 +157,8 @@ func (a *App) stopAll(ctx context.Context, cfg *config.Config) loop.Report {
 				row.Detail, ended = why+"; ended it", true
 			}
 		}
-		err = a.inProcess(cfg, func(svc *lifecycle.Service) error {
-			res, err = svc.StopStanding(ctx, cfg, "")
+		err = a.withStanding(cfg, false, func(api loop.StandingService) (err error) {
+			res, err = api.Control(ctx, stopAll)
 			return err
 		})
 	}
@@ -289,12 +197,13 @@ func (a *App) statusAll(ctx context.Context, cfg *config.Config) loop.Report {
 	switch {
 	case st.ours:
 		row.Running, row.Healthy, row.PID = true, true, st.health.PID
-		rep, err := a.client(cfg).Status(ctx)
-		if err != nil {
+		rep := loop.Report{Services: []loop.ServiceRow{row}}
+		if err := a.withStanding(cfg, true, func(api loop.StandingService) (err error) {
+			rep.StandingSessions, rep.OK, err = api.Status(ctx)
+			return err
+		}); err != nil {
 			return loop.Report{Services: []loop.ServiceRow{row}, StandingSessions: []loop.StandingRow{failedRow(restFailure(cfg, err))}}
 		}
-		rep.Services = []loop.ServiceRow{row}
-		rep.OK = rep.OK && row.Running
 		return rep
 	case st.answered:
 		row.Detail = st.foreign(cfg)
@@ -308,9 +217,9 @@ func (a *App) statusAll(ctx context.Context, cfg *config.Config) loop.Report {
 	}
 	rep := loop.Report{Services: []loop.ServiceRow{row}}
 	var ok bool
-	err := a.inProcess(cfg, func(svc *lifecycle.Service) error {
-		rep.StandingSessions, ok = svc.StandingStatus(ctx, cfg)
-		return nil
+	err := a.withStanding(cfg, false, func(api loop.StandingService) (err error) {
+		rep.StandingSessions, ok, err = api.Status(ctx)
+		return err
 	})
 	if err != nil {
 		rep.StandingSessions, ok = []loop.StandingRow{failedRow(loop.ErrorMessage(err))}, false
@@ -361,61 +270,4 @@ func countFailed(rows []loop.StandingRow) int {
 		}
 	}
 	return n
-}
-
-// renderStatus writes status's text report.
-func renderStatus(w io.Writer, rep loop.Report) {
-	for _, s := range rep.Services {
-		state := "enabled"
-		if !s.Enabled {
-			state = "disabled"
-		}
-		running := "not running"
-		if s.Running {
-			running = fmt.Sprintf("running (pid %d)", s.PID)
-		}
-		fmt.Fprintf(w, "%-11s %s [%s]\n", s.Service, running, state)
-		if s.Running {
-			health := "healthy"
-			if !s.Healthy {
-				health = "not answering"
-			}
-			fmt.Fprintf(w, "%-11s %s (%s)\n", "", s.URL, health)
-		}
-		if s.Detail != "" {
-			fmt.Fprintf(w, "%-11s %s\n", "", termSafe(s.Detail))
-		}
-	}
-	if len(rep.StandingSessions) == 0 {
-		return
-	}
-	fmt.Fprintln(w, "standing sessions:")
-	for _, r := range rep.StandingSessions {
-		if r.Outcome == loop.OutcomeMisconfigured || r.Outcome == loop.OutcomeFailed {
-			fmt.Fprintf(w, "%-11s %s  %s\n", termSafe(r.Name), r.Outcome, termSafe(r.Detail))
-			continue
-		}
-		running := "not running"
-		if r.Running {
-			running = "running"
-		}
-		if r.Status == loop.StatusFailed { // the supervisor gave up on it
-			running = "failed after repeated restarts (`the-loop standing start " + r.Name + "` starts it again)"
-		}
-		fmt.Fprintf(w, "%-11s %s [%s]\n", termSafe(r.Name), running, where(r))
-	}
-}
-
-// where says where a status row comes from (decisions D20).
-func where(r loop.StandingRow) string {
-	switch {
-	case r.Declared && r.AutoStart:
-		return "declared"
-	case r.Declared:
-		return "declared, not auto-started"
-	case r.Origin == loop.OriginCreated:
-		return "created"
-	default:
-		return "recorded, no longer declared"
-	}
 }

@@ -1,0 +1,177 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	nethttp "net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	loop "github.com/the-loop-dev/the-loop"
+	loophttp "github.com/the-loop-dev/the-loop/http"
+	"github.com/the-loop-dev/the-loop/lifecycle"
+	"github.com/the-loop-dev/the-loop/runner"
+	"github.com/the-loop-dev/the-loop/store"
+)
+
+// Bounds of one hook invocation: it always ends within hookDeadline.
+const (
+	hookDeadline    = 1800 * time.Millisecond
+	hookPostTimeout = time.Second
+	hookStoreWait   = 200 * time.Millisecond
+)
+
+// HookCmd is `the-loop hook`: Claude Code runs it for every hook the-loop
+// declares (issue 17). It reads the payload on stdin and hands it to the
+// service of --state-root (POST /api/v1/hooks), else to the store
+// directly, else to the spool; it never loads the config and always exits
+// 0 within 2 s — a hook's failure must never stop the agent.
+type HookCmd struct {
+	StateRoot string `name:"state-root" required:"" help:"The state root whose service or store hears the hook." placeholder:"DIR"`
+	Session   string `required:"" help:"The session the hook is of: standing:<name> or a work item's ref." placeholder:"REF"`
+}
+
+// Run delivers the payload, giving up silently at the deadline.
+func (c *HookCmd) Run(a *App) error {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer func() { _ = recover() }() // never a non-zero exit
+		c.deliver(a.Stdin)
+	}()
+	select {
+	case <-done:
+	case <-time.After(hookDeadline):
+	}
+	return nil
+}
+
+// serviceAddrPath is where a service records the address it listens on:
+// <state.root>/local/service.addr.
+func serviceAddrPath(stateRoot string) string {
+	return filepath.Join(stateRoot, "local", "service.addr")
+}
+
+func (c *HookCmd) deliver(stdin io.Reader) {
+	data, err := io.ReadAll(io.LimitReader(stdin, lifecycle.MaxHookPayload+1))
+	if err != nil && len(data) == 0 {
+		return
+	}
+	d := loop.HookDelivery{Session: c.Session, Parents: parentChain()}
+	if len(data) > lifecycle.MaxHookPayload {
+		data, d.Truncated = data[:lifecycle.MaxHookPayload], true
+	}
+	d.Payload = data
+	if _, ok := lifecycle.ParseHookPayload(data); !ok {
+		return // garbage: nothing to hear
+	}
+	root, err := filepath.Abs(c.StateRoot)
+	if err != nil {
+		return
+	}
+	if fi, err := os.Stat(root); err != nil || !fi.IsDir() {
+		return // a state root that is gone (a stale settings file): nothing to tell
+	}
+	if c.post(root, d) {
+		return
+	}
+	if c.direct(root, d) {
+		return
+	}
+	_ = lifecycle.SpoolHook(root, d)
+}
+
+// post hands d to the service the state root names; true when the service
+// took it (or refused it for good: a credential it does not know).
+func (c *HookCmd) post(root string, d loop.HookDelivery) bool {
+	addr, err := os.ReadFile(serviceAddrPath(root))
+	if err != nil {
+		return false
+	}
+	u := "http://" + strings.TrimSpace(string(addr)) + loophttp.HooksPath + "?session=" + url.QueryEscape(d.Session)
+	ctx, cancel := context.WithTimeout(context.Background(), hookPostTimeout)
+	defer cancel()
+	req, err := nethttp.NewRequestWithContext(ctx, nethttp.MethodPost, u, bytes.NewReader(d.Payload))
+	if err != nil {
+		return false
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+os.Getenv(lifecycle.AgentTokenEnv))
+	if d.Truncated {
+		req.Header.Set(loophttp.HookTruncatedHeader, "true")
+	}
+	req.Header.Set(loophttp.HookParentsHeader, joinInts(d.Parents))
+	resp, err := (&nethttp.Client{Transport: &nethttp.Transport{Proxy: nil, DisableKeepAlives: true}}).Do(req)
+	if err != nil {
+		return false
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	_ = resp.Body.Close()
+	// 5xx: the service could not apply it; anything else is its answer.
+	return resp.StatusCode < 500
+}
+
+// direct applies d to the store itself (no service answers); false when
+// the store is locked or cannot be written.
+func (c *HookCmd) direct(root string, d loop.HookDelivery) bool {
+	path := filepath.Join(root, "the-loop.db")
+	if _, err := os.Stat(path); err != nil {
+		return false // never create a store: the spool waits for one
+	}
+	db, err := store.Open(path, store.Options{Transient: true, Timeout: hookStoreWait})
+	if err != nil {
+		return false
+	}
+	defer db.Close()
+	svc := &lifecycle.Service{DB: db, Source: "hook",
+		PanePIDs: func(ctx context.Context, socket, target string) ([]int, error) {
+			return runner.New(runner.Options{Socket: socket}).PanePIDs(ctx, target)
+		}}
+	ctx, cancel := context.WithTimeout(context.Background(), hookDeadline)
+	defer cancel()
+	return svc.ApplyHook(ctx, root, d) == nil
+}
+
+// parentChain is this process's ancestors, nearest first (linux: from
+// /proc; elsewhere only the parent).
+func parentChain() []int {
+	pid := os.Getppid()
+	if runtime.GOOS != "linux" {
+		return []int{pid}
+	}
+	var chain []int
+	for pid > 1 && len(chain) < 64 {
+		chain = append(chain, pid)
+		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			break
+		}
+		i := bytes.LastIndexByte(data, ')')
+		if i < 0 {
+			break
+		}
+		f := strings.Fields(string(data[i+1:]))
+		if len(f) < 2 {
+			break
+		}
+		if pid, err = strconv.Atoi(f[1]); err != nil {
+			break
+		}
+	}
+	return chain
+}
+
+func joinInts(v []int) string {
+	s := make([]string, len(v))
+	for i, n := range v {
+		s[i] = strconv.Itoa(n)
+	}
+	return strings.Join(s, ",")
+}

@@ -1,0 +1,94 @@
+package loop
+
+// Activities of an agent as its hooks report them (issue 17). A row shows
+// ActivityUnknown for a harness without hooks or a session spawned before
+// the-loop installed them.
+const (
+	ActivityStarting = "starting" // spawned, no SessionStart yet
+	ActivityIdle     = "idle"     // after SessionStart or a Stop
+	ActivityWorking  = "working"  // after UserPromptSubmit or PostToolUse, until the turn's Stop
+	ActivityWaiting  = "waiting"  // a permission or elicitation dialog during the turn
+	ActivityExited   = "exited"   // the pane is dead, or SessionEnd (not clear)
+	ActivityUnknown  = "unknown"
+)
+
+// KeptAnswers is how many of its last answers a record keeps.
+const KeptAnswers = 5
+
+// Answer is one turn's answer as its Stop hook carried it.
+type Answer struct {
+	PromptID string `json:"promptId"`
+	Text     string `json:"text"`
+	At       string `json:"at"` // RecordTimeFormat
+	// Truncated marks an answer cut with its payload (over 1 MiB).
+	Truncated bool `json:"truncated,omitempty"`
+}
+
+// Hearing is what the-loop heard of an agent through its hooks, kept in
+// both kinds of record (its keys inline).
+type Hearing struct {
+	// Activity is one of the Activity* values ("" before hooks: unknown).
+	Activity string `json:"activity,omitempty"`
+	// ActivityAt is when Activity last changed (RecordTimeFormat).
+	ActivityAt string `json:"activityAt,omitempty"`
+	// TurnPromptID is the prompt id of the running turn.
+	TurnPromptID string `json:"turnPromptId,omitempty"`
+	// Queued counts the messages queued into the running turn: each gets
+	// a turn of its own after it, without a UserPromptSubmit of its own.
+	Queued int `json:"queued,omitempty"`
+	// Answers are the last KeptAnswers answers, oldest first.
+	Answers []Answer `json:"answers,omitempty"`
+	// Tokens are the conversation's totals, summed at each turn's end from
+	// the transcript's tail.
+	Tokens *TokenUsage `json:"tokens,omitempty"`
+	// TokensThrough is the time (RFC 3339, nanoseconds) of the last
+	// transcript answer counted into Tokens.
+	TokensThrough string `json:"tokensThrough,omitempty"`
+	// PaneTag is the tag of the running pane (the conversation it was
+	// spawned for) once a /clear moved the record to another conversation;
+	// "" while they are the same.
+	PaneTag string `json:"paneTag,omitempty"`
+	// HookSeq is the name of the last spooled hook payload applied to the
+	// record: a spool file at or before it is never applied again.
+	HookSeq string `json:"hookSeq,omitempty"`
+}
+
+// TagFor is the tag the running pane of conversation id carries.
+func (h *Hearing) TagFor(id string) string {
+	if h.PaneTag != "" {
+		return h.PaneTag
+	}
+	return id
+}
+
+// LastAnswerAt is the time of the last answer kept ("" when none).
+func (h *Hearing) LastAnswerAt() string {
+	if len(h.Answers) == 0 {
+		return ""
+	}
+	return h.Answers[len(h.Answers)-1].At
+}
+
+// ActivityOf is the activity a row shows: the heard one, exited once the
+// pane is not live, unknown when nothing was heard.
+func (h *Hearing) ActivityOf(running bool) string {
+	switch {
+	case h.Activity == "":
+		return ActivityUnknown
+	case !running:
+		return ActivityExited
+	}
+	return h.Activity
+}
+
+// RowFields are the hearing's fields as a row shows them.
+func (h *Hearing) RowFields(running bool) (activity, at, lastAnswer string, tokens TokenUsage) {
+	activity = h.ActivityOf(running)
+	if activity != ActivityUnknown {
+		at = h.ActivityAt
+	}
+	if h.Tokens != nil {
+		tokens = *h.Tokens
+	}
+	return activity, at, h.LastAnswerAt(), tokens
+}

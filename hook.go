@@ -1,0 +1,26 @@
+package loop
+
+import "context"
+
+// HookDelivery is one Claude Code hook payload as `the-loop hook` hands it
+// on (issue 17): to the service's hook route, the store, or the spool.
+type HookDelivery struct {
+	// Session is the ref the hook command was given (--session).
+	Session string `json:"session"`
+	// Payload is the hook's stdin, at most lifecycle.MaxHookPayload bytes.
+	Payload []byte `json:"-"`
+	// Truncated marks a payload cut at lifecycle.MaxHookPayload.
+	Truncated bool `json:"truncated,omitempty"`
+	// Parents is the hook command's parent chain, nearest first: the pids
+	// that prove a clear comes from the session's own agent.
+	Parents []int `json:"parents,omitempty"`
+}
+
+// HookSink applies hook payloads to the sessions they name (the service's
+// POST /api/v1/hooks).
+type HookSink interface {
+	// ApplyHook applies d to the session it names in the store under
+	// stateRoot; a payload for an unknown session or another conversation
+	// is ignored (nil error).
+	ApplyHook(ctx context.Context, stateRoot string, d HookDelivery) error
+}

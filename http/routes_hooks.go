@@ -1,0 +1,65 @@
+package http
+
+import (
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	loop "github.com/the-loop-dev/the-loop"
+)
+
+// Headers of the hook route (issue 17), set by `the-loop hook`.
+const (
+	// HookTruncatedHeader is "true" when the payload was cut at 1 MiB.
+	HookTruncatedHeader = "X-The-Loop-Hook-Truncated"
+	// HookParentsHeader is the hook command's parent pids, nearest first,
+	// comma-separated.
+	HookParentsHeader = "X-The-Loop-Hook-Parents"
+)
+
+// postHook answers POST /api/v1/hooks?session=<ref>: the body is one raw
+// Claude Code hook payload. An agent may speak only for its own session;
+// the route appends no api.request (a hook fires several times a turn).
+// 200 {"ok": true} once applied or ignored (an unknown session, another
+// conversation).
+func (s *Server) postHook(c echo.Context) error {
+	req := c.Request()
+	ref := strings.TrimSpace(c.QueryParam("session"))
+	if caller, ok := CallerFrom(req.Context()); ok && caller.Kind == CallerAgent && ownRef(caller.Agent) != ref {
+		return echo.NewHTTPError(http.StatusForbidden, "POST "+HooksPath+" refused: this agent credential is "+
+			caller.Agent.String()+"'s, not "+ref+"'s")
+	}
+	body, err := io.ReadAll(req.Body)
+	if err != nil {
+		return err
+	}
+	d := loop.HookDelivery{Session: ref, Payload: body, Truncated: req.Header.Get(HookTruncatedHeader) == "true"}
+	for _, p := range strings.Split(req.Header.Get(HookParentsHeader), ",") {
+		if pid, err := strconv.Atoi(strings.TrimSpace(p)); err == nil && pid > 0 {
+			d.Parents = append(d.Parents, pid)
+		}
+	}
+	if s.opt.Hooks == nil {
+		return loop.Errorf(loop.EINTERNAL, "POST %s: this service has no hook sink (Options.Hooks is nil); start it with `the-loop serve`", HooksPath)
+	}
+	if err := s.opt.Hooks.ApplyHook(verbContext(c), s.opt.StateRoot, d); err != nil {
+		return err
+	}
+	return writeJSON(c, http.StatusOK, hookAnswer{OK: true})
+}
+
+// ownRef is the session ref an agent credential speaks for.
+func ownRef(a loop.AgentIdentity) string {
+	if a.Standing != "" {
+		return loop.StandingRef(a.Standing)
+	}
+	return a.WorkItem
+}
+
+// hookAnswer is the hook route's answer.
+type hookAnswer struct {
+	OK bool `json:"ok"`
+}

@@ -1,0 +1,487 @@
+package lifecycle
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	loop "github.com/the-loop-dev/the-loop"
+	"github.com/the-loop-dev/the-loop/harness"
+	"github.com/the-loop-dev/the-loop/store"
+)
+
+// Hearing the agent (issue 17). Claude Code runs `the-loop hook` for each
+// of HookEvents; the payload reaches ApplyHook through the service's hook
+// route, or the store directly, or the spool (SpoolHook) when the store is
+// locked. A payload is applied only to the session it names and only when
+// its session_id is that session's recorded conversation (a SessionStart
+// of source clear from the session's own agent process moves the record
+// to the new conversation); it sets the record's activity, keeps its
+// answers and token totals, and appends the turn events.
+
+// MaxHookPayload is how much of a payload is kept; the rest is cut and the
+// delivery marked truncated.
+const MaxHookPayload = 1 << 20
+
+// MaxKeptAnswer is how much of an answer's text the record keeps (its
+// reply_chars counts the whole): every list decodes the record.
+const MaxKeptAnswer = 64 << 10
+
+// MaxSpoolBytes bounds the spool: past it the oldest files go (with a
+// hook.spool_overflow event once a reader applies the spool).
+const MaxSpoolBytes = 16 << 20
+
+// transcriptTail is how many transcript entries a turn's end reads for its
+// token totals.
+const transcriptTail = 20
+
+// HookPayload is what the-loop reads of a Claude Code hook payload (the
+// keys of docs/claude-code.md).
+type HookPayload struct {
+	SessionID        string `json:"session_id"`
+	Event            string `json:"hook_event_name"`
+	Source           string `json:"source"`
+	Reason           string `json:"reason"`
+	PromptID         string `json:"prompt_id"`
+	LastMessage      string `json:"last_assistant_message"`
+	Message          string `json:"message"`
+	NotificationType string `json:"notification_type"`
+}
+
+// ParseHookPayload reads a payload's fields; a truncated payload gives the
+// fields that came before the cut. ok is false for anything that is not a
+// hook payload (no hook_event_name).
+func ParseHookPayload(data []byte) (p HookPayload, ok bool) {
+	if err := json.Unmarshal(data, &p); err == nil {
+		return p, p.Event != ""
+	}
+	// Lenient: the top-level fields before the cut, one at a time.
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return HookPayload{}, false
+	}
+	fields := map[string]*string{"session_id": &p.SessionID, "hook_event_name": &p.Event, "source": &p.Source,
+		"reason": &p.Reason, "prompt_id": &p.PromptID, "message": &p.Message, "notification_type": &p.NotificationType}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			break
+		}
+		key, _ := t.(string)
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			if key == "last_assistant_message" { // the answer the cut went through: its first part
+				p.LastMessage = cutString(data[dec.InputOffset():])
+			}
+			break
+		}
+		if dst, ok := fields[key]; ok {
+			_ = json.Unmarshal(v, dst)
+		}
+	}
+	return p, p.Event != ""
+}
+
+// cutString decodes what is left of a JSON string cut short (rest starts
+// at its opening quote): as much of it as decodes.
+func cutString(rest []byte) string {
+	rest = bytes.TrimLeft(rest, " \t\r\n:")
+	if len(rest) == 0 || rest[0] != '"' {
+		return ""
+	}
+	body := rest[1:]
+	for drop := 0; drop <= 6 && drop <= len(body); drop++ { // a cut escape (\u00e9) decodes once dropped
+		var out string
+		if json.Unmarshal(append(append([]byte{'"'}, body[:len(body)-drop]...), '"'), &out) == nil {
+			return out
+		}
+	}
+	return ""
+}
+
+// hooked is one record as a hook sees it: either kind's.
+type hooked struct {
+	subject loop.Field
+	prefix  string // the events' prefix: "standing" or "session"
+	hear    *loop.Hearing
+	id      *string // the recorded conversation id
+	claim   *loop.Claim
+	cwd     string
+	target  string
+	socket  string
+	put     func() error
+}
+
+// ApplyHook applies the spool under stateRoot (in order), then d.
+func (s *Service) ApplyHook(ctx context.Context, stateRoot string, d loop.HookDelivery) error {
+	if err := s.ApplySpool(ctx, stateRoot); err != nil {
+		return err
+	}
+	return s.applyHook(ctx, d, "")
+}
+
+// applyHook applies one delivery; seq, for a spooled one, is its file's
+// name: a record that already applied it (or a later one) skips it.
+func (s *Service) applyHook(ctx context.Context, d loop.HookDelivery, seq string) error {
+	p, ok := ParseHookPayload(d.Payload)
+	if !ok {
+		return s.Emit(s.event("hook.ignored", loop.LevelWarning, loop.F("session", d.Session),
+			loop.F("why", "the payload is not a Claude Code hook payload")))
+	}
+	var panes []int
+	if p.Event == "SessionStart" && p.Source == "clear" {
+		panes = s.panePIDsFor(ctx, d.Session) // outside the transaction: a tmux call
+	}
+	ended := false // an agent's SessionEnd applied: the supervisor looks now
+	err := s.DB.Update(func(tx *store.Tx) error {
+		h, why, err := s.hookedIn(tx, d.Session)
+		if err != nil {
+			return err
+		}
+		if h == nil {
+			return tx.AppendEvent(ptr(s.event("hook.ignored", loop.LevelWarning, loop.F("session", d.Session),
+				loop.F("hook_event_name", p.Event), loop.F("why", why))))
+		}
+		if seq != "" {
+			if seq <= h.hear.HookSeq {
+				return nil // applied before its file was deleted
+			}
+			h.hear.HookSeq = seq
+		}
+		evs, why := s.hear(h, p, d, panes)
+		if why != "" {
+			evs = []loop.Event{s.event("hook.ignored", loop.LevelWarning, h.subject, loop.F("hook_event_name", p.Event),
+				loop.F("session_id", p.SessionID), loop.F("why", why))}
+		}
+		if err := h.put(); err != nil {
+			return err
+		}
+		for i := range evs {
+			if err := tx.AppendEvent(&evs[i]); err != nil {
+				return err
+			}
+		}
+		ended = why == "" && p.Event == "SessionEnd" && p.Reason != "clear"
+		return nil
+	})
+	if err == nil && ended {
+		s.SessionEnded()
+	}
+	return err
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// hookedIn finds the record ref names (nil and why not when there is none).
+func (s *Service) hookedIn(tx *store.Tx, ref string) (*hooked, string, error) {
+	if name, ok := loop.ParseStandingRef(ref); ok {
+		rec, err := tx.Standing(name)
+		if err != nil || rec == nil {
+			return nil, "no standing session '" + name + "' is recorded", err
+		}
+		return &hooked{subject: loop.F("standing", name), prefix: "standing", hear: &rec.Hearing, id: &rec.HarnessSessionID,
+			claim: rec.Claim, cwd: rec.Cwd, target: loop.TmuxTargetFor(name), socket: rec.TmuxSocket,
+			put: func() error { return tx.PutStanding(rec) }}, "", nil
+	}
+	wref, err := loop.ParseWorkItemRef(ref)
+	if err != nil {
+		return nil, "the session ref is neither standing:<name> nor a work item's ref", nil
+	}
+	rec, err := tx.WorkItem(wref.Slug())
+	if err != nil || rec == nil || rec.WorkItem.Ref != wref.String() {
+		return nil, "no session of " + wref.String() + " is recorded", err
+	}
+	return &hooked{subject: loop.F("work_item", wref.String()), prefix: "session", hear: &rec.Hearing, id: &rec.HarnessSessionID,
+		claim: rec.Claim, cwd: rec.Cwd, target: wref.TmuxTarget(), socket: rec.TmuxSocket,
+		put: func() error { return tx.PutWorkItem(wref.Slug(), rec) }}, "", nil
+}
+
+// panePIDsFor is the pids of ref's agent pane (nil when unknown).
+func (s *Service) panePIDsFor(ctx context.Context, ref string) []int {
+	if s.PanePIDs == nil {
+		return nil
+	}
+	var target, socket string
+	_ = s.DB.View(func(tx *store.Tx) error {
+		h, _, err := s.hookedIn(tx, ref)
+		if h != nil {
+			target, socket = h.target, h.socket
+		}
+		return err
+	})
+	if target == "" {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	pids, _ := s.PanePIDs(ctx, socket, target)
+	return pids
+}
+
+// hear applies p to h: the events it makes, or why it was ignored.
+func (s *Service) hear(h *hooked, p HookPayload, d loop.HookDelivery, panes []int) ([]loop.Event, string) {
+	ev := func(what string, fields ...loop.Field) loop.Event {
+		return s.event(h.prefix+"."+what, loop.LevelInfo, append([]loop.Field{h.subject}, fields...)...)
+	}
+	known := p.SessionID != "" && (p.SessionID == *h.id || h.claim != nil && h.claim.Op == "start" && p.SessionID == h.claim.HarnessSessionID)
+	if !known {
+		if p.Event != "SessionStart" || p.Source != "clear" || p.SessionID == "" {
+			return nil, fmt.Sprintf("session_id %q is not the recorded conversation %q", p.SessionID, *h.id)
+		}
+		if !slices.ContainsFunc(d.Parents, func(pid int) bool { return slices.Contains(panes, pid) }) {
+			return nil, "a clear from a process outside the session's agent pane"
+		}
+		from := *h.id
+		if h.hear.PaneTag == "" {
+			h.hear.PaneTag = from // the pane keeps the tag it was spawned with
+		}
+		*h.id = p.SessionID
+		h.hear.Tokens, h.hear.TokensThrough, h.hear.TurnPromptID, h.hear.Queued = nil, "", "", 0
+		s.setActivity(h.hear, loop.ActivityIdle)
+		return []loop.Event{ev("conversation_changed", loop.F("from", from), loop.F("harness_session_id", p.SessionID))}, ""
+	}
+	switch p.Event {
+	case "SessionStart":
+		if p.Source != "compact" {
+			s.setActivity(h.hear, loop.ActivityIdle)
+			h.hear.TurnPromptID, h.hear.Queued = "", 0
+		}
+	case "UserPromptSubmit":
+		queued := h.hear.TurnPromptID == p.PromptID && p.PromptID != "" &&
+			(h.hear.Activity == loop.ActivityWorking || h.hear.Activity == loop.ActivityWaiting)
+		s.setActivity(h.hear, loop.ActivityWorking)
+		if queued { // a message queued during the running turn: a turn of its own follows
+			h.hear.Queued++
+			return nil, ""
+		}
+		h.hear.TurnPromptID = p.PromptID
+		return []loop.Event{ev("turn_started", loop.F("prompt_id", p.PromptID))}, ""
+	case "PostToolUse":
+		s.setActivity(h.hear, loop.ActivityWorking)
+	case "Notification":
+		if (p.NotificationType == "permission_prompt" || p.NotificationType == "elicitation_dialog") &&
+			(h.hear.Activity == loop.ActivityWorking || h.hear.Activity == loop.ActivityWaiting) {
+			s.setActivity(h.hear, loop.ActivityWaiting)
+		}
+		return []loop.Event{ev("attention", loop.F("message", p.Message), loop.F("notification_type", p.NotificationType))}, ""
+	case "Stop":
+		h.hear.TurnPromptID = ""
+		if h.hear.Queued > 0 { // the queued message's turn runs next (its prompt id is new)
+			h.hear.Queued--
+			s.setActivity(h.hear, loop.ActivityWorking)
+		} else {
+			s.setActivity(h.hear, loop.ActivityIdle)
+		}
+		answer := loop.Answer{PromptID: p.PromptID, Text: p.LastMessage, At: s.stamp(), Truncated: d.Truncated}
+		if len(answer.Text) > MaxKeptAnswer { // every list decodes the record: keep it small
+			cut := MaxKeptAnswer
+			for cut > 0 && !utf8.RuneStart(answer.Text[cut]) {
+				cut--
+			}
+			answer.Text, answer.Truncated = answer.Text[:cut], true
+		}
+		h.hear.Answers = append(slices.Clone(h.hear.Answers), answer)
+		if n := len(h.hear.Answers); n > loop.KeptAnswers {
+			h.hear.Answers = h.hear.Answers[n-loop.KeptAnswers:]
+		}
+		s.countTokens(h)
+		return []loop.Event{ev("turn_ended", loop.F("prompt_id", p.PromptID), loop.F("reply_chars", utf8.RuneCountInString(p.LastMessage)))}, ""
+	case "SessionEnd":
+		if p.Reason == "clear" { // the same process goes on in a new conversation
+			return nil, ""
+		}
+		s.setActivity(h.hear, loop.ActivityExited)
+		h.hear.TurnPromptID, h.hear.Queued = "", 0
+		return []loop.Event{ev("exited", loop.F("reason", p.Reason))}, ""
+	}
+	return nil, ""
+}
+
+// setActivity sets h's activity, stamping when it changes.
+func (s *Service) setActivity(h *loop.Hearing, activity string) {
+	if h.Activity != activity {
+		h.Activity, h.ActivityAt = activity, s.now().Format(time.RFC3339)
+	}
+}
+
+// countTokens adds to h's totals the usage of the transcript answers after
+// the last one counted, reading only the transcript's tail (the file
+// computed from the recorded cwd and id, never a payload's path).
+func (s *Service) countTokens(h *hooked) {
+	dir, err := harness.ClaudeConfigDir(s.Getenv, "")
+	if err != nil || h.cwd == "" || *h.id == "" {
+		return
+	}
+	entries, err := harness.ReadClaudeTranscript(harness.ClaudeTranscriptPath(dir, h.cwd, *h.id), transcriptTail)
+	if err != nil {
+		return
+	}
+	var through time.Time
+	if h.hear.TokensThrough != "" {
+		through, _ = time.Parse(time.RFC3339Nano, h.hear.TokensThrough)
+	}
+	total := loop.TokenUsage{}
+	if h.hear.Tokens != nil {
+		total = *h.hear.Tokens
+	}
+	last, counted := through, false
+	for _, e := range entries {
+		if e.Role != loop.RoleAssistant || e.Usage == nil || !e.At.After(through) {
+			continue
+		}
+		total = total.Add(*e.Usage)
+		counted = true
+		if e.At.After(last) {
+			last = e.At
+		}
+	}
+	if counted {
+		h.hear.Tokens = &total
+		h.hear.TokensThrough = last.UTC().Format(time.RFC3339Nano)
+	}
+}
+
+// SpoolDir is where hook payloads wait while the store is locked.
+func SpoolDir(stateRoot string) string { return filepath.Join(stateRoot, "spool", "hooks") }
+
+// spooled is one spool file: a delivery, or an overflow note.
+type spooled struct {
+	loop.HookDelivery
+	Payload  string    `json:"payload,omitempty"`
+	Overflow *overflow `json:"overflow,omitempty"`
+}
+
+// overflow is what a full spool dropped.
+type overflow struct {
+	Dropped int   `json:"dropped"`
+	Bytes   int64 `json:"bytes"`
+}
+
+// SpoolHook writes d into the spool (0600, ordered by its name:
+// <unix nanoseconds>-<pid>.json) and keeps the spool within MaxSpoolBytes,
+// the oldest files going first (noted for a hook.spool_overflow event).
+func SpoolHook(stateRoot string, d loop.HookDelivery) error {
+	data, err := json.Marshal(spooled{HookDelivery: d, Payload: string(d.Payload)})
+	if err != nil {
+		return err
+	}
+	if err := writeSpool(stateRoot, data); err != nil {
+		return err
+	}
+	names, sizes, err := spoolFiles(stateRoot)
+	if err != nil {
+		return err
+	}
+	var total int64
+	for _, n := range sizes {
+		total += n
+	}
+	drop := overflow{}
+	for i := 0; i < len(names)-1 && total > MaxSpoolBytes; i++ {
+		if os.Remove(filepath.Join(SpoolDir(stateRoot), names[i])) == nil {
+			drop.Dropped++
+			drop.Bytes += sizes[i]
+		}
+		total -= sizes[i]
+	}
+	if drop.Dropped > 0 {
+		note, _ := json.Marshal(spooled{Overflow: &drop})
+		return writeSpool(stateRoot, note)
+	}
+	return nil
+}
+
+func writeSpool(stateRoot string, data []byte) error {
+	name := fmt.Sprintf("%020d-%07d.json", time.Now().UnixNano(), os.Getpid())
+	return writePrivate(filepath.Join(SpoolDir(stateRoot), name), data)
+}
+
+// spoolFiles lists the spool's files in order, with their sizes.
+func spoolFiles(stateRoot string) ([]string, []int64, error) {
+	ents, err := os.ReadDir(SpoolDir(stateRoot))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	var names []string
+	size := map[string]int64{}
+	for _, e := range ents {
+		n := e.Name()
+		if strings.HasPrefix(n, ".") || !strings.HasSuffix(n, ".json") || !e.Type().IsRegular() {
+			continue
+		}
+		if fi, err := e.Info(); err == nil {
+			names = append(names, n)
+			size[n] = fi.Size()
+		}
+	}
+	sort.Strings(names)
+	sizes := make([]int64, len(names))
+	for i, n := range names {
+		sizes[i] = size[n]
+	}
+	return names, sizes, nil
+}
+
+// ApplySpool applies the spooled payloads under stateRoot in order and
+// deletes each once applied; a store error stops it, leaving the rest for
+// the next reader. A file another reader applied meanwhile is skipped (its
+// record keeps the last applied name), so nothing is applied twice.
+func (s *Service) ApplySpool(ctx context.Context, stateRoot string) error {
+	if stateRoot == "" {
+		return nil
+	}
+	names, _, err := spoolFiles(stateRoot)
+	if err != nil || len(names) == 0 {
+		return err
+	}
+	s.spoolMu.Lock()
+	defer s.spoolMu.Unlock()
+	for _, name := range names {
+		path := filepath.Join(SpoolDir(stateRoot), name)
+		data, err := os.ReadFile(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // another reader applied it
+		}
+		if err != nil {
+			return loop.Internal("reading the spooled hook payload %s: %v", path, err)
+		}
+		var sp spooled
+		if json.Unmarshal(data, &sp) == nil {
+			seq := strings.TrimSuffix(name, ".json")
+			if sp.Overflow != nil {
+				err = s.Emit(s.event("hook.spool_overflow", loop.LevelWarning, loop.F("dropped", sp.Overflow.Dropped),
+					loop.F("bytes", sp.Overflow.Bytes), loop.F("spool", SpoolDir(stateRoot))))
+			} else {
+				d := sp.HookDelivery
+				d.Payload = []byte(sp.Payload)
+				err = s.applyHook(ctx, d, seq)
+			}
+			if err != nil {
+				return err
+			}
+		}
+		_ = os.Remove(path)
+	}
+	return nil
+}
+
+func (k standingKind) hearing(rec *loop.StandingRecord) *loop.Hearing { return &rec.Hearing }
+
+func (k standingKind) sessionRef() string { return loop.StandingRef(k.name) }
+
+func (k workItemKind) hearing(rec *loop.WorkItemRecord) *loop.Hearing { return &rec.Hearing }
+
+func (k workItemKind) sessionRef() string { return k.ref.String() }
