@@ -68,6 +68,14 @@ type Routing struct {
 	// HarnessArgs is routing.harnessArgs: extra argv per harness. A harness
 	// with no key has no entry.
 	HarnessArgs map[string][]string
+	// HarnessEnv is routing.harnessEnv: variables set in every agent's
+	// environment, over the spawning process's (a standing entry's own env
+	// wins over it). Nil when not set.
+	HarnessEnv map[string]string
+	// HarnessBinaries is routing.harnessBinaries: the binary each harness
+	// runs (harness name → absolute path) instead of the one found on the
+	// spawning process's PATH. Nil when not set.
+	HarnessBinaries map[string]string
 	// SpawnWorkdir is routing.spawnWorkdir (default ".").
 	SpawnWorkdir string
 	// RegistryDir is routing.registryDir as written ("" means <state.root>/local;
@@ -370,6 +378,8 @@ func (c *Config) apply(doc map[string]any) {
 			c.Routing.HarnessArgs[h] = args
 		}
 	}
+	c.Routing.HarnessEnv = StringMap(r["harnessEnv"])
+	c.Routing.HarnessBinaries = StringMap(r["harnessBinaries"])
 	t := mapping(r["tmux"])
 	tm := &c.Routing.Tmux
 	tm.RemainOnExit = boolean(t, "remainOnExit", tm.RemainOnExit)
@@ -492,6 +502,23 @@ func number(m map[string]any, key string, def float64) float64 {
 // stringList returns v as strings when it is a list (elements stringified,
 // as the original does); ok is false for anything else. An empty list gives
 // an empty, non-nil slice.
+// StringMap is a mapping's string entries (scalars rendered as strings;
+// nil when v is not a mapping or is empty): routing.harnessEnv,
+// standingSessions.sessions[].env.
+func StringMap(v any) map[string]string {
+	m := mapping(v)
+	if len(m) == 0 {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for k, e := range m {
+		if e != nil {
+			out[k] = scalarString(e)
+		}
+	}
+	return out
+}
+
 func stringList(v any) ([]string, bool) {
 	l, ok := v.([]any)
 	if !ok {

@@ -26,6 +26,8 @@ const (
 	toolList = "list_standing_sessions"
 	toolGet  = "get_standing_session"
 	toolSay  = "say_to_standing_session"
+	// toolTranscript reads, beside list and get (mcp_transcript.go).
+	toolTranscript = "read_standing_session_transcript"
 )
 
 // newMCPHandler builds the MCP server (name "the-loop", version health's) and its
@@ -49,6 +51,7 @@ func (s *Server) newMCPHandler() http.Handler {
 		Description: "Deliver a message to a running standing session: the text is pasted into its agent's terminal once the agent is ready. " +
 			"An unknown or stopped session, or an agent that is not ready, is an error and nothing is delivered.",
 	}, s.mcpSay)
+	s.addTranscriptTool(srv)
 	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{
 		Stateless:                  true,
 		JSONResponse:               true,

@@ -154,6 +154,8 @@ func (s *Server) table() []route {
 		{Route{http.MethodPost, v1 + "/standing-sessions/delete", "deleteStandingSession"}, s.deleteStanding},
 		{Route{http.MethodPost, v1 + "/standing-sessions/control", "controlStandingSession"}, s.controlStanding},
 		{Route{http.MethodPost, v1 + "/standing-sessions/say", "sayToStandingSession"}, s.sayToStanding},
+		{Route{http.MethodGet, v1 + "/standing-sessions/transcript", "getStandingSessionTranscript"}, s.transcriptStanding},
+		{Route{http.MethodGet, v1 + "/standing-sessions/peek", "peekStandingSession"}, s.peekStanding},
 		{Route{http.MethodGet, v1 + "/openapi.yaml", "getOpenAPI"}, s.openAPI},
 		{Route{http.MethodPost, HooksPath, "postHook"}, s.postHook},
 	}

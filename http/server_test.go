@@ -197,6 +197,8 @@ func TestRoutes_TableMatchesOriginal(t *testing.T) {
 		{"POST", "/api/v1/standing-sessions/delete", "deleteStandingSession"},
 		{"POST", "/api/v1/standing-sessions/control", "controlStandingSession"},
 		{"POST", "/api/v1/standing-sessions/say", "sayToStandingSession"},
+		{"GET", "/api/v1/standing-sessions/transcript", "getStandingSessionTranscript"},
+		{"GET", "/api/v1/standing-sessions/peek", "peekStandingSession"},
 		{"GET", "/api/v1/openapi.yaml", "getOpenAPI"},
 		{"POST", "/api/v1/hooks", "postHook"},
 		{"GET", "/api/v1/sessions", "listSessions"},

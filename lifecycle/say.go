@@ -44,6 +44,9 @@ func (s *Service) SayStanding(ctx context.Context, cfg *config.Config, name, tex
 	}
 	target := loop.TmuxTargetFor(name)
 	runner := s.Runner(rec.TmuxSocket)
+	if err := stopClaimed(name, rec); err != nil {
+		return loop.SayResult{}, err
+	}
 	if rec.Status != loop.StatusRunning || runner.State(ctx, target) != loop.PaneLive {
 		return loop.SayResult{}, loop.NotFound("standing session '%[1]s' has no live tmux pane to paste into — a message never respawns one; run `the-loop standing start %[1]s` first", name)
 	}
@@ -61,8 +64,24 @@ func (s *Service) SayStanding(ctx context.Context, cfg *config.Config, name, tex
 		return fail("error: could not deliver the message: " + loop.ErrorMessage(err)), nil
 	}
 	ready := time.Duration(cfg.Routing.Tmux.ReadySeconds * float64(time.Second))
-	if err := waitReady(ctx, runner, adapter, target, ready); err != nil {
+	// A stop that claims the session meanwhile ends the wait (issue 16
+	// #18), and one that claimed it before the paste refuses it: the agent
+	// is flushing to exit and would never read it (#17).
+	still := func() error {
+		rec, err := s.read(name)
+		if err != nil {
+			return err
+		}
+		return stopClaimed(name, rec)
+	}
+	if err := waitReady(ctx, runner, adapter, target, ready, still); err != nil {
+		if loop.ErrorCode(err) == loop.ENOTFOUND {
+			return loop.SayResult{}, err
+		}
 		return fail("error: " + err.Error()), nil
+	}
+	if err := still(); err != nil {
+		return loop.SayResult{}, err
 	}
 	if err := runner.DeliverTo(ctx, target, strings.NewReader(FrameSay(name, actor, text))); err != nil {
 		return fail("error: could not deliver the message: " + loop.ErrorMessage(err)), nil
@@ -78,6 +97,18 @@ func (s *Service) SayStanding(ctx context.Context, cfg *config.Config, name, tex
 	return res, nil
 }
 
+// stopClaimed refuses a say to a standing session that is no longer
+// running or that a stop has claimed (nil: a say may go on).
+func stopClaimed(name string, rec *loop.StandingRecord) error {
+	if rec == nil || rec.Status == loop.StatusAbsent || rec.Status == loop.StatusStopped {
+		return loop.NotFound("standing session '%[1]s' has no live tmux pane to paste into — it is not running (stopped); nothing was delivered, and a message never respawns one; run `the-loop standing start %[1]s` first", name)
+	}
+	if rec.Claim != nil && rec.Claim.Op == "stop" {
+		return loop.NotFound("standing session '%[1]s' is not running: a stop (process %[2]d, since %[3]s) has claimed it and the agent is exiting; nothing was delivered — run `the-loop standing start %[1]s` once it is stopped", name, rec.Claim.PID, rec.Claim.Since)
+	}
+	return nil
+}
+
 // Blank reports whether text has nothing an agent could read: only
 // whitespace, control (C0, DEL, C1) and format characters (bidi controls,
 // zero-width marks).
@@ -88,10 +119,16 @@ func Blank(text string) bool {
 }
 
 // waitReady polls the pane until the adapter says typed input would reach
-// the agent, or fails saying it is not ready.
-func waitReady(ctx context.Context, runner loop.Runner, adapter loop.Harness, target string, timeout time.Duration) error {
+// the agent, or fails saying it is not ready. still, when not nil, is asked
+// at every poll whether the wait should go on; its error ends the wait.
+func waitReady(ctx context.Context, runner loop.Runner, adapter loop.Harness, target string, timeout time.Duration, still func() error) error {
 	deadline := time.Now().Add(timeout)
 	for {
+		if still != nil {
+			if err := still(); err != nil {
+				return err
+			}
+		}
 		snap, err := runner.Snapshot(ctx, target)
 		if err == nil && adapter.Ready(snap) {
 			return nil

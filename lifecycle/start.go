@@ -64,8 +64,7 @@ func (s *Service) startStanding(ctx context.Context, cfg *config.Config, name st
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			defer s.lock(d.Name)()
-			rows[i] = s.startLocked(ctx, cfg, d, why)
+			rows[i] = s.startOne(ctx, cfg, d, why)
 		}()
 	}
 	wg.Wait()
@@ -87,9 +86,20 @@ type standingStart struct {
 	why string
 }
 
-// startLocked is one session's start (original §5.6 _start_one, made safe
-// for concurrent processes by the claim), with the name's lock held by the
-// caller.
+// startOne is one session's start (original §5.6 _start_one, made safe for
+// concurrent processes by the claim): startLocked under the name's lock,
+// given up when ctx ends.
+func (s *Service) startOne(ctx context.Context, cfg *config.Config, def loop.StandingDefinition, why string) loop.StandingRow {
+	unlock, err := s.lockCtx(ctx, def.Name)
+	defer unlock()
+	if err != nil {
+		st := &standingStart{standingKind: standingKind{name: def.Name}, s: s, cfg: cfg, def: def, why: why}
+		return st.result(nil, false, loop.OutcomeFailed, loop.ErrorMessage(err))
+	}
+	return s.startLocked(ctx, cfg, def, why)
+}
+
+// startLocked is startOne with the name's lock held by the caller.
 func (s *Service) startLocked(ctx context.Context, cfg *config.Config, def loop.StandingDefinition, why string) loop.StandingRow {
 	st := &standingStart{standingKind: standingKind{name: def.Name}, s: s, cfg: cfg, def: def, why: why}
 	row, err := startIn(ctx, s, cfg, st)
@@ -161,10 +171,6 @@ func (st *standingStart) spawnIn(ctx context.Context, r loop.Runner, spec loop.S
 	return r.SpawnIn(ctx, st.target(), spec)
 }
 
-func (st *standingStart) kill(ctx context.Context, r loop.Runner) error {
-	return r.KillTarget(ctx, st.target())
-}
-
 // plan checks the definition: its boot prompt, its directory, its harness.
 func (st *standingStart) plan(*loop.StandingRecord) (spawnPlan, *refusal) {
 	s, name, def := st.s, st.def.Name, st.def
@@ -187,7 +193,7 @@ func (st *standingStart) plan(*loop.StandingRecord) (spawnPlan, *refusal) {
 	if st.cfg.Supervision.ResumePrompt != config.ResumeFull {
 		resume = resumeNotice(name, st.why)
 	}
-	return spawnPlan{harness: def.Harness, adapter: adapter, args: def.HarnessArgs, cwd: cwd, resumePrompt: resume, freshPrompt: prompt}, nil
+	return spawnPlan{harness: def.Harness, adapter: adapter, args: def.HarnessArgs, cwd: cwd, env: def.Env, resumePrompt: resume, freshPrompt: prompt}, nil
 }
 
 // define writes the session's definition into its record (original §5.6
@@ -228,7 +234,7 @@ func (st *standingStart) result(rec *loop.StandingRecord, running bool, outcome,
 	if def == nil && rec == nil {
 		r.Harness, r.Cwd, r.Description = st.def.Harness, st.def.Cwd, st.def.Description
 	}
-	if outcome != loop.OutcomeFailed && outcome != loop.OutcomeAlreadyRunning && rec != nil {
+	if outcome != loop.OutcomeFailed && outcome != loop.OutcomeAlreadyRunning && rec != nil && detail == "" {
 		detail = fmt.Sprintf("%s %s (%s %s)", outcome, st.target(), rec.Harness, rec.HarnessSessionID)
 	}
 	r.Outcome, r.Detail = outcome, detail

@@ -40,7 +40,7 @@ func (s *Service) StandingStatus(ctx context.Context, cfg *config.Config) ([]loo
 	}
 	if cfg.Standing != nil && cfg.Standing.Enabled {
 		for _, r := range rows {
-			if wouldStart(r) && !r.Running {
+			if (wouldStart(r) && !r.Running) || r.Status == loop.StatusBroken {
 				ok = false
 			}
 		}

@@ -45,6 +45,9 @@ func workItemRow(rec *loop.WorkItemRecord, running bool) loop.WorkItemRow {
 		at := rec.LastEventAt
 		row.LastEventAt = &at
 	}
+	if rec.Status == loop.SessionBroken { // undecodable: its ref is the key
+		row.Running, row.Detail = false, rec.Broken
+	}
 	return row
 }
 
@@ -73,7 +76,7 @@ func (s *Service) ListWorkItems(ctx context.Context, cfg *config.Config, status 
 			continue
 		}
 		keep = append(keep, r)
-		if r.TmuxTarget != "" {
+		if r.TmuxTarget != "" && r.Status != loop.SessionBroken {
 			bySocket[r.TmuxSocket] = append(bySocket[r.TmuxSocket], r.TmuxTarget)
 		}
 	}
@@ -154,7 +157,7 @@ func (s *Service) ReplyWorkItem(ctx context.Context, cfg *config.Config, ref, te
 	if err != nil {
 		return fail("error: could not deliver the reply: " + loop.ErrorMessage(err)), nil
 	}
-	if err := waitReady(ctx, runner, adapter, rec.TmuxTarget, cfg.Routing.Tmux.ReadyTimeout()); err != nil {
+	if err := waitReady(ctx, runner, adapter, rec.TmuxTarget, cfg.Routing.Tmux.ReadyTimeout(), nil); err != nil {
 		return fail("error: " + err.Error()), nil
 	}
 	sess := loop.WorkItemTarget{Ref: name, TmuxTarget: rec.TmuxTarget}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	nethttp "net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -26,9 +27,12 @@ func logPath(cfg *config.Config) string { return filepath.Join(cfg.StateDir(), "
 // serviceURL is where the CLI reaches the service.
 func serviceURL(cfg *config.Config) string { return "http://" + cfg.Service.Addr() }
 
-// client is the typed client for the configured service.
+// client is the typed client for the configured service. Every request
+// ends within the verb's bound (verbBound, issue 16 #4) even when a
+// caller's context has none.
 func (a *App) client(cfg *config.Config) *sdk.Client {
-	return sdk.New(serviceURL(cfg), sdk.WithToken(serviceToken(cfg)))
+	return sdk.New(serviceURL(cfg), sdk.WithToken(serviceToken(cfg)),
+		sdk.WithHTTPClient(&nethttp.Client{Timeout: verbBound(cfg, false)}))
 }
 
 // serviceToken is the operator's token the CLI sends: the variable

@@ -179,7 +179,8 @@ func TestStandingSay_Refusals(t *testing.T) {
 		t.Fatalf("unstarted: %s", r)
 	}
 	e.must(0, "standing", "start")
-	// The agent runs before the stop, or the count below may miss it.
+	// The fake logs its start after its SessionStart hook has run: a stop
+	// before that would leave no start to count.
 	waitFor(t, "the agent", func() bool { return len(e.starts()) == 1 })
 	e.must(0, "standing", "stop")
 	r = e.must(1, "standing", "say", "supervisor", "--text", "hi")

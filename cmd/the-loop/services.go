@@ -2,9 +2,12 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"io"
 
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/config"
+	"github.com/the-loop-dev/the-loop/store"
 )
 
 // services is the verbs one CLI invocation uses, picked once: the service
@@ -15,6 +18,39 @@ type services struct {
 	Standing  loop.StandingService
 	WorkItems loop.WorkItemService
 	Events    loop.EventLog
+
+	cfg    *config.Config // the config the services were picked under
+	remote bool           // the service's, over REST
+	// newer is set when a stop opened a store a newer the-loop wrote
+	// read-only (issue 16 #13): the refusal, reported at the verb's end.
+	newer error
+}
+
+// bound is the verb's context: Ctrl-C cancels it and it ends at verbBound
+// (issue 16 #4), in this process and over REST alike; stop is the stop's
+// shorter bound.
+func (api services) bound(stop bool) (context.Context, context.CancelFunc) {
+	ctx, cancelSignal := signalContext()
+	ctx, cancel := context.WithTimeout(ctx, verbBound(api.cfg, stop))
+	return ctx, func() { cancel(); cancelSignal() }
+}
+
+// finish words the verb's error: a verb the service goes on with after
+// this CLI stopped waiting says so (goesOnThere, issue 16 #22); a stop of a
+// newer store ends with that refusal (exit 1), printed first when the verb
+// failed too.
+func (api services) finish(ctx context.Context, stderr io.Writer, err error) error {
+	if api.remote {
+		return goesOnThere(ctx, api.cfg, err)
+	}
+	if api.newer == nil {
+		return err
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "error: "+loop.ErrorMessage(api.newer))
+		return err
+	}
+	return api.newer
 }
 
 // withServices runs fn with the services picked once (pickServices) and
@@ -26,9 +62,9 @@ func (a *App) withServices(tolerant bool, fn func(ctx context.Context, api servi
 		return err
 	}
 	defer done()
-	ctx, stop := signalContext()
+	ctx, stop := api.bound(tolerant)
 	defer stop()
-	return fn(ctx, api)
+	return api.finish(ctx, a.Stderr, fn(ctx, api))
 }
 
 // pickServices loads the config (tolerantly for the recovery verbs, stop
@@ -51,13 +87,16 @@ func (a *App) pickServices(tolerant bool) (api services, done func(), err error)
 			return a.remoteServices(cfg), func() {}, nil
 		}
 	}
+	if tolerant {
+		return a.stopServices(cfg)
+	}
 	return a.localServices(cfg)
 }
 
 // remoteServices are this state root's service's verbs, over REST.
 func (a *App) remoteServices(cfg *config.Config) services {
 	c := a.client(cfg)
-	return services{Standing: c.Standing, WorkItems: c.WorkItems, Events: c}
+	return services{Standing: c.Standing, WorkItems: c.WorkItems, Events: c, cfg: cfg, remote: true}
 }
 
 // localServices are the verbs run in this process under cfg, with the
@@ -67,6 +106,23 @@ func (a *App) localServices(cfg *config.Config) (api services, done func(), err 
 	if err != nil {
 		return services{}, nil, err
 	}
+	return a.inProcess(cfg, db, nil), func() { db.Close() }, nil
+}
+
+// stopServices are localServices for a stop: a store a newer the-loop
+// wrote, which every other verb refuses, is opened read-only (openForStop),
+// so the stop still ends what it can decode and records nothing; newer is
+// then that refusal (issue 16 #13).
+func (a *App) stopServices(cfg *config.Config) (api services, done func(), err error) {
+	db, newer, err := a.openForStop(cfg)
+	if err != nil {
+		return services{}, nil, err
+	}
+	return a.inProcess(cfg, db, newer), func() { db.Close() }, nil
+}
+
+// inProcess are the verbs of this process over db under cfg.
+func (a *App) inProcess(cfg *config.Config, db *store.DB, newer error) services {
 	svc := a.Lifecycle(fixed(cfg), db, "cli", false)
-	return services{Standing: svc.Standing(fixed(cfg)), WorkItems: svc.WorkItems(fixed(cfg)), Events: svc}, func() { db.Close() }, nil
+	return services{Standing: svc.Standing(fixed(cfg)), WorkItems: svc.WorkItems(fixed(cfg)), Events: svc, cfg: cfg, newer: newer}
 }

@@ -24,6 +24,10 @@ type StandingCmd struct {
 	Say     StandingSayCmd     `cmd:"" help:"Paste a message into a running standing session."`
 	Create  StandingCreateCmd  `cmd:"" help:"Create a standing session at runtime."`
 	Delete  StandingDeleteCmd  `cmd:"" help:"Stop a created standing session and forget it."`
+
+	Transcript StandingTranscriptCmd `cmd:"" help:"Show what a standing session's agent was told and answered (its conversation's last entries)."`
+	Peek       StandingPeekCmd       `cmd:"" help:"Show the last lines of a standing session's agent pane (dialogs included)."`
+	Attach     StandingAttachCmd     `cmd:"" help:"Attach this terminal to a standing session's agent in tmux (read-only unless --write)."`
 }
 
 // StandingListCmd is `the-loop standing list`.
