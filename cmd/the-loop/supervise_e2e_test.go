@@ -276,7 +276,9 @@ standingSessions:
 }
 
 // spawnLog puts a tmux in front of the real one that logs when each
-// new-session begins ("b <ns>") and ends ("e <ns>").
+// new-session begins ("b <ns>") and ends ("e <ns>"), and each respawn-pane
+// ("rb", "re"): a fresh spawn runs both, one into a dead pane only the
+// respawn-pane.
 func (e *env) spawnLog() string {
 	e.t.Helper()
 	real, err := exec.LookPath("tmux")
@@ -292,6 +294,11 @@ case " $* " in
 	%[1]q "$@"; rc=$?
 	echo "e $(date +%%s%%N)" >> %[2]q
 	exit $rc;;
+*" respawn-pane "*)
+	echo "rb $(date +%%s%%N)" >> %[2]q
+	%[1]q "$@"; rc=$?
+	echo "re $(date +%%s%%N)" >> %[2]q
+	exit $rc;;
 esac
 exec %[1]q "$@"
 `, real, logf)
@@ -302,8 +309,8 @@ exec %[1]q "$@"
 	return logf
 }
 
-// mostAtOnce is how many new-sessions of the log ran at once at most, of
-// those that began at or after since (unix ns).
+// mostAtOnce is how many spawns' tmux calls of the log ran at once at most,
+// and how many spawns (respawn-panes) began at or after since (unix ns).
 func mostAtOnce(t *testing.T, logf string, since int64) (most, spawns int) {
 	t.Helper()
 	data, err := os.ReadFile(logf)
@@ -322,9 +329,10 @@ func mostAtOnce(t *testing.T, logf string, since int64) (most, spawns int) {
 			continue
 		}
 		d := 1
-		if kind == "e" {
+		if kind == "e" || kind == "re" {
 			d = -1
-		} else {
+		}
+		if kind == "rb" { // every spawn, fresh or into a dead pane, runs one respawn-pane
 			spawns++
 		}
 		marks = append(marks, mark{at, d})
