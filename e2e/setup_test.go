@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -227,17 +228,26 @@ func (w *world) panePID() int {
 	return pid
 }
 
-// argv is the command line of the process in the agent's pane.
+// argv is the command line of the agent in its pane: the pane first runs
+// the-loop's launcher (`the-loop internal-exec FILE`), which execs the
+// harness, so it waits until that exec has happened.
 func (w *world) argv() []string {
-	pid := w.panePID()
-	if pid == 0 {
-		return nil
-	}
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-	if err != nil {
-		return nil
-	}
-	return strings.Split(strings.TrimRight(string(data), "\x00"), "\x00")
+	w.t.Helper()
+	var argv []string
+	eventually(w.t, "the pane runs the harness, not the launcher", func() bool {
+		argv = nil
+		pid := w.panePID()
+		if pid == 0 {
+			return false
+		}
+		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		if err != nil {
+			return false
+		}
+		argv = strings.Split(strings.TrimRight(string(data), "\x00"), "\x00")
+		return !slices.Contains(argv, "internal-exec")
+	})
+	return argv
 }
 
 // turn waits until the fake API has received a message request whose last
