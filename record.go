@@ -62,6 +62,14 @@ type StandingRecord struct {
 	Broken string `json:"-"`
 	// Hearing is what its hooks told of the agent (issue 17).
 	Hearing
+
+	// Restart is a created session's restart policy ("" inherits
+	// standingSessions.restart.policy); a declared one's is its entry's.
+	Restart string `json:"restart,omitempty"`
+	// Restarts counts the supervisor's restarts of this session.
+	Restarts int `json:"restarts,omitempty"`
+	// LastExit is how the agent last ended (nil: never seen dead).
+	LastExit *ExitInfo `json:"lastExit,omitempty"`
 }
 
 // Claim is an in-flight transition held by one process.
@@ -94,6 +102,9 @@ type StandingDefinition struct {
 	SlackEnabled bool
 	SlackChannel string
 	Declared     bool // true when it comes from standingSessions.sessions
+	// Restart is the entry's restart policy ("" inherits
+	// standingSessions.restart.policy).
+	Restart string
 }
 
 // Definition turns a record into the definition it carries (promptFile is
@@ -109,6 +120,7 @@ func (r *StandingRecord) Definition() StandingDefinition {
 		AutoStart:    r.AutoStart,
 		SlackEnabled: r.SlackEnabled,
 		SlackChannel: r.SlackChannel,
+		Restart:      r.Restart,
 	}
 }
 

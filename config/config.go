@@ -43,6 +43,9 @@ type Config struct {
 	// spawn also gets an MCP config pointing at the service's /mcp with the
 	// agent's own credential.
 	StandingMCP bool
+	// Supervision is standingSessions.restart, resumePrompt and
+	// startConcurrency (config/supervision.go).
+	Supervision Supervision
 
 	// Standing is the parsed standingSessions block. It is nil when the block
 	// is refused (StandingErr says why) — except after LoadTolerant, which
@@ -268,6 +271,7 @@ func Default() *Config {
 		},
 		GitHubBinary: "gh",
 		Standing:     &StandingConfig{},
+		Supervision:  DefaultSupervision(),
 	}
 }
 
@@ -420,6 +424,7 @@ func (c *Config) apply(doc map[string]any) {
 		c.Service.Auth = a
 	}
 	c.StandingMCP = boolean(mapping(doc["standingSessions"]), "mcp", c.StandingMCP)
+	c.Supervision = readSupervision(mapping(doc["standingSessions"]), c.Supervision)
 	if hosts, ok := stringList(s["allowedHosts"]); ok {
 		c.Service.AllowedHosts = hosts
 	}

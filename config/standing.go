@@ -173,6 +173,7 @@ func parseStanding(doc map[string]any, r Routing) (*StandingConfig, []problem) {
 			SlackEnabled: truthy(slack["enabled"]),
 			SlackChannel: str(slack, "channel", ""),
 			Declared:     true,
+			Restart:      str(entry, "restart", ""),
 		}
 		if v, ok := entry["autoStart"]; ok {
 			def.AutoStart = truthy(v)

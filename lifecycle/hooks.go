@@ -189,7 +189,8 @@ func (s *Service) applyHook(ctx context.Context, d loop.HookDelivery, seq string
 	if p.Event == "Stop" && seq == "" {
 		s.awaitAnswer(ctx, d.Session, p.SessionID) // outside the transaction: it may wait
 	}
-	return s.DB.Update(func(tx *store.Tx) error {
+	ended := false // an agent's SessionEnd applied: the supervisor looks now
+	err := s.DB.Update(func(tx *store.Tx) error {
 		h, why, err := s.hookedIn(tx, d.Session)
 		if err != nil {
 			return err
@@ -217,8 +218,13 @@ func (s *Service) applyHook(ctx context.Context, d loop.HookDelivery, seq string
 				return err
 			}
 		}
+		ended = why == "" && p.Event == "SessionEnd" && p.Reason != "clear"
 		return nil
 	})
+	if err == nil && ended {
+		s.SessionEnded()
+	}
+	return err
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -465,3 +465,33 @@ func TestHooks_AStopWaitsForItsAnswerToReachTheTranscript(t *testing.T) {
 		t.Fatalf("the Stop took %v", took)
 	}
 }
+
+// TestHooks_AnAgentsSessionEndPokesTheSupervisor: a SessionEnd that ends
+// the agent makes the supervisor look at once (SessionEnded); a clear's
+// SessionEnd, where the same process goes on, does not.
+func TestHooks_AnAgentsSessionEndPokesTheSupervisor(t *testing.T) {
+	w := newHookWorld(t)
+	sv := &Supervisor{}
+	sv.init()
+	w.s.Supervisor = sv
+	poked := func() bool {
+		select {
+		case <-sv.pokes:
+			return true
+		default:
+			return false
+		}
+	}
+	w.hook(map[string]any{"hook_event_name": "SessionEnd", "reason": "clear"})
+	if poked() {
+		t.Fatal("a clear's SessionEnd poked the supervisor")
+	}
+	w.hook(map[string]any{"hook_event_name": "SessionEnd", "reason": "prompt_input_exit", "session_id": "a-child-claude-p"})
+	if poked() {
+		t.Fatal("another conversation's SessionEnd poked the supervisor")
+	}
+	w.hook(map[string]any{"hook_event_name": "SessionEnd", "reason": "prompt_input_exit"})
+	if !poked() {
+		t.Fatal("the agent's SessionEnd did not poke the supervisor")
+	}
+}

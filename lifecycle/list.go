@@ -90,6 +90,8 @@ func rowFor(name string, def *loop.StandingDefinition, rec *loop.StandingRecord,
 		row.SlackThread = rec.SlackThread
 		row.StartedAt = rec.StartedAt
 		row.LastMessageAt = rec.LastMessageAt
+		row.Restarts = rec.Restarts
+		row.LastExit = rec.LastExit
 		row.Activity, row.ActivityAt, row.LastAnswerAt, row.Tokens = rec.RowFields(running)
 		if rec.Status == loop.StatusBroken { // undecodable: say why, claim nothing runs
 			row.Running = false
@@ -111,7 +113,9 @@ func (s *Service) ListStanding(ctx context.Context, cfg *config.Config) ([]loop.
 	if err != nil {
 		return nil, err
 	}
-	return s.rows(ctx, block, recs), nil
+	rows := s.rows(ctx, block, recs)
+	s.markSupervised(cfg, block, recs, rows)
+	return rows, nil
 }
 
 func (s *Service) rows(ctx context.Context, block *config.StandingConfig, recs []*loop.StandingRecord) []loop.StandingRow {

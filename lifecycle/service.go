@@ -59,8 +59,13 @@ type Service struct {
 	// install it. Nil: never checked.
 	TmuxAvailable func() error
 
-	mu    sync.Mutex
-	names map[string]chan struct{} // per-name locks: a token in a buffer of one
+	// Supervisor is the service's supervisor (supervise.go) once it runs;
+	// nil in a CLI process. Rows say supervised only with one.
+	Supervisor *Supervisor
+
+	mu     sync.Mutex
+	names  map[string]chan struct{} // per-name locks: a token in a buffer of one
+	spawns *slots                   // standingSessions.startConcurrency (slots.go)
 	// spoolMu serialises this process's spool readers.
 	spoolMu sync.Mutex
 }
@@ -194,7 +199,7 @@ func (k standingKind) next(state, event string) (string, error) {
 // status they came from.
 func (k standingKind) enter(rec *loop.StandingRecord, dst string) {
 	switch dst {
-	case StateRunning, StateStopped:
+	case StateRunning, StateStopped, StateFailed:
 		rec.Status, rec.Claim = dst, nil
 	case StateFirstStart:
 		rec.Status = loop.StatusAbsent

@@ -221,7 +221,7 @@ func (s *Service) RestartStanding(ctx context.Context, cfg *config.Config, name 
 	if err != nil {
 		return loop.StandingControlResult{}, err
 	}
-	started, err := s.StartStanding(ctx, cfg, name, false)
+	started, err := s.startStanding(ctx, cfg, name, false, whyRestart)
 	if err != nil {
 		return loop.StandingControlResult{}, err
 	}

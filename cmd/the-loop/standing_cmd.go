@@ -162,6 +162,7 @@ type StandingCreateCmd struct {
 	SlackChan   string   `name:"slack-channel" help:"Slack channel id (default channels.slack.channel)."`
 	NoAutoStart bool     `name:"no-auto-start" help:"Do not start it with the-loop start."`
 	NoStart     bool     `name:"no-start" help:"Record it without starting it."`
+	Restart     string   `help:"Restart policy when its agent dies: on-failure, always or never (default standingSessions.restart.policy)."`
 }
 
 // Run creates.
@@ -172,6 +173,7 @@ func (c *StandingCreateCmd) Run(a *App, kctx *kong.Context) error {
 	req := loop.StandingCreateRequest{
 		Name: c.Name, Harness: c.Harness, Prompt: c.Prompt, Description: c.Description,
 		SlackEnabled: c.Slack, SlackChannel: c.SlackChan, AutoStart: !c.NoAutoStart, Start: !c.NoStart,
+		Restart: c.Restart,
 	}
 	if c.PromptFile != "" {
 		data, err := os.ReadFile(config.ExpandHome(c.PromptFile))
