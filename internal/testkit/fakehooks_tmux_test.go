@@ -59,7 +59,8 @@ func TestFakeAgent_InTmuxQueuesAndShowsAPermissionDialog(t *testing.T) {
 	if ready() {
 		t.Fatalf("Claude's readiness check takes the permission dialog for the prompt:\n%s", screen())
 	}
-	if n := rec.Of("Notification"); len(n) != 1 || n[0]["notification_type"] != "permission_prompt" {
+	// The dialog is drawn before its Notification hook runs: wait for it.
+	if n := rec.WaitCount(t, "Notification", 1, 5*time.Second); len(n) != 1 || n[0]["notification_type"] != "permission_prompt" {
 		t.Fatalf("Notifications %v", n)
 	}
 	if _, err := testkit.TmuxRun(socket, "send-keys", "-t", target, "Enter"); err != nil {
