@@ -17,13 +17,13 @@ build:
 # Run every test: the unit and integration tests, then the end-to-end part against the real Claude Code.
 test: unit e2e
 
-# Every test but the end-to-end part (race detector on; real tmux on private servers; a hang fails after 5 minutes).
+# Every test but the end-to-end part (race detector on; real tmux on private servers; a hang fails after 8 minutes).
 unit:
-    go test -race -count=1 -timeout 5m $(go list ./... | grep -v '/e2e$')
+    go test -race -count=1 -timeout 8m $(go list ./... | grep -v '/e2e$')
 
 # The end-to-end part: the real Claude Code (installed into the cache when missing) driven offline through the-loop against a fake Messages API; fails, not skips, when it cannot be had.
 e2e: claude-code
-    THE_LOOP_E2E=1 go test -race -count=1 -timeout 5m ./e2e/...
+    THE_LOOP_E2E=1 go test -race -count=1 -timeout 8m ./e2e/...
 
 # Install Claude Code 2.1.332 from npm into ${XDG_CACHE_HOME:-~/.cache}/the-loop/claude-code (outside the checkout) unless it is there.
 claude-code:
