@@ -38,7 +38,16 @@ type StandingSayRequest struct {
 	// Actor is who speaks, recorded for audit and never trusted ("" is the
 	// local OS user in-process).
 	Actor string `json:"actor"`
+	// Wait waits for the turn's answer (Reply); the session's harness must
+	// have hooks.
+	Wait bool `json:"wait,omitempty"`
+	// TimeoutSeconds bounds the wait (0: DefaultSayWait).
+	TimeoutSeconds float64 `json:"timeoutSeconds,omitempty"`
 }
+
+// DefaultSayWait is how long a waiting say waits for its answer when no
+// timeout is given.
+const DefaultSayWait = 5 * time.Minute
 
 // StandingDeleteRequest names a created standing session to stop and
 // forget (REST's POST /api/v1/standing-sessions/delete body).

@@ -106,6 +106,8 @@ type Tmux struct {
 	SocketName    string
 	SubmitDelayMs int     // default 50
 	ReadySeconds  float64 // default 30
+	// SubmitSeconds bounds a say's wait for its UserPromptSubmit (default 10).
+	SubmitSeconds float64
 	// KeepSessionOnClose keeps a closed work item's tmux session, so its
 	// transcript stays attachable (default true).
 	KeepSessionOnClose bool
@@ -119,6 +121,9 @@ func (t Tmux) ResumeProbe() time.Duration { return seconds(t.ResumeProbeSeconds)
 
 // HarnessKillGrace is the SIGTERM→SIGKILL grace on stop.
 func (t Tmux) HarnessKillGrace() time.Duration { return seconds(t.HarnessKillGraceSeconds) }
+
+// SubmitWait is how long a say waits for its UserPromptSubmit.
+func (t Tmux) SubmitWait() time.Duration { return seconds(t.SubmitSeconds) }
 
 // SubmitDelay is the pause between the paste and the submitting carriage return.
 func (t Tmux) SubmitDelay() time.Duration { return time.Duration(t.SubmitDelayMs) * time.Millisecond }
@@ -217,6 +222,7 @@ func Default() *Config {
 				HarnessKillGraceSeconds: 5,
 				SubmitDelayMs:           50,
 				ReadySeconds:            30,
+				SubmitSeconds:           10,
 				KeepSessionOnClose:      true,
 				KillHarnessOnClose:      true,
 			},
@@ -375,6 +381,9 @@ func (c *Config) apply(doc map[string]any) {
 	tm.SocketName = str(t, "socketName", tm.SocketName)
 	tm.SubmitDelayMs = max(0, int(number(t, "submitDelayMs", float64(tm.SubmitDelayMs))))
 	tm.ReadySeconds = max(0, number(t, "readySeconds", tm.ReadySeconds))
+	if v := number(t, "submitSeconds", tm.SubmitSeconds); v > 0 {
+		tm.SubmitSeconds = v
+	}
 	tm.KeepSessionOnClose = boolean(t, "keepSessionOnClose", tm.KeepSessionOnClose)
 	tm.KillHarnessOnClose = boolean(t, "killHarnessOnClose", tm.KillHarnessOnClose)
 	ht := mapping(r["harnessTrust"])

@@ -53,6 +53,7 @@ type HookPayload struct {
 	Source           string `json:"source"`
 	Reason           string `json:"reason"`
 	PromptID         string `json:"prompt_id"`
+	Prompt           string `json:"prompt"`
 	LastMessage      string `json:"last_assistant_message"`
 	Message          string `json:"message"`
 	NotificationType string `json:"notification_type"`
@@ -71,7 +72,7 @@ func ParseHookPayload(data []byte) (p HookPayload, ok bool) {
 		return HookPayload{}, false
 	}
 	fields := map[string]*string{"session_id": &p.SessionID, "hook_event_name": &p.Event, "source": &p.Source,
-		"reason": &p.Reason, "prompt_id": &p.PromptID, "message": &p.Message, "notification_type": &p.NotificationType}
+		"reason": &p.Reason, "prompt_id": &p.PromptID, "prompt": &p.Prompt, "message": &p.Message, "notification_type": &p.NotificationType}
 	for dec.More() {
 		t, err := dec.Token()
 		if err != nil {
@@ -254,6 +255,10 @@ func (s *Service) hear(h *hooked, p HookPayload, d loop.HookDelivery, panes []in
 		queued := h.hear.TurnPromptID == p.PromptID && p.PromptID != "" &&
 			(h.hear.Activity == loop.ActivityWorking || h.hear.Activity == loop.ActivityWaiting)
 		s.setActivity(h.hear, loop.ActivityWorking)
+		h.hear.Prompts = append(slices.Clone(h.hear.Prompts), loop.HeardPrompt{PromptID: p.PromptID, Sum: loop.PromptSum(p.Prompt), Queued: queued, Truncated: d.Truncated, At: s.stamp()})
+		if n := len(h.hear.Prompts); n > loop.KeptAnswers {
+			h.hear.Prompts = h.hear.Prompts[n-loop.KeptAnswers:]
+		}
 		if queued { // a message queued during the running turn: a turn of its own follows
 			h.hear.Queued++
 			return nil, ""
@@ -479,3 +484,41 @@ func (k standingKind) sessionRef() string { return loop.StandingRef(k.name) }
 func (k workItemKind) hearing(rec *loop.WorkItemRecord) *loop.Hearing { return &rec.Hearing }
 
 func (k workItemKind) sessionRef() string { return k.ref.String() }
+
+// MaxHookRead is how much of a hook's stdin the hook command reads before
+// ShrinkHookPayload makes it fit MaxHookPayload.
+const MaxHookRead = 64 << 20
+
+// shrunkField is how much of a long string field a shrunk payload keeps.
+const shrunkField = 64 << 10
+
+// ShrinkHookPayload makes a payload over MaxHookPayload fit it: a payload
+// that decodes keeps every field, its long strings (a huge prompt or
+// answer) cut to their first 64 KiB, so its session_id and event survive;
+// else it is cut at MaxHookPayload. truncated reports either.
+func ShrinkHookPayload(data []byte) (out []byte, truncated bool) {
+	if len(data) <= MaxHookPayload {
+		return data, false
+	}
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(data, &fields) == nil {
+		for k, v := range fields {
+			if len(v) <= shrunkField {
+				continue
+			}
+			var s string
+			if json.Unmarshal(v, &s) != nil {
+				continue
+			}
+			cut := min(len(s), shrunkField)
+			for cut > 0 && cut < len(s) && !utf8.RuneStart(s[cut]) {
+				cut--
+			}
+			fields[k], _ = json.Marshal(s[:cut])
+		}
+		if b, err := json.Marshal(fields); err == nil && len(b) <= MaxHookPayload {
+			return b, true
+		}
+	}
+	return data[:MaxHookPayload], true
+}

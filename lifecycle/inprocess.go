@@ -56,7 +56,7 @@ func (v StandingVerbs) Control(ctx context.Context, req loop.StandingControlRequ
 
 // Say is Service.SayStanding.
 func (v StandingVerbs) Say(ctx context.Context, req loop.StandingSayRequest) (loop.SayResult, error) {
-	return v.S.SayStanding(ctx, v.Config(), req.Name, req.Text, req.Actor)
+	return v.S.Say(ctx, v.Config(), req)
 }
 
 // Status is Service.StandingStatus.

@@ -1,14 +1,20 @@
 package lifecycle
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
+	"os"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
 
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/config"
+	"github.com/the-loop-dev/the-loop/harness"
 )
 
 // signed is how a frame names its sender: " (actor)", or nothing.
@@ -25,15 +31,28 @@ func FrameSay(name, actor, text string) string {
 	return fmt.Sprintf("Message from your operator%s to standing session `%s`:\n\n%s", signed(actor), name, text)
 }
 
-// SayStanding pastes text into a running standing session and submits it. It never
-// spawns or resumes one. It waits for the agent to be ready for input
-// (decisions D14) and never reports delivered what the agent could not read.
+// SayStanding pastes text into a running standing session and submits it
+// (Say without waiting for the answer).
 func (s *Service) SayStanding(ctx context.Context, cfg *config.Config, name, text, actor string) (loop.SayResult, error) {
+	return s.Say(ctx, cfg, loop.StandingSayRequest{Name: name, Text: text, Actor: actor})
+}
+
+// Say pastes a message into a running standing session and submits it,
+// reporting its outcome (issue 18); with req.Wait it waits for the turn's
+// answer. It never spawns or resumes one. It waits for the agent to be
+// ready for input (decisions D14), never pastes into a dialog, and never
+// reports delivered what the agent could not read.
+func (s *Service) Say(ctx context.Context, cfg *config.Config, req loop.StandingSayRequest) (loop.SayResult, error) {
+	name, text := req.Name, req.Text
 	if err := loop.CheckName(name); err != nil {
 		return loop.SayResult{}, err
 	}
 	if Blank(text) {
 		return loop.SayResult{}, loop.Invalid("the message is empty (nothing but whitespace and control characters); nothing to deliver")
+	}
+	wait, err := sayWait(req)
+	if err != nil {
+		return loop.SayResult{}, err
 	}
 	rec, err := s.read(name)
 	if err != nil {
@@ -53,29 +72,191 @@ func (s *Service) SayStanding(ctx context.Context, cfg *config.Config, name, tex
 		return loop.SayResult{}, loop.NotFound("standing session '%[1]s' has no live agent of the-loop's to paste into — %[2]s; run `the-loop standing start %[1]s` first", name,
 			notOurs(target, rec.TmuxSocket, "it is not the agent the-loop started for this record"))
 	}
-	fail := func(msg string) loop.SayResult {
-		return loop.SayResult{Name: name, Delivered: false, ExitCode: 1, Messages: []loop.Message{{Stream: "err", Text: msg}}}
+	hooks := rec.Activity != ""
+	if req.Wait && !hooks {
+		return loop.SayResult{}, loop.Invalid("standing session '%s' was spawned without hooks, so its answer cannot be heard; say without --wait (wait), or restart it with the claude harness", name)
+	}
+	fail := func(outcome, msg string) loop.SayResult {
+		return loop.SayResult{Name: name, Delivered: false, Outcome: outcome, ExitCode: 1, Messages: []loop.Message{{Stream: "err", Text: msg}}}
+	}
+	notReady := func(why string) loop.SayResult {
+		return fail(loop.SayNotReady, fmt.Sprintf("error: %s; nothing was delivered — answer it yourself with `the-loop standing attach %[2]s --write`, or look with `the-loop standing peek %[2]s`", why, name))
+	}
+	if rec.Activity == loop.ActivityWaiting {
+		return notReady(fmt.Sprintf("the agent in %s is waiting for a permission or dialog answer (a message never answers one)", target)), nil
 	}
 	adapter, err := s.Harness(rec.Harness, name)
 	if err != nil {
-		return fail("error: could not deliver the message: " + loop.ErrorMessage(err)), nil
+		return fail("", "error: could not deliver the message: "+loop.ErrorMessage(err)), nil
 	}
 	ready := time.Duration(cfg.Routing.Tmux.ReadySeconds * float64(time.Second))
 	if err := waitReady(ctx, runner, adapter, target, ready); err != nil {
-		return fail("error: " + err.Error()), nil
+		if ctx.Err() != nil {
+			return loop.SayResult{}, err
+		}
+		return notReady(strings.TrimSuffix(strings.TrimSuffix(err.Error(), " — try again shortly"), "; nothing was delivered")), nil
 	}
-	if err := runner.DeliverTo(ctx, target, strings.NewReader(FrameSay(name, actor, text))); err != nil {
-		return fail("error: could not deliver the message: " + loop.ErrorMessage(err)), nil
+	// What was heard just before the paste: the say's prompt is a new one.
+	before, err := s.read(name)
+	if err != nil {
+		return loop.SayResult{}, err
 	}
-	actor = actorOrUser(actor)
-	ev := s.event("standing.said", loop.LevelInfo, loop.F("standing", name), loop.F("tmux_target", target), loop.F("actor", actor))
+	if before == nil {
+		return loop.SayResult{}, loop.NotFound("standing session '%s' was deleted while the message waited for it; nothing was delivered", name)
+	}
+	if hooks && before.Activity == loop.ActivityWaiting {
+		return notReady(fmt.Sprintf("the agent in %s is waiting for a permission or dialog answer (a message never answers one)", target)), nil
+	}
+	framed := FrameSay(name, req.Actor, text)
+	transcript, mark := s.transcriptMark(before)
+	if err := runner.DeliverTo(ctx, target, strings.NewReader(framed)); err != nil {
+		return fail("", "error: could not deliver the message: "+loop.ErrorMessage(err)), nil
+	}
+	res := loop.SayResult{Name: name, Delivered: true, Outcome: loop.SayDelivered, ExitCode: 0}
+	var promptID string
+	if hooks {
+		v := s.verify(ctx, cfg.StateDir(), name, target, runner, before.Hearing, framed, cfg.Routing.Tmux.SubmitWait())
+		if v.err != nil {
+			return loop.SayResult{}, v.err
+		}
+		if v.outcome == loop.SayNotSubmitted {
+			_ = s.Emit(s.event("standing.say_failed", loop.LevelWarning, loop.F("standing", name), loop.F("tmux_target", target),
+				loop.F("actor", actorOrUser(req.Actor)), loop.F("why", "no UserPromptSubmit held the text after one more submit key")))
+			return fail(loop.SayNotSubmitted, fmt.Sprintf("error: the message was pasted into %s but the agent never took it, even after one more submit key: the text is left in its input box — look with `the-loop standing peek %s`", target, name)), nil
+		}
+		res.Outcome, promptID = v.outcome, v.promptID
+	}
+	actor := actorOrUser(req.Actor)
+	ev := s.event("standing.said", loop.LevelInfo, loop.F("standing", name), loop.F("tmux_target", target), loop.F("actor", actor), loop.F("outcome", res.Outcome))
 	err = delivered(ctx, s, standingKind{name: name}, EvSay, func(r *loop.StandingRecord) { r.LastMessageAt = s.stamp() }, ev)
-	res := loop.SayResult{Name: name, Delivered: true, ExitCode: 0,
-		Messages: []loop.Message{{Stream: "out", Text: fmt.Sprintf("delivered into %s (standing.said)", target)}}}
+	res.Messages = []loop.Message{{Stream: "out", Text: deliveryLine(res.Outcome, target)}}
 	if err != nil {
 		res.Messages = append(res.Messages, loop.Message{Stream: "err", Text: "warning: delivered, but the event could not be recorded: " + err.Error()})
 	}
+	if !req.Wait {
+		return res, nil
+	}
+	res.Messages[0].Stream = "err" // the answer goes to stdout
+	answer, err := s.awaitAnswer(ctx, cfg.StateDir(), name, promptID, transcript, mark, framed, wait)
+	switch {
+	case err == nil:
+		res.Reply = answer
+	case ctx.Err() != nil:
+		res.ExitCode = 1
+		res.Messages = append(res.Messages, loop.Message{Stream: "err", Text: "stopped waiting: the message stays delivered to " + target + "; its answer will be in `the-loop standing transcript " + name + "`"})
+	default:
+		res.ExitCode = 1
+		res.Messages = append(res.Messages, loop.Message{Stream: "err", Text: "error: " + err.Error()})
+	}
 	return res, nil
+}
+
+// sayWait is how long a waiting say waits for its answer.
+func sayWait(req loop.StandingSayRequest) (time.Duration, error) {
+	if !req.Wait {
+		return 0, nil
+	}
+	if req.TimeoutSeconds < 0 {
+		return 0, loop.Invalid("timeoutSeconds %v is not a positive duration; give one above 0 (default %s)", req.TimeoutSeconds, loop.DefaultSayWait)
+	}
+	if req.TimeoutSeconds == 0 {
+		return loop.DefaultSayWait, nil
+	}
+	return time.Duration(req.TimeoutSeconds * float64(time.Second)), nil
+}
+
+// deliveryLine is the line a delivered say prints.
+func deliveryLine(outcome, target string) string {
+	switch outcome {
+	case loop.SayQueued:
+		return fmt.Sprintf("queued in %s: the agent is busy and takes it after its running turn (standing.said)", target)
+	case loop.SaySubmitted:
+		return fmt.Sprintf("submitted to %s: the agent took it (standing.said)", target)
+	}
+	return fmt.Sprintf("delivered into %s (standing.said)", target)
+}
+
+// verified is what a say's verification found.
+type verified struct {
+	outcome  string
+	promptID string // the UserPromptSubmit's, for a submitted say
+	err      error
+}
+
+// submitter presses the submit key once more (runner.Tmux.SubmitTo).
+type submitter interface {
+	SubmitTo(ctx context.Context, target string) error
+}
+
+// sayPoll is how often a say looks at what its agent's hooks reported.
+const sayPoll = 5 * time.Millisecond
+
+// verify decides a pasted say's outcome from the hooks: queued at once when
+// the agent was working before the paste and still is; else the prompt
+// holding the text among those heard after before, within submit (one
+// more submit key halfway); else not-submitted. Each look is one short
+// read: the wait holds no lock and no transaction.
+func (s *Service) verify(ctx context.Context, stateRoot, name, target string, runner loop.Runner, before loop.Hearing, framed string, submit time.Duration) verified {
+	sum := loop.PromptSum(framed)
+	look := func() (loop.HeardPrompt, *loop.StandingRecord, bool, error) {
+		if err := s.ApplySpool(ctx, stateRoot); err != nil {
+			return loop.HeardPrompt{}, nil, false, err
+		}
+		rec, err := s.read(name)
+		if err != nil || rec == nil {
+			return loop.HeardPrompt{}, rec, false, err
+		}
+		for _, p := range rec.Prompts {
+			if !slices.Contains(before.Prompts, p) && (p.Sum == sum || p.Truncated) {
+				return p, rec, true, nil
+			}
+		}
+		return loop.HeardPrompt{}, rec, false, nil
+	}
+	p, rec, found, err := look()
+	if err != nil {
+		return verified{err: err}
+	}
+	if found {
+		return heardAs(p)
+	}
+	if before.Activity == loop.ActivityWorking && rec != nil && rec.Activity == loop.ActivityWorking && rec.TurnPromptID == before.TurnPromptID {
+		return verified{outcome: loop.SayQueued}
+	}
+	start := time.Now()
+	retried := false
+	for {
+		select {
+		case <-ctx.Done():
+			return verified{err: ctx.Err()}
+		case <-time.After(sayPoll):
+		}
+		p, _, found, err := look()
+		if err != nil {
+			return verified{err: err}
+		}
+		if found {
+			return heardAs(p)
+		}
+		elapsed := time.Since(start)
+		if !retried && elapsed >= submit/2 {
+			retried = true
+			if sub, ok := runner.(submitter); ok {
+				_ = sub.SubmitTo(ctx, target)
+			}
+		}
+		if elapsed >= submit {
+			return verified{outcome: loop.SayNotSubmitted}
+		}
+	}
+}
+
+// heardAs is the outcome a heard prompt gives.
+func heardAs(p loop.HeardPrompt) verified {
+	if p.Queued {
+		return verified{outcome: loop.SayQueued}
+	}
+	return verified{outcome: loop.SaySubmitted, promptID: p.PromptID}
 }
 
 // Blank reports whether text has nothing an agent could read: only
@@ -108,4 +289,119 @@ func waitReady(ctx context.Context, runner loop.Runner, adapter loop.Harness, ta
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
+}
+
+// transcriptMark is the transcript of rec's conversation and its size now:
+// the user entry of a say pasted after this lies past mark.
+func (s *Service) transcriptMark(rec *loop.StandingRecord) (path string, mark int64) {
+	if rec == nil || rec.Cwd == "" || rec.HarnessSessionID == "" {
+		return "", 0
+	}
+	dir, err := harness.ClaudeConfigDir(s.Getenv, "")
+	if err != nil {
+		return "", 0
+	}
+	path = harness.ClaudeTranscriptPath(dir, rec.Cwd, rec.HarnessSessionID)
+	if fi, err := os.Stat(path); err == nil {
+		mark = fi.Size()
+	}
+	return path, mark
+}
+
+// awaitAnswer waits up to wait for the answer to a delivered say: the Stop
+// whose prompt id is promptID, or for a queued say ("") the promptId of the
+// transcript's first user entry past mark holding framed. Each look is one
+// short read: the wait holds no lock and no transaction.
+func (s *Service) awaitAnswer(ctx context.Context, stateRoot, name, promptID, transcript string, mark int64, framed string, wait time.Duration) (string, error) {
+	sum := loop.PromptSum(framed)
+	deadline := time.Now().Add(wait)
+	for {
+		if err := s.ApplySpool(ctx, stateRoot); err != nil {
+			return "", err
+		}
+		rec, err := s.read(name)
+		if err != nil {
+			return "", err
+		}
+		if rec == nil || rec.Status != loop.StatusRunning || rec.Activity == loop.ActivityExited {
+			return "", fmt.Errorf("standing session '%s' ended before it answered; the message was delivered", name)
+		}
+		if promptID == "" && transcript != "" {
+			var next int64
+			promptID, next = userEntryAfter(transcript, mark, sum)
+			mark = next
+		}
+		if promptID != "" {
+			for _, a := range rec.Answers {
+				if a.PromptID == promptID {
+					return a.Text, nil
+				}
+			}
+		}
+		if time.Now().After(deadline) {
+			return "", fmt.Errorf("no answer came within %s; the message was delivered — its answer will be in `the-loop standing transcript %s`", wait, name)
+		}
+		select {
+		case <-ctx.Done():
+			return "", ctx.Err()
+		case <-time.After(sayPoll):
+		}
+	}
+}
+
+// userEntryAfter reads the transcript's whole lines past mark for a user
+// entry whose text has sum: its promptId, and where the next look starts.
+func userEntryAfter(path string, mark int64, sum string) (promptID string, next int64) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", mark
+	}
+	defer f.Close()
+	if _, err := f.Seek(mark, io.SeekStart); err != nil {
+		return "", mark
+	}
+	data, err := io.ReadAll(io.LimitReader(f, 64<<20))
+	if err != nil {
+		return "", mark
+	}
+	end := bytes.LastIndexByte(data, '\n')
+	if end < 0 {
+		return "", mark
+	}
+	for _, line := range bytes.Split(data[:end], []byte{'\n'}) {
+		var e struct {
+			Type     string `json:"type"`
+			PromptID string `json:"promptId"`
+			Message  struct {
+				Content json.RawMessage `json:"content"`
+			} `json:"message"`
+		}
+		if json.Unmarshal(line, &e) != nil || e.Type != "user" || e.PromptID == "" {
+			continue
+		}
+		if loop.PromptSum(contentText(e.Message.Content)) == sum {
+			return e.PromptID, mark + int64(end) + 1
+		}
+	}
+	return "", mark + int64(end) + 1
+}
+
+// contentText is a transcript message's text: a string, or its text blocks.
+func contentText(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var blocks []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	_ = json.Unmarshal(raw, &blocks)
+	var parts []string
+	for _, b := range blocks {
+		if b.Type == "text" {
+			parts = append(parts, b.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
 }

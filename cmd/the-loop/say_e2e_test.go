@@ -32,7 +32,7 @@ func TestStandingSay_DeliversFramedTextOnce(t *testing.T) {
 	startReady(t, e)
 
 	r := e.must(0, "standing", "say", "supervisor", "--text", "status report, please", "--actor", "ops")
-	if strings.TrimSpace(r.stdout) != "delivered into loop-standing-supervisor (standing.said)" {
+	if strings.TrimSpace(r.stdout) != "submitted to loop-standing-supervisor: the agent took it (standing.said)" {
 		t.Fatalf("say: %s", r)
 	}
 	waitFor(t, "the message", func() bool { return len(e.agent.Messages()) == 1 })
