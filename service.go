@@ -43,6 +43,10 @@ type StandingSayRequest struct {
 	Wait bool `json:"wait,omitempty"`
 	// TimeoutSeconds bounds the wait (0: DefaultSayWait).
 	TimeoutSeconds float64 `json:"timeoutSeconds,omitempty"`
+	// Caller is the agent whose credential carries the say ("" for the
+	// operator's): the service sets it from the credential, never from a
+	// body, and the message is framed as that agent's.
+	Caller *AgentIdentity `json:"-"`
 }
 
 // DefaultSayWait is how long a waiting say waits for its answer when no

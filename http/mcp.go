@@ -137,7 +137,8 @@ func (s *Server) mcpSay(ctx context.Context, _ *mcp.CallToolRequest, in sayInput
 	if in.Wait {
 		sayCtx = ctx
 	}
-	res, err := s.opt.Standing.Say(sayCtx, loop.StandingSayRequest{Name: in.Name, Text: in.Text, Actor: in.Actor, Wait: in.Wait, TimeoutSeconds: in.TimeoutSeconds})
+	res, err := s.opt.Standing.Say(sayCtx, loop.StandingSayRequest{Name: in.Name, Text: in.Text, Actor: in.Actor, Wait: in.Wait, TimeoutSeconds: in.TimeoutSeconds,
+		Caller: agentCaller(ctx)})
 	if err != nil {
 		return nil, loop.SayResult{}, toolError(err)
 	}

@@ -136,7 +136,8 @@ func (s *Server) sayToStanding(c echo.Context) error {
 	if wait { // a client that goes away stops the wait; what was pasted stays delivered
 		ctx = c.Request().Context()
 	}
-	res, err := s.opt.Standing.Say(ctx, loop.StandingSayRequest{Name: name, Text: text, Actor: actor, Wait: wait, TimeoutSeconds: timeout})
+	res, err := s.opt.Standing.Say(ctx, loop.StandingSayRequest{Name: name, Text: text, Actor: actor, Wait: wait, TimeoutSeconds: timeout,
+		Caller: agentCaller(c.Request().Context())})
 	if err != nil {
 		return err
 	}
@@ -144,6 +145,15 @@ func (s *Server) sayToStanding(c echo.Context) error {
 		res.Messages = []loop.Message{}
 	}
 	return writeJSON(c, http.StatusOK, res)
+}
+
+// agentCaller is the agent whose credential carries the request (nil for
+// the operator's): a say is framed as its.
+func agentCaller(ctx context.Context) *loop.AgentIdentity {
+	if caller, ok := CallerFrom(ctx); ok && caller.Kind == CallerAgent {
+		return &caller.Agent
+	}
+	return nil
 }
 
 // normalise makes sessions an array, never null.

@@ -9,6 +9,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 
@@ -29,6 +30,54 @@ func signed(actor string) string {
 // a blank line, then the text (original §5.10).
 func FrameSay(name, actor, text string) string {
 	return fmt.Sprintf("Message from your operator%s to standing session `%s`:\n\n%s", signed(actor), name, text)
+}
+
+// frameFrom is the framing of req: as the agent whose credential carries
+// it, else as the operator's (FrameSay).
+func frameFrom(req loop.StandingSayRequest) string {
+	if c := req.Caller; c != nil {
+		from := "standing session `" + c.Standing + "`"
+		if c.Standing == "" {
+			from = "the session of work item `" + c.WorkItem + "`"
+		}
+		return fmt.Sprintf("Message from %s to standing session `%s`:\n\n%s", from, req.Name, req.Text)
+	}
+	return FrameSay(req.Name, req.Actor, req.Text)
+}
+
+// waitGraph is who waits on whom: the agents (by AgentIdentity.String)
+// with a waiting say in flight into a standing session (by name).
+type waitGraph struct {
+	mu sync.Mutex
+	on map[string]map[string]int // standing name → waiting callers
+}
+
+// enter records that caller waits on name, refusing a wait that could
+// never end: into its own session, or into one that waits on the caller.
+func (g *waitGraph) enter(caller loop.AgentIdentity, name string) (leave func(), err error) {
+	if caller.Standing == name {
+		return nil, loop.Invalid("standing session '%s' cannot wait for its own answer: it would wait on itself — say without wait", name)
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if caller.Standing != "" && g.on[caller.Standing]["standing:"+name] > 0 {
+		return nil, loop.Invalid("standing session '%s' is itself waiting for an answer from %s: waiting on it would never end — say without wait", name, caller)
+	}
+	if g.on == nil {
+		g.on = map[string]map[string]int{}
+	}
+	if g.on[name] == nil {
+		g.on[name] = map[string]int{}
+	}
+	key := caller.String()
+	g.on[name][key]++
+	return func() {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		if g.on[name][key]--; g.on[name][key] <= 0 {
+			delete(g.on[name], key)
+		}
+	}, nil
 }
 
 // SayStanding pastes text into a running standing session and submits it
@@ -76,6 +125,13 @@ func (s *Service) Say(ctx context.Context, cfg *config.Config, req loop.Standing
 	if req.Wait && !hooks {
 		return loop.SayResult{}, loop.Invalid("standing session '%s' was spawned without hooks, so its answer cannot be heard; say without --wait (wait), or restart it with the claude harness", name)
 	}
+	if req.Wait && req.Caller != nil {
+		leave, err := s.waits.enter(*req.Caller, name)
+		if err != nil {
+			return loop.SayResult{}, err
+		}
+		defer leave()
+	}
 	fail := func(outcome, msg string) loop.SayResult {
 		return loop.SayResult{Name: name, Delivered: false, Outcome: outcome, ExitCode: 1, Messages: []loop.Message{{Stream: "err", Text: msg}}}
 	}
@@ -107,7 +163,7 @@ func (s *Service) Say(ctx context.Context, cfg *config.Config, req loop.Standing
 	if hooks && before.Activity == loop.ActivityWaiting {
 		return notReady(fmt.Sprintf("the agent in %s is waiting for a permission or dialog answer (a message never answers one)", target)), nil
 	}
-	framed := FrameSay(name, req.Actor, text)
+	framed := frameFrom(req)
 	transcript, mark := s.transcriptMark(before)
 	if err := runner.DeliverTo(ctx, target, strings.NewReader(framed)); err != nil {
 		return fail("", "error: could not deliver the message: "+loop.ErrorMessage(err)), nil
@@ -127,6 +183,9 @@ func (s *Service) Say(ctx context.Context, cfg *config.Config, req loop.Standing
 		res.Outcome, promptID = v.outcome, v.promptID
 	}
 	actor := actorOrUser(req.Actor)
+	if req.Caller != nil {
+		actor = req.Caller.String()
+	}
 	ev := s.event("standing.said", loop.LevelInfo, loop.F("standing", name), loop.F("tmux_target", target), loop.F("actor", actor), loop.F("outcome", res.Outcome))
 	err = delivered(ctx, s, standingKind{name: name}, EvSay, func(r *loop.StandingRecord) { r.LastMessageAt = s.stamp() }, ev)
 	res.Messages = []loop.Message{{Stream: "out", Text: deliveryLine(res.Outcome, target)}}

@@ -58,6 +58,8 @@ type Service struct {
 	names map[string]*sync.Mutex
 	// spoolMu serialises this process's spool readers.
 	spoolMu sync.Mutex
+	// waits is the waiting says in flight from agents (no deadlock).
+	waits waitGraph
 }
 
 func (s *Service) now() time.Time {
