@@ -143,6 +143,7 @@ func (s *Service) applyHook(ctx context.Context, d loop.HookDelivery, seq string
 	if p.Event == "SessionStart" && p.Source == "clear" {
 		panes = s.panePIDsFor(ctx, d.Session) // outside the transaction: a tmux call
 	}
+	defer s.heard.broadcast() // a say waiting on this hook looks again
 	return s.DB.Update(func(tx *store.Tx) error {
 		h, why, err := s.hookedIn(tx, d.Session)
 		if err != nil {

@@ -247,8 +247,55 @@ type submitter interface {
 	SubmitTo(ctx context.Context, target string) error
 }
 
-// sayPoll is how often a say looks at what its agent's hooks reported.
-const sayPoll = 5 * time.Millisecond
+// notifier wakes every waiter at each broadcast: a waiter takes wait()'s
+// channel before it looks, so no broadcast after its look is missed.
+type notifier struct {
+	mu sync.Mutex
+	ch chan struct{}
+}
+
+func (n *notifier) wait() <-chan struct{} {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.ch == nil {
+		n.ch = make(chan struct{})
+	}
+	return n.ch
+}
+
+func (n *notifier) broadcast() {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.ch != nil {
+		close(n.ch)
+		n.ch = nil
+	}
+}
+
+// sayPoll is how often a say looks at what its agent's hooks reported
+// when they may reach the store from another process (the CLI's, with
+// the service down: the hook command writes the store itself); the
+// service, which applies every hook itself, is woken by each (heard) and
+// looks on its own only every servicePoll.
+const (
+	sayPoll     = 3 * time.Millisecond
+	servicePoll = 100 * time.Millisecond
+)
+
+// pause waits for the next look: a hook applied here, or the poll interval.
+func (s *Service) pause(ctx context.Context, woken <-chan struct{}) error {
+	every := sayPoll
+	if s.Source == "service" {
+		every = servicePoll
+	}
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-woken:
+	case <-time.After(every):
+	}
+	return nil
+}
 
 // verify decides a pasted say's outcome from the hooks: queued at once when
 // the agent was working before the paste and still is; else the prompt
@@ -272,6 +319,7 @@ func (s *Service) verify(ctx context.Context, stateRoot, name, target string, ru
 		}
 		return loop.HeardPrompt{}, rec, false, nil
 	}
+	woken := s.heard.wait()
 	p, rec, found, err := look()
 	if err != nil {
 		return verified{err: err}
@@ -285,11 +333,10 @@ func (s *Service) verify(ctx context.Context, stateRoot, name, target string, ru
 	start := time.Now()
 	retried := false
 	for {
-		select {
-		case <-ctx.Done():
-			return verified{err: ctx.Err()}
-		case <-time.After(sayPoll):
+		if err := s.pause(ctx, woken); err != nil {
+			return verified{err: err}
 		}
+		woken = s.heard.wait()
 		p, _, found, err := look()
 		if err != nil {
 			return verified{err: err}
@@ -375,6 +422,7 @@ func (s *Service) awaitAnswer(ctx context.Context, stateRoot, name, promptID, tr
 	sum := loop.PromptSum(framed)
 	deadline := time.Now().Add(wait)
 	for {
+		woken := s.heard.wait()
 		if err := s.ApplySpool(ctx, stateRoot); err != nil {
 			return "", err
 		}
@@ -400,10 +448,8 @@ func (s *Service) awaitAnswer(ctx context.Context, stateRoot, name, promptID, tr
 		if time.Now().After(deadline) {
 			return "", fmt.Errorf("no answer came within %s; the message was delivered — its answer will be in `the-loop standing transcript %s`", wait, name)
 		}
-		select {
-		case <-ctx.Done():
-			return "", ctx.Err()
-		case <-time.After(sayPoll):
+		if err := s.pause(ctx, woken); err != nil {
+			return "", err
 		}
 	}
 }

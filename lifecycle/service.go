@@ -60,6 +60,8 @@ type Service struct {
 	spoolMu sync.Mutex
 	// waits is the waiting says in flight from agents (no deadlock).
 	waits waitGraph
+	// heard wakes the says waiting on hooks this process applied.
+	heard notifier
 }
 
 func (s *Service) now() time.Time {
