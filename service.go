@@ -95,6 +95,9 @@ type WorkItemReplyRequest struct {
 	Ref   string `json:"ref"`
 	Text  string `json:"text"`
 	Actor string `json:"actor"`
+	// Wait and TimeoutSeconds are a say's (StandingSayRequest).
+	Wait           bool    `json:"wait,omitempty"`
+	TimeoutSeconds float64 `json:"timeoutSeconds,omitempty"`
 }
 
 // WorkItemCloseRequest closes a work item's session (REST's POST

@@ -93,7 +93,7 @@ func (v WorkItemVerbs) Start(ctx context.Context, req loop.WorkItemStartRequest)
 
 // Reply is Service.ReplyWorkItem.
 func (v WorkItemVerbs) Reply(ctx context.Context, req loop.WorkItemReplyRequest) (loop.ReplyResult, error) {
-	return v.S.ReplyWorkItem(ctx, v.Config(), req.Ref, req.Text, req.Actor)
+	return v.S.Reply(ctx, v.Config(), req)
 }
 
 // Close is Service.CloseWorkItem.

@@ -99,7 +99,7 @@ func (s *Service) Say(ctx context.Context, cfg *config.Config, req loop.Standing
 	if Blank(text) {
 		return loop.SayResult{}, loop.Invalid("the message is empty (nothing but whitespace and control characters); nothing to deliver")
 	}
-	wait, err := sayWait(req)
+	wait, err := sayWait(req.Wait, req.TimeoutSeconds)
 	if err != nil {
 		return loop.SayResult{}, err
 	}
@@ -164,14 +164,14 @@ func (s *Service) Say(ctx context.Context, cfg *config.Config, req loop.Standing
 		return notReady(fmt.Sprintf("the agent in %s is waiting for a permission or dialog answer (a message never answers one)", target)), nil
 	}
 	framed := frameFrom(req)
-	transcript, mark := s.transcriptMark(before)
+	transcript, mark := s.transcriptMark(before.Cwd, before.HarnessSessionID)
 	if err := runner.DeliverTo(ctx, target, strings.NewReader(framed)); err != nil {
 		return fail("", "error: could not deliver the message: "+loop.ErrorMessage(err)), nil
 	}
 	res := loop.SayResult{Name: name, Delivered: true, Outcome: loop.SayDelivered, ExitCode: 0}
 	var promptID string
 	if hooks {
-		v := s.verify(ctx, cfg.StateDir(), name, target, runner, before.Hearing, framed, cfg.Routing.Tmux.SubmitWait())
+		v := s.verify(ctx, cfg.StateDir(), s.standingHeard(name), target, runner, before.Hearing, framed, cfg.Routing.Tmux.SubmitWait())
 		if v.err != nil {
 			return loop.SayResult{}, v.err
 		}
@@ -196,7 +196,7 @@ func (s *Service) Say(ctx context.Context, cfg *config.Config, req loop.Standing
 		return res, nil
 	}
 	res.Messages[0].Stream = "err" // the answer goes to stdout
-	answer, err := s.awaitAnswer(ctx, cfg.StateDir(), name, promptID, transcript, mark, framed, wait)
+	answer, err := s.awaitAnswer(ctx, cfg.StateDir(), s.standingHeard(name), "standing session '"+name+"'", "the-loop standing transcript "+name, promptID, transcript, mark, framed, wait)
 	switch {
 	case err == nil:
 		res.Reply = answer
@@ -211,17 +211,17 @@ func (s *Service) Say(ctx context.Context, cfg *config.Config, req loop.Standing
 }
 
 // sayWait is how long a waiting say waits for its answer.
-func sayWait(req loop.StandingSayRequest) (time.Duration, error) {
-	if !req.Wait {
+func sayWait(wait bool, timeoutSeconds float64) (time.Duration, error) {
+	if !wait {
 		return 0, nil
 	}
-	if req.TimeoutSeconds < 0 {
-		return 0, loop.Invalid("timeoutSeconds %v is not a positive duration; give one above 0 (default %s)", req.TimeoutSeconds, loop.DefaultSayWait)
+	if timeoutSeconds < 0 {
+		return 0, loop.Invalid("timeoutSeconds %v is not a positive duration; give one above 0 (default %s)", timeoutSeconds, loop.DefaultSayWait)
 	}
-	if req.TimeoutSeconds == 0 {
+	if timeoutSeconds == 0 {
 		return loop.DefaultSayWait, nil
 	}
-	return time.Duration(req.TimeoutSeconds * float64(time.Second)), nil
+	return time.Duration(timeoutSeconds * float64(time.Second)), nil
 }
 
 // deliveryLine is the line a delivered say prints.
@@ -233,6 +233,21 @@ func deliveryLine(outcome, target string) string {
 		return fmt.Sprintf("submitted to %s: the agent took it (standing.said)", target)
 	}
 	return fmt.Sprintf("delivered into %s (standing.said)", target)
+}
+
+// heardFn reads what a session's hooks reported (nil when its record is
+// gone) and whether it still runs.
+type heardFn func() (h *loop.Hearing, running bool, err error)
+
+// standingHeard reads standing session name's hearing.
+func (s *Service) standingHeard(name string) heardFn {
+	return func() (*loop.Hearing, bool, error) {
+		rec, err := s.read(name)
+		if err != nil || rec == nil {
+			return nil, false, err
+		}
+		return &rec.Hearing, rec.Status == loop.StatusRunning, nil
+	}
 }
 
 // verified is what a say's verification found.
@@ -302,13 +317,13 @@ func (s *Service) pause(ctx context.Context, woken <-chan struct{}) error {
 // holding the text among those heard after before, within submit (one
 // more submit key halfway); else not-submitted. Each look is one short
 // read: the wait holds no lock and no transaction.
-func (s *Service) verify(ctx context.Context, stateRoot, name, target string, runner loop.Runner, before loop.Hearing, framed string, submit time.Duration) verified {
+func (s *Service) verify(ctx context.Context, stateRoot string, heard heardFn, target string, runner loop.Runner, before loop.Hearing, framed string, submit time.Duration) verified {
 	sum := loop.PromptSum(framed)
-	look := func() (loop.HeardPrompt, *loop.StandingRecord, bool, error) {
+	look := func() (loop.HeardPrompt, *loop.Hearing, bool, error) {
 		if err := s.ApplySpool(ctx, stateRoot); err != nil {
 			return loop.HeardPrompt{}, nil, false, err
 		}
-		rec, err := s.read(name)
+		rec, _, err := heard()
 		if err != nil || rec == nil {
 			return loop.HeardPrompt{}, rec, false, err
 		}
@@ -397,17 +412,17 @@ func waitReady(ctx context.Context, runner loop.Runner, adapter loop.Harness, ta
 	}
 }
 
-// transcriptMark is the transcript of rec's conversation and its size now:
+// transcriptMark is the transcript of conversation id in cwd and its size now:
 // the user entry of a say pasted after this lies past mark.
-func (s *Service) transcriptMark(rec *loop.StandingRecord) (path string, mark int64) {
-	if rec == nil || rec.Cwd == "" || rec.HarnessSessionID == "" {
+func (s *Service) transcriptMark(cwd, id string) (path string, mark int64) {
+	if cwd == "" || id == "" {
 		return "", 0
 	}
 	dir, err := harness.ClaudeConfigDir(s.Getenv, "")
 	if err != nil {
 		return "", 0
 	}
-	path = harness.ClaudeTranscriptPath(dir, rec.Cwd, rec.HarnessSessionID)
+	path = harness.ClaudeTranscriptPath(dir, cwd, id)
 	if fi, err := os.Stat(path); err == nil {
 		mark = fi.Size()
 	}
@@ -418,7 +433,7 @@ func (s *Service) transcriptMark(rec *loop.StandingRecord) (path string, mark in
 // whose prompt id is promptID, or for a queued say ("") the promptId of the
 // transcript's first user entry past mark holding framed. Each look is one
 // short read: the wait holds no lock and no transaction.
-func (s *Service) awaitAnswer(ctx context.Context, stateRoot, name, promptID, transcript string, mark int64, framed string, wait time.Duration) (string, error) {
+func (s *Service) awaitAnswer(ctx context.Context, stateRoot string, heard heardFn, who, where, promptID, transcript string, mark int64, framed string, wait time.Duration) (string, error) {
 	sum := loop.PromptSum(framed)
 	deadline := time.Now().Add(wait)
 	for {
@@ -426,12 +441,12 @@ func (s *Service) awaitAnswer(ctx context.Context, stateRoot, name, promptID, tr
 		if err := s.ApplySpool(ctx, stateRoot); err != nil {
 			return "", err
 		}
-		rec, err := s.read(name)
+		rec, running, err := heard()
 		if err != nil {
 			return "", err
 		}
-		if rec == nil || rec.Status != loop.StatusRunning || rec.Activity == loop.ActivityExited {
-			return "", fmt.Errorf("standing session '%s' ended before it answered; the message was delivered", name)
+		if rec == nil || !running || rec.Activity == loop.ActivityExited {
+			return "", fmt.Errorf("%s ended before it answered; the message was delivered", who)
 		}
 		if promptID == "" && transcript != "" {
 			var next int64
@@ -446,7 +461,7 @@ func (s *Service) awaitAnswer(ctx context.Context, stateRoot, name, promptID, tr
 			}
 		}
 		if time.Now().After(deadline) {
-			return "", fmt.Errorf("no answer came within %s; the message was delivered — its answer will be in `the-loop standing transcript %s`", wait, name)
+			return "", fmt.Errorf("no answer came within %s; the message was delivered — its answer will be in `%s`", wait, where)
 		}
 		if err := s.pause(ctx, woken); err != nil {
 			return "", err

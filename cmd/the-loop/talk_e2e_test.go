@@ -163,3 +163,29 @@ func TestTalk_WaitRefusals(t *testing.T) {
 		t.Fatalf("timeout: %s", r)
 	}
 }
+
+func TestTalk_AWorkItemReplyHasTheSameOutcomeAndWait(t *testing.T) {
+	e := hookEnv(t, workItemConfig, testkit.TurnTime(1200*time.Millisecond))
+	e.must(0, "sessions", "start", "--work-item", octoRef, "--cwd", e.dir)
+	busy := func() bool {
+		rows := e.sessionRows()
+		return len(rows) == 1 && rows[0].Activity == loop.ActivityWorking
+	}
+	waitFor(t, "the boot turn to run", busy)
+	// Busy with its boot turn: queued, and --wait gets this reply's answer.
+	r := e.run("sessions", "reply", "--work-item", octoRef, "--text", "v2, please", "--actor", "ops", "--wait", "--timeout", "20s", "--format", "json")
+	var res loop.ReplyResult
+	if err := json.Unmarshal([]byte(r.stdout), &res); err != nil || r.code != 0 {
+		t.Fatalf("reply: %v %s", err, r)
+	}
+	if res.Outcome != loop.SayQueued || !res.Delivered || res.Reply != "fake answer to: "+framedReply("ops", "v2, please") {
+		t.Fatalf("reply %+v", res)
+	}
+	waitFor(t, "idle", func() bool { rows := e.sessionRows(); return rows[0].Activity == loop.ActivityIdle })
+	r = e.must(0, "sessions", "reply", "--work-item", octoRef, "--text", "thanks", "--actor", "ops", "--wait", "--timeout", "20s")
+	if strings.TrimSpace(r.stdout) != "fake answer to: "+framedReply("ops", "thanks") || !strings.Contains(r.stderr, "submitted the reply to") {
+		t.Fatalf("reply --wait: %s", r)
+	}
+	e.must(2, "sessions", "reply", "--work-item", octoRef, "--text", "x", "--wait", "--timeout", "0s")
+	e.must(0, "sessions", "close", "--work-item", octoRef)
+}
