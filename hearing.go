@@ -31,6 +31,38 @@ type Answer struct {
 	Truncated bool `json:"truncated,omitempty"`
 }
 
+// MaxAwaited bounds a record's Awaited and Outbox: the oldest go first.
+const MaxAwaited = 10
+
+// AwaitedAnswer is a delivered message whose answer a thread waits for.
+type AwaitedAnswer struct {
+	// PromptID is the turn's, once known (a submitted message); "" for a
+	// queued one, found at its Stop by its Sum in the transcript.
+	PromptID string `json:"promptId,omitempty"`
+	Sum      string `json:"sum"`
+	At       string `json:"at"`
+}
+
+// Kinds of OutgoingPost.
+const (
+	PostAnswer    = "answer"
+	PostAttention = "attention"
+)
+
+// OutgoingPost is a post waiting to go out in a standing session's thread:
+// a turn's answer, or a needs-attention note.
+type OutgoingPost struct {
+	Kind string `json:"kind"`
+	// Standing, Channel and Thread say where: filled when it is taken.
+	Standing string `json:"standing,omitempty"`
+	Channel  string `json:"channel,omitempty"`
+	Thread   string `json:"thread,omitempty"`
+	PromptID string `json:"promptId,omitempty"`
+	Text     string `json:"text"`
+	At       string `json:"at"`
+	Attempts int    `json:"attempts,omitempty"`
+}
+
 // HeardPrompt is one UserPromptSubmit as a say verifies it: the prompt's
 // PromptSum, never its text.
 type HeardPrompt struct {
@@ -84,6 +116,11 @@ type Hearing struct {
 	// Prompts are the last KeptAnswers prompts UserPromptSubmit carried,
 	// oldest first: a say finds its own among them.
 	Prompts []HeardPrompt `json:"prompts,omitempty"`
+	// Awaited are the answers a Slack thread waits for: the replies from
+	// it that were delivered (channels.slack.postReplies).
+	Awaited []AwaitedAnswer `json:"awaited,omitempty"`
+	// Outbox are the posts waiting to go out in the session's thread.
+	Outbox []OutgoingPost `json:"outbox,omitempty"`
 	// HookSeq is the name of the last spooled hook payload applied to the
 	// record: a spool file at or before it is never applied again.
 	HookSeq string `json:"hookSeq,omitempty"`

@@ -80,7 +80,9 @@ type StandingDefinition struct {
 	AutoStart    bool
 	SlackEnabled bool
 	SlackChannel string
-	Declared     bool // true when it comes from standingSessions.sessions
+	// SlackPostReplies is slack.postReplies (nil: channels.slack.postReplies).
+	SlackPostReplies *bool
+	Declared         bool // true when it comes from standingSessions.sessions
 }
 
 // Definition turns a record into the definition it carries (promptFile is

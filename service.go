@@ -47,6 +47,9 @@ type StandingSayRequest struct {
 	// operator's): the service sets it from the credential, never from a
 	// body, and the message is framed as that agent's.
 	Caller *AgentIdentity `json:"-"`
+	// AnswerToThread asks that the turn's answer be posted in the session's
+	// Slack thread (the Slack pipeline, with postReplies).
+	AnswerToThread bool `json:"-"`
 }
 
 // DefaultSayWait is how long a waiting say waits for its answer when no
@@ -222,6 +225,14 @@ type ThreadLog interface {
 	// WorkItemOpen reports whether the work item ref has a session that is
 	// not closed (one that may come back).
 	WorkItemOpen(ctx context.Context, ref string) bool
+	// TakePosts takes every post waiting in the standing sessions' outboxes
+	// (answers, attention notes), each with its thread, in one transaction:
+	// a crash after it loses a post rather than posting it twice. A post
+	// of a session with no thread is dropped. Only EINTERNAL.
+	TakePosts(ctx context.Context) ([]OutgoingPost, error)
+	// ReturnPost puts a post that failed back in its session's outbox
+	// (Attempts counted) for the next cycle. Only EINTERNAL.
+	ReturnPost(ctx context.Context, p OutgoingPost) error
 }
 
 // Bounds of the replies kept for sessions that cannot take them yet.

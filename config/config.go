@@ -195,6 +195,19 @@ type Slack struct {
 	// reply to a session that cannot take it (stopped, restarting, not
 	// ready) is kept for delivery before it is dropped.
 	RetrySeconds int
+	// PostReplies is postReplies (default false): a standing session's
+	// answer to a reply from its thread is posted there.
+	PostReplies bool
+}
+
+// PostReplies reports whether standing session name's answers to replies
+// from its thread are posted there: its slack.postReplies, else
+// channels.slack.postReplies.
+func (c *Config) PostReplies(name string) bool {
+	if d, ok := c.Standing.Get(name); ok && d.SlackPostReplies != nil {
+		return *d.SlackPostReplies
+	}
+	return c.Slack.PostReplies
 }
 
 // PollInterval is the poll-mode cadence.
@@ -443,6 +456,9 @@ func (c *Config) apply(doc map[string]any) {
 	}
 	c.Slack.IntervalSeconds = max(5, int(number(read, "intervalSeconds", float64(c.Slack.IntervalSeconds))))
 	c.Slack.RetrySeconds = max(1, int(number(sl, "retrySeconds", float64(c.Slack.RetrySeconds))))
+	if v, ok := sl["postReplies"].(bool); ok {
+		c.Slack.PostReplies = v
+	}
 
 	gh := mapping(mapping(mapping(doc["integrations"])["github"])["cli"])
 	c.GitHubBinary = nonEmpty(gh, "binary", c.GitHubBinary)

@@ -120,6 +120,7 @@ type hooked struct {
 	cwd     string
 	target  string
 	socket  string
+	thread  string // a standing session's Slack thread ("" when none)
 	put     func() error
 }
 
@@ -186,7 +187,7 @@ func (s *Service) hookedIn(tx *store.Tx, ref string) (*hooked, string, error) {
 			return nil, "no standing session '" + name + "' is recorded", err
 		}
 		return &hooked{subject: loop.F("standing", name), prefix: "standing", hear: &rec.Hearing, id: &rec.HarnessSessionID,
-			claim: rec.Claim, cwd: rec.Cwd, target: loop.TmuxTargetFor(name), socket: rec.TmuxSocket,
+			claim: rec.Claim, cwd: rec.Cwd, target: loop.TmuxTargetFor(name), socket: rec.TmuxSocket, thread: rec.SlackThread,
 			put: func() error { return tx.PutStanding(rec) }}, "", nil
 	}
 	wref, err := loop.ParseWorkItemRef(ref)
@@ -269,8 +270,12 @@ func (s *Service) hear(h *hooked, p HookPayload, d loop.HookDelivery, panes []in
 	case "PostToolUse":
 		s.setActivity(h.hear, loop.ActivityWorking)
 	case "Notification":
-		if (p.NotificationType == "permission_prompt" || p.NotificationType == "elicitation_dialog") &&
-			(h.hear.Activity == loop.ActivityWorking || h.hear.Activity == loop.ActivityWaiting) {
+		dialog := p.NotificationType == "permission_prompt" || p.NotificationType == "elicitation_dialog"
+		if dialog && h.thread != "" && h.hear.Activity != loop.ActivityWaiting {
+			// One needs-attention post per waiting episode.
+			s.post(h.hear, loop.OutgoingPost{Kind: loop.PostAttention, Text: p.Message, At: s.stamp()})
+		}
+		if dialog && (h.hear.Activity == loop.ActivityWorking || h.hear.Activity == loop.ActivityWaiting) {
 			s.setActivity(h.hear, loop.ActivityWaiting)
 		}
 		return []loop.Event{ev("attention", loop.F("message", p.Message), loop.F("notification_type", p.NotificationType))}, ""
@@ -295,6 +300,7 @@ func (s *Service) hear(h *hooked, p HookPayload, d loop.HookDelivery, panes []in
 			h.hear.Answers = h.hear.Answers[n-loop.KeptAnswers:]
 		}
 		s.countTokens(h)
+		s.answerAwaited(h, p.PromptID, answer.Text)
 		return []loop.Event{ev("turn_ended", loop.F("prompt_id", p.PromptID), loop.F("reply_chars", utf8.RuneCountInString(p.LastMessage)))}, ""
 	case "SessionEnd":
 		if p.Reason == "clear" { // the same process goes on in a new conversation

@@ -187,7 +187,15 @@ func (s *Service) Say(ctx context.Context, cfg *config.Config, req loop.Standing
 		actor = req.Caller.String()
 	}
 	ev := s.event("standing.said", loop.LevelInfo, loop.F("standing", name), loop.F("tmux_target", target), loop.F("actor", actor), loop.F("outcome", res.Outcome))
-	err = delivered(ctx, s, standingKind{name: name}, EvSay, func(r *loop.StandingRecord) { r.LastMessageAt = s.stamp() }, ev)
+	err = delivered(ctx, s, standingKind{name: name}, EvSay, func(r *loop.StandingRecord) {
+		r.LastMessageAt = s.stamp()
+		if req.AnswerToThread && hooks {
+			r.Awaited = append(slices.Clone(r.Awaited), loop.AwaitedAnswer{PromptID: promptID, Sum: loop.PromptSum(framed), At: s.stamp()})
+			if n := len(r.Awaited); n > loop.MaxAwaited {
+				r.Awaited = r.Awaited[n-loop.MaxAwaited:]
+			}
+		}
+	}, ev)
 	res.Messages = []loop.Message{{Stream: "out", Text: deliveryLine(res.Outcome, target)}}
 	if err != nil {
 		res.Messages = append(res.Messages, loop.Message{Stream: "err", Text: "warning: delivered, but the event could not be recorded: " + err.Error()})
@@ -524,4 +532,37 @@ func contentText(raw json.RawMessage) string {
 		}
 	}
 	return strings.Join(parts, "\n")
+}
+
+// userEntrySum is the PromptSum of the text of the last user entry of
+// promptID in the transcript's last 1 MiB ("" when there is none).
+func userEntrySum(path, promptID string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err == nil && fi.Size() > 1<<20 {
+		_, _ = f.Seek(fi.Size()-1<<20, io.SeekStart)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, 1<<20))
+	if err != nil {
+		return ""
+	}
+	sum := ""
+	for _, line := range bytes.Split(data, []byte{'\n'}) {
+		var e struct {
+			Type     string `json:"type"`
+			PromptID string `json:"promptId"`
+			Message  struct {
+				Content json.RawMessage `json:"content"`
+			} `json:"message"`
+		}
+		if json.Unmarshal(line, &e) == nil && e.Type == "user" && e.PromptID == promptID {
+			if text := contentText(e.Message.Content); text != "" {
+				sum = loop.PromptSum(text)
+			}
+		}
+	}
+	return sum
 }
