@@ -121,7 +121,9 @@ func (s *Service) Say(ctx context.Context, cfg *config.Config, req loop.Standing
 		return loop.SayResult{}, loop.NotFound("standing session '%[1]s' has no live agent of the-loop's to paste into — %[2]s; run `the-loop standing start %[1]s` first", name,
 			notOurs(target, rec.TmuxSocket, "it is not the agent the-loop started for this record"))
 	}
-	hooks := rec.Activity != ""
+	// Only a claude spawn declares the hooks (a record of another harness
+	// may still read "starting").
+	hooks := rec.Activity != "" && harnessHasHooks(s, rec.Harness, name)
 	if req.Wait && !hooks {
 		return loop.SayResult{}, loop.Invalid("standing session '%s' was spawned without hooks, so its answer cannot be heard; say without --wait (wait), or restart it with the claude harness", name)
 	}
@@ -241,6 +243,13 @@ func deliveryLine(outcome, target string) string {
 		return fmt.Sprintf("submitted to %s: the agent took it (standing.said)", target)
 	}
 	return fmt.Sprintf("delivered into %s (standing.said)", target)
+}
+
+// harnessHasHooks reports whether the harness the record names is one the
+// hooks are declared for (claude).
+func harnessHasHooks(s *Service, harness, subject string) bool {
+	adapter, err := s.Harness(harness, subject)
+	return err == nil && adapter.Name() == "claude"
 }
 
 // heardFn reads what a session's hooks reported (nil when its record is

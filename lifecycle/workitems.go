@@ -158,7 +158,9 @@ func (s *Service) Reply(ctx context.Context, cfg *config.Config, req loop.WorkIt
 		return loop.ReplyResult{}, loop.NotFound("the session for %s has no live agent of the-loop's to paste into — %s", name,
 			notOurs(rec.TmuxTarget, rec.TmuxSocket, "it is not the agent the-loop started for this work item"))
 	}
-	hooks := rec.Activity != ""
+	// Only a claude spawn declares the hooks (a record of another harness
+	// may still read "starting").
+	hooks := rec.Activity != "" && harnessHasHooks(s, rec.Harness, name)
 	if req.Wait && !hooks {
 		return loop.ReplyResult{}, loop.Invalid("the session for %s was spawned without hooks, so its answer cannot be heard; reply without --wait (wait)", name)
 	}
