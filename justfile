@@ -73,3 +73,8 @@ run config="examples/cli-config.yaml": build
     ./bin/the-loop -c {{config}} start
     ./bin/the-loop -c {{config}} status
     echo "talk to it: ./bin/the-loop -c {{config}} standing say supervisor --text 'hello'; stop it all: ./bin/the-loop -c {{config}} stop"
+
+# Screenshots of the dashboard (overview, a session, the events) at 1280×800 and 390×844 into docs/img/, taken in headless Chromium.
+screenshots:
+    mkdir -p docs/img
+    THE_LOOP_SCREENSHOTS="$PWD/docs/img" go test -count=1 -run '^TestDashboard_Screenshots$' -v ./cmd/the-loop

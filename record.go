@@ -8,6 +8,9 @@ const (
 	StatusRunning = "running"
 	StatusStopped = "stopped"
 	StatusAbsent  = "absent"
+	// StatusBroken is a record the store holds but cannot decode (issue 16
+	// #13): listed with a detail naming its key, never acted on.
+	StatusBroken = "broken"
 )
 
 // Origins of a standing record (decisions D1): declared in the config, or
@@ -54,14 +57,29 @@ type StandingRecord struct {
 	// agent of the current spawn (THE_LOOP_AGENT_TOKEN), replaced at every
 	// spawn; the credential itself is never stored.
 	AgentTokenHash string `json:"agentTokenHash,omitempty"`
+	// Broken, set only on a record a list could not decode (Status
+	// StatusBroken), says why, naming its key; it is never stored.
+	Broken string `json:"-"`
 	// Hearing is what its hooks told of the agent (issue 17).
 	Hearing
+
+	// Restart is a created session's restart policy ("" inherits
+	// standingSessions.restart.policy); a declared one's is its entry's.
+	Restart string `json:"restart,omitempty"`
+	// Restarts counts the supervisor's restarts of this session.
+	Restarts int `json:"restarts,omitempty"`
+	// LastExit is how the agent last ended (nil: never seen dead).
+	LastExit *ExitInfo `json:"lastExit,omitempty"`
 }
 
 // Claim is an in-flight transition held by one process.
 type Claim struct {
-	Op               string `json:"op"` // "start" or "stop"
-	PID              int    `json:"pid"`
+	Op  string `json:"op"` // "start" or "stop"
+	PID int    `json:"pid"`
+	// PIDStart is the start time of process PID (the system's own unit,
+	// runner.ProcessStart): a claim is live while that very process runs,
+	// never merely while some process holds the pid.
+	PIDStart         uint64 `json:"pidStart,omitempty"`
 	Since            string `json:"since"`
 	HarnessSessionID string `json:"harnessSessionId,omitempty"`
 	Resume           bool   `json:"resume,omitempty"`
@@ -70,19 +88,25 @@ type Claim struct {
 // StandingDefinition is what a standing session is: a config entry, or a
 // record synthesised into the same shape (original §5.3: the verbs cannot tell).
 type StandingDefinition struct {
-	Name         string
-	Description  string
-	Harness      string
-	HarnessArgs  []string
-	Cwd          string
-	Prompt       string
-	PromptFile   string
+	Name        string
+	Description string
+	Harness     string
+	HarnessArgs []string
+	Cwd         string
+	Prompt      string
+	PromptFile  string
+	// Env is standingSessions.sessions[].env: variables set in the agent's
+	// environment, over routing.harnessEnv and the spawning process's.
+	Env          map[string]string
 	AutoStart    bool
 	SlackEnabled bool
 	SlackChannel string
 	// SlackPostReplies is slack.postReplies (nil: channels.slack.postReplies).
 	SlackPostReplies *bool
 	Declared         bool // true when it comes from standingSessions.sessions
+	// Restart is the entry's restart policy ("" inherits
+	// standingSessions.restart.policy).
+	Restart string
 }
 
 // Definition turns a record into the definition it carries (promptFile is
@@ -98,6 +122,7 @@ func (r *StandingRecord) Definition() StandingDefinition {
 		AutoStart:    r.AutoStart,
 		SlackEnabled: r.SlackEnabled,
 		SlackChannel: r.SlackChannel,
+		Restart:      r.Restart,
 	}
 }
 
@@ -127,6 +152,9 @@ type WorkItemRecord struct {
 	// agent of the current spawn (THE_LOOP_AGENT_TOKEN), replaced at every
 	// spawn; the credential itself is never stored.
 	AgentTokenHash string `json:"agentTokenHash,omitempty"`
+	// Broken, set only on a record a list could not decode (Status
+	// SessionBroken), says why, naming its key; it is never stored.
+	Broken string `json:"-"`
 	// Hearing is what its hooks told of the agent (issue 17).
 	Hearing
 }

@@ -41,6 +41,13 @@ type StandingRow struct {
 	Tokens  TokenUsage `json:"tokens"`
 	Outcome string     `json:"outcome,omitempty"`
 	Detail  string     `json:"detail,omitempty"`
+
+	// Restarts counts the supervisor's restarts; LastExit is how the agent
+	// last ended (null: never seen dead); Supervised is true when the
+	// answering service supervises the session and its policy is not never.
+	Restarts   int       `json:"restarts"`
+	LastExit   *ExitInfo `json:"lastExit"`
+	Supervised bool      `json:"supervised"`
 }
 
 // StandingControlResult is what start, stop, restart, create and delete return.
@@ -101,4 +108,7 @@ type StandingCreateRequest struct {
 	SlackChannel string    `json:"slackChannel"`
 	AutoStart    bool      `json:"autoStart"`
 	Start        bool      `json:"start"`
+	// Restart is the session's restart policy (on-failure, always, never;
+	// "" inherits standingSessions.restart.policy).
+	Restart string `json:"restart,omitempty"`
 }

@@ -86,5 +86,26 @@ type Harness interface {
 	Ready(s PaneSnapshot) bool
 }
 
+// TranscriptReader is the optional read side of a Harness: an adapter that
+// can read its agent's conversation implements it too (harness.Claude
+// does). An adapter without it has no transcript the-loop can read, and
+// StandingService.Transcript refuses, naming the harness.
+type TranscriptReader interface {
+	// ReadTranscript returns the last n user and assistant entries of
+	// conversation id, run in cwd, oldest first; a conversation that has
+	// no file (yet) is no entries and no error.
+	ReadTranscript(cwd, id string, n int) ([]TranscriptEntry, error)
+}
+
+// PaneCapturer is the optional read side of a Runner: a runner that can
+// capture a pane's last lines, history included, implements it too
+// (runner.Tmux and its cache do). A runner without it is peeked at
+// through Snapshot: the visible screen only.
+type PaneCapturer interface {
+	// Capture returns the last n lines of target's agent pane, oldest
+	// first, trailing blank lines left out. A missing session is ENOTFOUND.
+	Capture(ctx context.Context, target string, n int) ([]string, error)
+}
+
 // Clock is the injected time source.
 type Clock func() time.Time

@@ -90,6 +90,22 @@ type StandingService interface {
 	// session that should run does. It returns no error code of its own: a
 	// session it cannot read is a failed row.
 	Status(ctx context.Context) (rows []StandingRow, ok bool, err error)
+	// Transcript returns the last `last` entries (0: 20; at most 1000) of
+	// the session's recorded conversation, its user prompts and assistant
+	// answers, oldest first; a session not started yet, or whose
+	// transcript file is missing or half-written, has none (Entries []).
+	// It only reads: no event, no claim. ENOTFOUND when the session is
+	// neither declared nor recorded; EINVALID for an invalid name, a
+	// `last` out of range or a harness whose transcript the-loop cannot
+	// read.
+	Transcript(ctx context.Context, name string, last int) (TranscriptResult, error)
+	// Peek returns the last `lines` lines (0: 40; at most 2000) of the
+	// session's own agent pane, the history included, and where it runs
+	// (a dead pane too: Running false). It only reads. ENOTFOUND when the
+	// session was never started or has no pane of the-loop's (absent, or
+	// another program's under its name); EINVALID for an invalid name or
+	// `lines` out of range.
+	Peek(ctx context.Context, name string, lines int) (PeekResult, error)
 }
 
 // WorkItemReplyRequest is an operator's reply for a work item's running

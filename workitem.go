@@ -25,6 +25,9 @@ const (
 	SessionActive = "active"
 	SessionPaused = "paused"
 	SessionClosed = "closed"
+	// SessionBroken is a stored record that does not decode (issue 16 #13):
+	// listed, with a detail naming its key, never acted on.
+	SessionBroken = "broken"
 )
 
 // The grammars below compile on first use, not in the package init every
@@ -207,6 +210,8 @@ type WorkItemRow struct {
 	URL              string       `json:"url,omitempty"`
 	Control          any          `json:"control"`
 	Running          bool         `json:"running"`
+	// Detail says why a broken record (status broken) could not be read.
+	Detail string `json:"detail,omitempty"`
 	// Activity, ActivityAt, LastAnswerAt and Tokens are as on StandingRow.
 	Activity     string     `json:"activity"`
 	ActivityAt   string     `json:"activityAt"`

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -605,7 +606,7 @@ func (p *Poller) Run(ctx context.Context, current func() *config.Config) {
 		// Under a rate limit the cycle still retries the kept replies; the
 		// limit itself was logged once, when Slack imposed it.
 		limited := !p.limitedUntil().IsZero()
-		sum, err := p.Poll(ctx, cfg)
+		sum, err := p.pollSafely(ctx, cfg)
 		switch {
 		case ctx.Err() != nil:
 			return
@@ -618,4 +619,17 @@ func (p *Poller) Run(ctx context.Context, current func() *config.Config) {
 				"delivered", sum.Delivered, "dropped", sum.Dropped)
 		}
 	}
+}
+
+// pollSafely is one Poll whose panic (a bbolt fault, say) is recovered into
+// an error, so the poller goroutine, and with it the service, lives on
+// (issue 16 #13); the stack goes to the log.
+func (p *Poller) pollSafely(ctx context.Context, cfg *config.Config) (sum loop.PollSummary, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			p.log().Error("slack: poll cycle panicked; the poller goes on", "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+			err = loop.Internal("slack: the poll cycle panicked: %v", r)
+		}
+	}()
+	return p.Poll(ctx, cfg)
 }

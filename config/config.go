@@ -43,6 +43,9 @@ type Config struct {
 	// spawn also gets an MCP config pointing at the service's /mcp with the
 	// agent's own credential.
 	StandingMCP bool
+	// Supervision is standingSessions.restart, resumePrompt and
+	// startConcurrency (config/supervision.go).
+	Supervision Supervision
 
 	// Standing is the parsed standingSessions block. It is nil when the block
 	// is refused (StandingErr says why) — except after LoadTolerant, which
@@ -65,6 +68,14 @@ type Routing struct {
 	// HarnessArgs is routing.harnessArgs: extra argv per harness. A harness
 	// with no key has no entry.
 	HarnessArgs map[string][]string
+	// HarnessEnv is routing.harnessEnv: variables set in every agent's
+	// environment, over the spawning process's (a standing entry's own env
+	// wins over it). Nil when not set.
+	HarnessEnv map[string]string
+	// HarnessBinaries is routing.harnessBinaries: the binary each harness
+	// runs (harness name → absolute path) instead of the one found on the
+	// spawning process's PATH. Nil when not set.
+	HarnessBinaries map[string]string
 	// SpawnWorkdir is routing.spawnWorkdir (default ".").
 	SpawnWorkdir string
 	// RegistryDir is routing.registryDir as written ("" means <state.root>/local;
@@ -157,6 +168,16 @@ type Service struct {
 	// derived from Host and Port.
 	AllowedHosts []string
 	MaxBodyBytes int64 // default 1 MiB
+	// WebEnabled is service.web.enabled (default true): the dashboard at /.
+	WebEnabled bool
+	// StreamEnabled is service.stream.enabled (default true): GET /api/v1/stream.
+	StreamEnabled bool
+	// StreamMaxSubscribers is service.stream.maxSubscribers (default 8, at
+	// least 1): open streams beyond it are answered 503.
+	StreamMaxSubscribers int
+	// StreamKeepAliveSeconds is service.stream.keepAliveSeconds (default
+	// 15, at least 1): the interval of a stream's keep-alive comments.
+	StreamKeepAliveSeconds int
 }
 
 // The values of service.auth.
@@ -250,6 +271,11 @@ func Default() *Config {
 			MCPEnabled:   true,
 			Auth:         AuthToken,
 			MaxBodyBytes: 1 << 20,
+
+			WebEnabled:             true,
+			StreamEnabled:          true,
+			StreamMaxSubscribers:   8,
+			StreamKeepAliveSeconds: 15,
 		},
 		EventLog: EventLog{Enabled: true, MaxEvents: 100000},
 		Slack: Slack{
@@ -264,6 +290,7 @@ func Default() *Config {
 		},
 		GitHubBinary: "gh",
 		Standing:     &StandingConfig{},
+		Supervision:  DefaultSupervision(),
 	}
 }
 
@@ -385,6 +412,8 @@ func (c *Config) apply(doc map[string]any) {
 			c.Routing.HarnessArgs[h] = args
 		}
 	}
+	c.Routing.HarnessEnv = StringMap(r["harnessEnv"])
+	c.Routing.HarnessBinaries = StringMap(r["harnessBinaries"])
 	t := mapping(r["tmux"])
 	tm := &c.Routing.Tmux
 	tm.RemainOnExit = boolean(t, "remainOnExit", tm.RemainOnExit)
@@ -417,12 +446,18 @@ func (c *Config) apply(doc map[string]any) {
 		c.Service.Auth = a
 	}
 	c.StandingMCP = boolean(mapping(doc["standingSessions"]), "mcp", c.StandingMCP)
+	c.Supervision = readSupervision(mapping(doc["standingSessions"]), c.Supervision)
 	if hosts, ok := stringList(s["allowedHosts"]); ok {
 		c.Service.AllowedHosts = hosts
 	}
 	if n := int64(number(s, "maxBodyBytes", float64(c.Service.MaxBodyBytes))); n >= 1 {
 		c.Service.MaxBodyBytes = n
 	}
+	c.Service.WebEnabled = boolean(mapping(s["web"]), "enabled", c.Service.WebEnabled)
+	st := mapping(s["stream"])
+	c.Service.StreamEnabled = boolean(st, "enabled", c.Service.StreamEnabled)
+	c.Service.StreamMaxSubscribers = max(1, int(number(st, "maxSubscribers", float64(c.Service.StreamMaxSubscribers))))
+	c.Service.StreamKeepAliveSeconds = max(1, int(number(st, "keepAliveSeconds", float64(c.Service.StreamKeepAliveSeconds))))
 
 	e := mapping(doc["eventLog"])
 	c.EventLog.Enabled = boolean(e, "enabled", c.EventLog.Enabled)
@@ -512,6 +547,23 @@ func number(m map[string]any, key string, def float64) float64 {
 // stringList returns v as strings when it is a list (elements stringified,
 // as the original does); ok is false for anything else. An empty list gives
 // an empty, non-nil slice.
+// StringMap is a mapping's string entries (scalars rendered as strings;
+// nil when v is not a mapping or is empty): routing.harnessEnv,
+// standingSessions.sessions[].env.
+func StringMap(v any) map[string]string {
+	m := mapping(v)
+	if len(m) == 0 {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for k, e := range m {
+		if e != nil {
+			out[k] = scalarString(e)
+		}
+	}
+	return out
+}
+
 func stringList(v any) ([]string, bool) {
 	l, ok := v.([]any)
 	if !ok {

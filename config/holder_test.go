@@ -172,3 +172,37 @@ func BenchmarkHolderCurrent(b *testing.B) {
 		}
 	})
 }
+
+func TestHolder_ReloadRereadsWhateverTheStamp(t *testing.T) {
+	p := writeConfig(t, "service: {port: 4200}\n")
+	h, err := NewHolder(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if changed, problem := h.Reload(); changed || problem != nil {
+		t.Fatalf("reload of an unchanged file: changed %v, problem %v", changed, problem)
+	}
+	fi, err := os.Stat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Same size, same mtime: only a forced reload sees the new bytes.
+	if err := os.WriteFile(p, []byte("service: {port: 4201}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(p, fi.ModTime(), fi.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+	if got := h.Current().Service.Port; got != 4200 {
+		t.Fatalf("Current saw the change without a stamp change: %d", got)
+	}
+	if changed, problem := h.Reload(); !changed || problem != nil || h.Current().Service.Port != 4201 {
+		t.Fatalf("Reload: changed %v, problem %v, port %d", changed, problem, h.Current().Service.Port)
+	}
+	if err := os.WriteFile(p, []byte("service: {port: nope}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if changed, problem := h.Reload(); changed || problem == nil || h.Current().Service.Port != 4201 {
+		t.Fatalf("a broken file: changed %v, problem %v, port %d; want the last good config kept", changed, problem, h.Current().Service.Port)
+	}
+}

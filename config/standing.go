@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 
 	loop "github.com/the-loop-dev/the-loop"
@@ -47,6 +48,7 @@ func cloneDefinition(d loop.StandingDefinition) loop.StandingDefinition {
 	if d.HarnessArgs != nil {
 		d.HarnessArgs = slices.Clone(d.HarnessArgs)
 	}
+	d.Env = maps.Clone(d.Env)
 	return d
 }
 
@@ -141,6 +143,13 @@ func parseStanding(doc map[string]any, r Routing) (*StandingConfig, []problem) {
 				msg: fmt.Sprintf("harnessArgs must be a list of strings, got %s", kindOf(argsRaw))})
 			bad = true
 		}
+		// 9b. env present but not a mapping.
+		envRaw, hasEnv := entry["env"]
+		if _, envOK := envRaw.(map[string]any); hasEnv && envRaw != nil && !envOK {
+			problems = append(problems, problem{path: at, label: label, cover: at.child("env"),
+				msg: fmt.Sprintf("env must be a mapping of variable names to strings, got %s", kindOf(envRaw))})
+			bad = true
+		}
 		// 10. slack present but not a mapping.
 		slackRaw, hasSlack := entry["slack"]
 		slack, slackOK := slackRaw.(map[string]any)
@@ -159,10 +168,12 @@ func parseStanding(doc map[string]any, r Routing) (*StandingConfig, []problem) {
 			Cwd:          nonEmpty(entry, "cwd", r.SpawnWorkdir),
 			Prompt:       str(entry, "prompt", ""),
 			PromptFile:   str(entry, "promptFile", ""),
+			Env:          StringMap(entry["env"]),
 			AutoStart:    true,
 			SlackEnabled: truthy(slack["enabled"]),
 			SlackChannel: str(slack, "channel", ""),
 			Declared:     true,
+			Restart:      str(entry, "restart", ""),
 		}
 		if v, ok := entry["autoStart"]; ok {
 			def.AutoStart = truthy(v)

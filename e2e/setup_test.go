@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -77,6 +78,7 @@ type world struct {
 	api    *fakeapi.Server
 	claude *testkit.OfflineClaude
 	env    []string
+	spy    string // where the operator's own hook (spyHook) appends every payload
 }
 
 // session is the standing session the world's config declares.
@@ -103,7 +105,13 @@ standingSessions:
       harness: claude
       cwd: %CWD%
       prompt: ` + bootBrief + `
+      harnessArgs: [--settings, %SPY_SETTINGS%]
 `
+
+// spyHook is the command of the operator's own hooks (a --settings file in
+// harnessArgs, kept beside the-loop's): it appends each payload, one line,
+// to FILE, so a test reads what the real Claude Code sent.
+const spyHook = `p=$(cat); printf '%s\n' "$p" >> FILE`
 
 // setup builds the world: it skips (or, with THE_LOOP_E2E=1, fails) when
 // Claude Code is not installed. The-loop is stopped and the tmux server
@@ -116,7 +124,19 @@ func setup(t *testing.T) *world {
 	binary(t)
 	w.socket = testkit.Tmux(t)
 	w.cfg = filepath.Join(w.dir, "cli-config.yaml")
-	yaml := strings.NewReplacer("%SOCKET%", w.socket, "%CWD%", w.cwd, "%PORT%", fmt.Sprint(freePort(t))).Replace(worldConfig)
+	w.spy = filepath.Join(w.dir, "spy-hooks.jsonl")
+	spyHooks := map[string]any{}
+	for _, ev := range []string{"SessionStart", "UserPromptSubmit", "Stop", "Notification", "PostToolUse", "SessionEnd"} {
+		spyHooks[ev] = []any{map[string]any{"hooks": []any{map[string]any{"type": "command",
+			"command": strings.ReplaceAll(spyHook, "FILE", "'"+w.spy+"'")}}}}
+	}
+	spySettings := filepath.Join(w.dir, "operator-settings.json")
+	data, _ := json.Marshal(map[string]any{"hooks": spyHooks})
+	if err := os.WriteFile(spySettings, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	yaml := strings.NewReplacer("%SOCKET%", w.socket, "%CWD%", w.cwd, "%PORT%", fmt.Sprint(freePort(t)),
+		"%SPY_SETTINGS%", spySettings).Replace(worldConfig)
 	if err := os.WriteFile(w.cfg, []byte(yaml), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -127,6 +147,12 @@ func setup(t *testing.T) *world {
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("screen of %s at the end:\n%s", target, w.screen())
+			for i, h := range w.hooks() {
+				t.Logf("hook %d: %s session=%s source=%q reason=%q prompt_id=%q prompt=%.80q", i, h.Event, h.SessionID, h.Source, h.Reason, h.PromptID, h.Prompt)
+			}
+			if r := w.run("events", "--format", "jsonl", "--limit", "0"); r.code == 0 {
+				t.Logf("events:\n%s", r.stdout)
+			}
 			for i, r := range w.api.Requests() {
 				t.Logf("api request %d: %s %s?%s session=%q user=%.200q", i, r.Method, r.Path, r.Query, r.SessionID, r.LastUserText)
 			}
@@ -210,6 +236,82 @@ func (w *world) row() loop.StandingRow {
 	return loop.StandingRow{}
 }
 
+// waitRow polls the session's row until cond holds of it, and returns it.
+func (w *world) waitRow(what string, cond func(loop.StandingRow) bool) loop.StandingRow {
+	w.t.Helper()
+	var last loop.StandingRow
+	eventually(w.t, what, func() bool {
+		last = w.row()
+		return cond(last)
+	})
+	return last
+}
+
+// events is the-loop's events of the given type, oldest first.
+func (w *world) events(typ string) []loop.Event {
+	w.t.Helper()
+	r := w.must("events", "--format", "jsonl", "--limit", "0", "--type", typ)
+	var out []loop.Event
+	for _, line := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+		if line == "" {
+			continue
+		}
+		var ev loop.Event
+		if err := json.Unmarshal([]byte(line), &ev); err != nil {
+			w.t.Fatalf("event line %q: %v", line, err)
+		}
+		out = append(out, ev)
+	}
+	return out
+}
+
+// hookPayload is what a test reads of a payload the spy hook kept.
+type hookPayload struct {
+	Event     string `json:"hook_event_name"`
+	SessionID string `json:"session_id"`
+	Source    string `json:"source"`
+	Reason    string `json:"reason"`
+	Prompt    string `json:"prompt"`
+	PromptID  string `json:"prompt_id"`
+}
+
+// hooks are the payloads the real Claude Code gave the operator's own
+// hooks so far, in the order they ran.
+func (w *world) hooks() []hookPayload {
+	data, _ := os.ReadFile(w.spy)
+	var out []hookPayload
+	for _, line := range bytes.Split(data, []byte("\n")) {
+		var p hookPayload
+		if json.Unmarshal(line, &p) == nil && p.Event != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// hooksOf are the spied payloads of event (and, unless "", session id).
+func (w *world) hooksOf(event, id string) []hookPayload {
+	var out []hookPayload
+	for _, p := range w.hooks() {
+		if p.Event == event && (id == "" || p.SessionID == id) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// typeIn types text into the agent's pane and presses return, as an
+// operator attached to it would.
+func (w *world) typeIn(text string) {
+	w.t.Helper()
+	if _, err := testkit.TmuxRun(w.socket, "send-keys", "-t", "="+target+":", "-l", text); err != nil {
+		w.t.Fatal(err)
+	}
+	if _, err := testkit.TmuxRun(w.socket, "send-keys", "-t", "="+target+":", "Enter"); err != nil {
+		w.t.Fatal(err)
+	}
+}
+
 // screen is the agent pane's visible screen.
 func (w *world) screen() string {
 	out, _ := testkit.TmuxRun(w.socket, "capture-pane", "-p", "-t", "="+target+":")
@@ -227,8 +329,21 @@ func (w *world) panePID() int {
 	return pid
 }
 
-// argv is the command line of the process in the agent's pane.
+// argv is the command line of the agent in its pane: the pane first runs
+// `the-loop internal-exec FILE`, which execs the harness, so this waits
+// (patience) until the pane's process is no longer that launcher.
 func (w *world) argv() []string {
+	w.t.Helper()
+	var argv []string
+	eventually(w.t, "the pane's launcher to exec the agent", func() bool {
+		argv = w.paneArgv()
+		return len(argv) > 0 && argv[0] != "" && !slices.Contains(argv, "internal-exec")
+	})
+	return argv
+}
+
+// paneArgv is the command line of the process in the agent's pane now.
+func (w *world) paneArgv() []string {
 	pid := w.panePID()
 	if pid == 0 {
 		return nil

@@ -48,7 +48,7 @@ func updateJSONObject(path string, edit func(doc map[string]any) (bool, error)) 
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("create directory %s: %w", dir, err)
 	}
-	unlock, err := lockFile(real + ".lock")
+	unlock, err := lockFile(real+".lock", lockWait)
 	if err != nil {
 		return err
 	}
@@ -197,19 +197,33 @@ func resolveLinks(path string) (string, error) {
 	return "", fmt.Errorf("%s: too many levels of symbolic links", path)
 }
 
-// lockFile takes an exclusive flock on path (created 0600 if missing) and
-// returns its release. The lock file is left in place: removing it would
+// lockWait bounds how long a write of a Claude config file waits for its
+// lock: a start never hangs behind a process that holds it (issue 16 #4);
+// the write is then skipped with a warning, like any that fails.
+const lockWait = 10 * time.Second
+
+// lockFile takes an exclusive flock on path (created 0600 if missing),
+// waiting at most wait for it, and returns its release. The lock file is left in place: removing it would
 // race another writer that has it open.
-func lockFile(path string) (func(), error) {
+func lockFile(path string, wait time.Duration) (func(), error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("open lock %s: %w", path, err)
 	}
+	deadline := time.Now().Add(wait)
 	for {
-		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
+		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if errors.Is(err, syscall.EWOULDBLOCK) && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
+			continue
+		}
 		if !errors.Is(err, syscall.EINTR) {
 			break
 		}
+	}
+	if errors.Is(err, syscall.EWOULDBLOCK) {
+		_ = f.Close()
+		return nil, fmt.Errorf("lock %s: another process has held it for %s; the file was left as it is", path, wait)
 	}
 	if err != nil {
 		_ = f.Close()

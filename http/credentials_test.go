@@ -81,7 +81,7 @@ func TestCredentials_AgentCredentialIsForMCPOnly(t *testing.T) {
 	if resp := f.sendWith(http.MethodPost, HooksPath+"?session=standing:beta", `{}`, agent); resp.status != http.StatusForbidden {
 		t.Errorf("another session's hook: %d %s", resp.status, resp.body)
 	}
-	if n, err := f.mcpTools(t, f.clientWith(agent)); err != nil || n != 3 {
+	if n, err := f.mcpTools(t, f.clientWith(agent)); err != nil || n != 4 {
 		t.Fatalf("MCP with the agent's credential: %d tools, %v", n, err)
 	}
 	cs := connectMCP(t, f, f.clientWith(agent))

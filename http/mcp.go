@@ -26,6 +26,8 @@ const (
 	toolList = "list_standing_sessions"
 	toolGet  = "get_standing_session"
 	toolSay  = "say_to_standing_session"
+	// toolTranscript reads, beside list and get (mcp_transcript.go).
+	toolTranscript = "read_standing_session_transcript"
 )
 
 // newMCPHandler builds the MCP server (name "the-loop", version health's) and its
@@ -51,6 +53,7 @@ func (s *Server) newMCPHandler() http.Handler {
 			"The result's outcome says whether the agent took it (submitted), queued it behind its running turn (queued), or got it without hooks (delivered); " +
 			"with wait true the tool's text is the session's answer to this very message.",
 	}, s.mcpSay)
+	s.addTranscriptTool(srv)
 	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{
 		Stateless:                  true,
 		JSONResponse:               true,

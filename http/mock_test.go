@@ -175,3 +175,48 @@ func TestMock_EventsQueryAndRequestLog(t *testing.T) {
 		t.Fatalf("api.request: %+v", logged)
 	}
 }
+
+// TestMock_TranscriptAndPeekPassTheQueryToTheService: the read routes
+// hand the name and the count (0 when absent) to loop.StandingService and
+// send its result as it is; a count that is not a positive integer never
+// reaches it (422), and its error codes leave as statuses.
+func TestMock_TranscriptAndPeekPassTheQueryToTheService(t *testing.T) {
+	type call struct {
+		name string
+		n    int
+	}
+	var calls []call
+	var peekErr error
+	m := newMockServer(t, Options{Standing: &mock.StandingService{
+		TranscriptFn: func(_ context.Context, name string, last int) (loop.TranscriptResult, error) {
+			calls = append(calls, call{name, last})
+			return loop.TranscriptResult{Name: name, Entries: []loop.TranscriptEntry{{Role: loop.RoleUser, Text: "hi"}}}, nil
+		},
+		PeekFn: func(_ context.Context, name string, lines int) (loop.PeekResult, error) {
+			calls = append(calls, call{name, lines})
+			return loop.PeekResult{Name: name, TmuxTarget: "loop-standing-" + name, Running: true, Lines: []string{"❯"}}, peekErr
+		},
+	}})
+	status, body := m.do(http.MethodGet, "/api/v1/standing-sessions/transcript?name=alpha&last=3", "")
+	var tr loop.TranscriptResult
+	if err := json.Unmarshal(body, &tr); status != 200 || err != nil || tr.Name != "alpha" || len(tr.Entries) != 1 || tr.Entries[0].Text != "hi" {
+		t.Fatalf("transcript: %d %s %v", status, body, err)
+	}
+	status, body = m.do(http.MethodGet, "/api/v1/standing-sessions/peek?name=alpha", "")
+	var pr loop.PeekResult
+	if err := json.Unmarshal(body, &pr); status != 200 || err != nil || pr.TmuxTarget != "loop-standing-alpha" || !pr.Running || len(pr.Lines) != 1 {
+		t.Fatalf("peek: %d %s %v", status, body, err)
+	}
+	for _, q := range []string{"transcript?name=alpha&last=0", "transcript?name=alpha&last=x", "peek?name=alpha&lines=-1", "peek?lines=2"} {
+		if status, body := m.do(http.MethodGet, "/api/v1/standing-sessions/"+q, ""); status != 422 {
+			t.Errorf("%s: %d %s, want 422", q, status, body)
+		}
+	}
+	if want := []call{{"alpha", 3}, {"alpha", 0}}; !reflect.DeepEqual(calls, want) {
+		t.Fatalf("the service was asked %+v, want %+v", calls, want)
+	}
+	peekErr = loop.NotFound("standing session 'alpha' has no tmux session to peek at")
+	if status, body := m.do(http.MethodGet, "/api/v1/standing-sessions/peek?name=alpha&lines=5", ""); status != 404 || !strings.Contains(string(body), "no tmux session to peek at") {
+		t.Fatalf("not found: %d %s", status, body)
+	}
+}

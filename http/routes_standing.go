@@ -65,6 +65,7 @@ func (s *Server) createStanding(c echo.Context) error {
 		SlackChannel: o.str("slackChannel", false, ""),
 		AutoStart:    o.boolean("autoStart", true),
 		Start:        o.boolean("start", true),
+		Restart:      o.str("restart", false, ""),
 	}
 	if err := o.err(); err != nil {
 		return err

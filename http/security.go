@@ -43,10 +43,10 @@ const healthPath = "/api/v1/health"
 // agent credential.
 const HooksPath = "/api/v1/hooks"
 
-// isPublic reports whether a request needs no credential: health (issue W
-// adds the dashboard's login page and its static assets here).
+// isPublic reports whether a request needs no credential: health, and the
+// dashboard's pages, login and assets (issue 20: they hold no data).
 func isPublic(method, path string) bool {
-	return (method == http.MethodGet || method == http.MethodHead) && path == healthPath
+	return (method == http.MethodGet || method == http.MethodHead) && (path == healthPath || webPublic(path))
 }
 
 // agentRoute reports whether an agent credential is valid on path: /mcp and
@@ -72,6 +72,9 @@ type Caller struct {
 	Kind string
 	// Agent names the agent when Kind is CallerAgent.
 	Agent loop.AgentIdentity
+	// Cookie is true when the dashboard's session cookie, not the bearer
+	// token, made the caller the operator (issue 20).
+	Cookie bool
 }
 
 // callerKey is the request context's key of the Caller.
@@ -96,6 +99,9 @@ func (s *Server) guard(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		caller, err := s.authenticate(c)
 		if err != nil {
+			return err
+		}
+		if err := checkCookieOrigin(c, caller); err != nil {
 			return err
 		}
 		req = req.WithContext(context.WithValue(req.Context(), callerKey{}, caller))
@@ -139,6 +145,9 @@ func (s *Server) authenticate(c echo.Context) (Caller, error) {
 			}
 			return Caller{Kind: CallerAgent, Agent: id}, nil
 		}
+	}
+	if !ok && req.Header.Get(echo.HeaderAuthorization) == "" && s.cookieSession(c) {
+		return Caller{Kind: CallerOperator, Cookie: true}, nil
 	}
 	c.Response().Header().Set(echo.HeaderWWWAuthenticate, `Bearer realm="the-loop"`)
 	return Caller{}, echo.NewHTTPError(http.StatusUnauthorized, tokenRefusal(req, s.opt.TokenSource))

@@ -99,6 +99,9 @@ type Server struct {
 	addr string // the listener's address, once Serve has one
 
 	refused refusalLog // rate-limits the log lines of refused requests
+
+	dash *dashboard // the dashboard's login codes and sessions (issue 20)
+	hub  *streamHub // GET /api/v1/stream's tailer and subscribers
 }
 
 // route is a Route with its handler.
@@ -119,7 +122,10 @@ func NewServer(opt Options) *Server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{opt: opt, log: log, url: opt.URL}
+	s := &Server{opt: opt, log: log, url: opt.URL, dash: newDashboard()}
+	if opt.Events != nil {
+		s.hub = newStreamHub(opt.Events)
+	}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.writeError
@@ -131,12 +137,17 @@ func NewServer(opt Options) *Server {
 	// /mcp is not a REST operation: it is left out of Routes (and of the
 	// OpenAPI contract) but goes through the same middleware.
 	e.Any(MCPPath, s.mcp(s.newMCPHandler()))
+	// The dashboard's pages (issue 20), not REST operations either.
+	s.registerPages(e)
 	s.echo = e
 	s.http = &http.Server{
 		Handler:           e,
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	if s.hub != nil {
+		s.http.RegisterOnShutdown(s.hub.close) // open streams end, or Shutdown would wait for them
 	}
 	return s
 }
@@ -154,11 +165,14 @@ func (s *Server) table() []route {
 		{Route{http.MethodPost, v1 + "/standing-sessions/delete", "deleteStandingSession"}, s.deleteStanding},
 		{Route{http.MethodPost, v1 + "/standing-sessions/control", "controlStandingSession"}, s.controlStanding},
 		{Route{http.MethodPost, v1 + "/standing-sessions/say", "sayToStandingSession"}, s.sayToStanding},
+		{Route{http.MethodGet, v1 + "/standing-sessions/transcript", "getStandingSessionTranscript"}, s.transcriptStanding},
+		{Route{http.MethodGet, v1 + "/standing-sessions/peek", "peekStandingSession"}, s.peekStanding},
 		{Route{http.MethodGet, v1 + "/openapi.yaml", "getOpenAPI"}, s.openAPI},
 		{Route{http.MethodPost, HooksPath, "postHook"}, s.postHook},
 	}
 	routes = append(routes, s.sessionRoutes(v1)...)
 	routes = append(routes, s.channelRoutes(v1)...)
+	routes = append(routes, s.dashboardRoutes(v1)...)
 	return routes
 }
 

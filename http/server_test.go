@@ -197,6 +197,8 @@ func TestRoutes_TableMatchesOriginal(t *testing.T) {
 		{"POST", "/api/v1/standing-sessions/delete", "deleteStandingSession"},
 		{"POST", "/api/v1/standing-sessions/control", "controlStandingSession"},
 		{"POST", "/api/v1/standing-sessions/say", "sayToStandingSession"},
+		{"GET", "/api/v1/standing-sessions/transcript", "getStandingSessionTranscript"},
+		{"GET", "/api/v1/standing-sessions/peek", "peekStandingSession"},
 		{"GET", "/api/v1/openapi.yaml", "getOpenAPI"},
 		{"POST", "/api/v1/hooks", "postHook"},
 		{"GET", "/api/v1/sessions", "listSessions"},
@@ -205,6 +207,9 @@ func TestRoutes_TableMatchesOriginal(t *testing.T) {
 		{"POST", "/api/v1/sessions/reply", "replySession"},
 		{"POST", "/api/v1/sessions/close", "closeSession"},
 		{"POST", "/api/v1/channels/poll", "pollChannels"},
+		{"POST", "/api/v1/dashboard/codes", "createDashboardCode"},
+		{"POST", "/api/v1/dashboard/logout-all", "logoutAllDashboards"},
+		{"GET", "/api/v1/stream", "streamEvents"},
 	}
 	if got := s.Routes(); !slices.Equal(got, want) {
 		t.Fatalf("routes %v", got)

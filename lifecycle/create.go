@@ -25,6 +25,9 @@ func (s *Service) CreateStanding(ctx context.Context, cfg *config.Config, req lo
 	if _, ok := block.Get(name); ok {
 		return loop.StandingControlResult{}, loop.Invalid("standing session '%[1]s' is already declared in standingSessions.sessions; start it with `the-loop standing start %[1]s` rather than creating a second definition for one name", name)
 	}
+	if req.Restart != "" && !loop.ValidRestartPolicy(req.Restart) {
+		return loop.StandingControlResult{}, loop.Invalid("restart '%s' is not a restart policy: use on-failure, always or never (or leave it out to inherit standingSessions.restart.policy)", req.Restart)
+	}
 	harness := req.Harness
 	if harness == "" {
 		harness = cfg.Routing.DefaultHarness
@@ -55,6 +58,7 @@ func (s *Service) CreateStanding(ctx context.Context, cfg *config.Config, req lo
 		r.SlackEnabled = req.SlackEnabled
 		r.SlackChannel = req.SlackChannel
 		r.Origin = loop.OriginCreated
+		r.Restart = req.Restart
 		r.TmuxSocket = cfg.Routing.Tmux.SocketName
 		return nil
 	}, s.event("standing.created", loop.LevelInfo, loop.F("standing", name), loop.F("harness", harness),

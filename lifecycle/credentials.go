@@ -89,9 +89,13 @@ func MCPConfigPath(cfg *config.Config, target string) string {
 }
 
 // writeMCPConfig writes the agent's MCP config: one HTTP server, the
-// service's /mcp, with the credential as its bearer header.
+// service's /mcp, with the credential as its bearer header. A file (or a
+// directory above it) another user owns or others may write is refused.
 func writeMCPConfig(cfg *config.Config, target, token string) (string, error) {
 	path := MCPConfigPath(cfg, target)
+	if err := CheckPrivatePath(cfg.StateDir(), path, "MCP config file (standingSessions.mcp)"); err != nil {
+		return "", err
+	}
 	doc := map[string]any{"mcpServers": map[string]any{"the-loop": map[string]any{
 		"type":    "http",
 		"url":     "http://" + cfg.Service.Addr() + "/mcp",

@@ -2,8 +2,10 @@ package lifecycle
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"strings"
+	"syscall"
 
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/config"
@@ -40,7 +42,7 @@ func BootPrompt(def loop.StandingDefinition, slackOn bool, socket string) (strin
 	brief := def.Prompt
 	if brief == "" && def.PromptFile != "" {
 		path := config.ExpandHome(def.PromptFile)
-		data, err := os.ReadFile(path)
+		data, err := readRegular(path, maxPromptFile)
 		if err != nil {
 			return "", loop.Invalid("standing session '%s': cannot read promptFile '%s': %v — fix the path or the file's permissions", def.Name, def.PromptFile, pathError(err))
 		}
@@ -58,4 +60,29 @@ func pathError(err error) error {
 		return pe.Err
 	}
 	return err
+}
+
+// maxPromptFile bounds a promptFile's size.
+const maxPromptFile = 1 << 20
+
+// readRegular reads path only when it is a regular file of at most limit
+// bytes: a FIFO, a device or a directory is refused without blocking, so a
+// start never hangs holding its session's claim (issue 16 #4).
+func readRegular(path string, limit int64) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("it is not a regular file (%s); a promptFile is read whole at start, so a pipe or device is refused", fi.Mode().Type())
+	}
+	if fi.Size() > limit {
+		return nil, fmt.Errorf("it is %d bytes, more than the %d a promptFile may hold", fi.Size(), limit)
+	}
+	return io.ReadAll(io.LimitReader(f, limit))
 }

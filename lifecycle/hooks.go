@@ -17,6 +17,7 @@ import (
 
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/harness"
+	"github.com/the-loop-dev/the-loop/sdk"
 	"github.com/the-loop-dev/the-loop/store"
 )
 
@@ -124,12 +125,55 @@ type hooked struct {
 	put     func() error
 }
 
-// ApplyHook applies the spool under stateRoot (in order), then d.
+// ApplyHook applies the spool under stateRoot (in order), then d. A spool
+// refused by CheckPrivatePath is left alone (the service reports it at its
+// start, the hook command on every payload it would have spooled): d is
+// applied all the same.
 func (s *Service) ApplyHook(ctx context.Context, stateRoot string, d loop.HookDelivery) error {
-	if err := s.ApplySpool(ctx, stateRoot); err != nil {
+	// A refusal is ApplySpool's only EINVALID error.
+	if err := s.ApplySpool(ctx, stateRoot); err != nil && loop.ErrorCode(err) != loop.EINVALID {
 		return err
 	}
 	return s.applyHook(ctx, d, "")
+}
+
+// CheckPrivatePath refuses path (what names it in the message) and every
+// directory from stateRoot down to it — the state root included — when
+// another user owns it or group or others may write it (sdk.CheckPrivate:
+// such a file could be swapped, or payloads slipped in, by another local
+// user). What does not exist yet passes; a path outside stateRoot is
+// checked alone.
+func CheckPrivatePath(stateRoot, path, what string) error {
+	rel, err := filepath.Rel(stateRoot, path)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return sdk.CheckPrivate(path, what)
+	}
+	if err := sdk.CheckPrivate(stateRoot, "state root (state.root)"); err != nil {
+		return err
+	}
+	if rel == "." {
+		return nil
+	}
+	cur := stateRoot
+	parts := strings.Split(rel, string(filepath.Separator))
+	for i, part := range parts {
+		cur = filepath.Join(cur, part)
+		name := "directory of the " + what
+		if i == len(parts)-1 {
+			name = what
+		}
+		if err := sdk.CheckPrivate(cur, name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkSpool refuses a spool directory (or a directory above it, up to the
+// state root) another user owns or others may write: an EINVALID error
+// naming it.
+func checkSpool(stateRoot string) error {
+	return CheckPrivatePath(stateRoot, SpoolDir(stateRoot), "hook spool")
 }
 
 // applyHook applies one delivery; seq, for a spooled one, is its file's
@@ -144,8 +188,12 @@ func (s *Service) applyHook(ctx context.Context, d loop.HookDelivery, seq string
 	if p.Event == "SessionStart" && p.Source == "clear" {
 		panes = s.panePIDsFor(ctx, d.Session) // outside the transaction: a tmux call
 	}
+	if p.Event == "Stop" && seq == "" {
+		s.awaitAnswer(ctx, d.Session, p.SessionID) // outside the transaction: it may wait
+	}
 	defer s.heard.broadcast() // a say waiting on this hook looks again
-	return s.DB.Update(func(tx *store.Tx) error {
+	ended := false            // an agent's SessionEnd applied: the supervisor looks now
+	err := s.DB.Update(func(tx *store.Tx) error {
 		h, why, err := s.hookedIn(tx, d.Session)
 		if err != nil {
 			return err
@@ -173,8 +221,13 @@ func (s *Service) applyHook(ctx context.Context, d loop.HookDelivery, seq string
 				return err
 			}
 		}
+		ended = why == "" && p.Event == "SessionEnd" && p.Reason != "clear"
 		return nil
 	})
+	if err == nil && ended {
+		s.SessionEnded()
+	}
+	return err
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -313,6 +366,61 @@ func (s *Service) hear(h *hooked, p HookPayload, d loop.HookDelivery, panes []in
 	return nil, ""
 }
 
+// answerWait bounds how long a Stop waits for Claude Code to write its
+// turn's answer into the transcript: 2.1.332 writes it up to about 110 ms
+// after its Stop hook began, as often after as before
+// (docs/claude-code.md), and the token totals come from there.
+const answerWait = 500 * time.Millisecond
+
+// awaitAnswer waits, at most answerWait, until the transcript of ref's
+// recorded conversation id holds an assistant entry with usage newer than
+// the last one counted, so a Stop counts its own turn's tokens. There is
+// no wait for another conversation id, nor when there is no transcript
+// file (a harness or a fake agent without one).
+func (s *Service) awaitAnswer(ctx context.Context, ref, id string) {
+	var path, through string
+	_ = s.DB.View(func(tx *store.Tx) error {
+		h, _, err := s.hookedIn(tx, ref)
+		if h == nil || id == "" || id != *h.id || h.cwd == "" {
+			return err
+		}
+		if dir, err := harness.ClaudeConfigDir(s.Getenv, ""); err == nil {
+			path, through = harness.ClaudeTranscriptPath(dir, h.cwd, id), h.hear.TokensThrough
+		}
+		return nil
+	})
+	if path == "" {
+		return
+	}
+	if _, err := os.Stat(path); err != nil {
+		return
+	}
+	var since time.Time
+	if through != "" {
+		since, _ = time.Parse(time.RFC3339Nano, through)
+	}
+	ctx, cancel := context.WithTimeout(ctx, answerWait)
+	defer cancel()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		entries, err := harness.ReadClaudeTranscript(path, transcriptTail)
+		if err != nil {
+			return
+		}
+		for _, e := range entries {
+			if e.Role == loop.RoleAssistant && e.Usage != nil && e.At.After(since) {
+				return
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
 // setActivity sets h's activity, stamping when it changes.
 func (s *Service) setActivity(h *loop.Hearing, activity string) {
 	if h.Activity != activity {
@@ -375,8 +483,13 @@ type overflow struct {
 
 // SpoolHook writes d into the spool (0600, ordered by its name:
 // <unix nanoseconds>-<pid>.json) and keeps the spool within MaxSpoolBytes,
-// the oldest files going first (noted for a hook.spool_overflow event).
+// the oldest files going first (noted for a hook.spool_overflow event). A
+// spool another user owns or others may write is refused, naming it:
+// nothing is written into it.
 func SpoolHook(stateRoot string, d loop.HookDelivery) error {
+	if err := checkSpool(stateRoot); err != nil {
+		return err
+	}
 	data, err := json.Marshal(spooled{HookDelivery: d, Payload: string(d.Payload)})
 	if err != nil {
 		return err
@@ -444,10 +557,15 @@ func spoolFiles(stateRoot string) ([]string, []int64, error) {
 // ApplySpool applies the spooled payloads under stateRoot in order and
 // deletes each once applied; a store error stops it, leaving the rest for
 // the next reader. A file another reader applied meanwhile is skipped (its
-// record keeps the last applied name), so nothing is applied twice.
+// record keeps the last applied name), so nothing is applied twice. A
+// spool (or a file in it) another user owns or others may write is
+// refused, naming it, and left as it is: no payload of it is applied.
 func (s *Service) ApplySpool(ctx context.Context, stateRoot string) error {
 	if stateRoot == "" {
 		return nil
+	}
+	if err := checkSpool(stateRoot); err != nil {
+		return err
 	}
 	names, _, err := spoolFiles(stateRoot)
 	if err != nil || len(names) == 0 {
@@ -457,6 +575,9 @@ func (s *Service) ApplySpool(ctx context.Context, stateRoot string) error {
 	defer s.spoolMu.Unlock()
 	for _, name := range names {
 		path := filepath.Join(SpoolDir(stateRoot), name)
+		if err := sdk.CheckPrivate(path, "spooled hook payload"); err != nil {
+			return err
+		}
 		data, err := os.ReadFile(path)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue // another reader applied it

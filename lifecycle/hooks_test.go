@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/config"
@@ -422,4 +423,75 @@ func TestHooks_TokenTotalsComeFromTheTranscriptTail(t *testing.T) {
 
 func filepathTranscript(conf, cwd, id string) string {
 	return harness.ClaudeTranscriptPath(conf, cwd, id)
+}
+
+// Claude Code 2.1.332 may write a turn's answer into the transcript
+// shortly after its Stop hook began (docs/claude-code.md): the Stop waits
+// for it, so the totals count the turn they end.
+func TestHooks_AStopWaitsForItsAnswerToReachTheTranscript(t *testing.T) {
+	w := newHookWorld(t)
+	conf := t.TempDir()
+	w.s.Getenv = func(k string) string {
+		if k == "CLAUDE_CONFIG_DIR" {
+			return conf
+		}
+		return ""
+	}
+	path := filepathTranscript(conf, w.record().Cwd, w.id)
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(`{"type":"user","timestamp":"2026-01-01T00:00:00Z","message":{"role":"user","content":"hi"}}`+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	written := make(chan struct{})
+	go func() {
+		defer close(written)
+		time.Sleep(150 * time.Millisecond) // the answer lands while the Stop is being applied
+		f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			return
+		}
+		_, _ = f.WriteString(`{"type":"assistant","timestamp":"2026-01-01T00:00:01Z","message":{"id":"m1","role":"assistant","content":[{"type":"text","text":"hello"}],"usage":{"input_tokens":10,"output_tokens":3}}}` + "\n")
+		f.Close()
+	}()
+	began := time.Now()
+	w.hook(map[string]any{"hook_event_name": "Stop", "prompt_id": "p1", "last_assistant_message": "hello"})
+	<-written
+	if got := w.row().Tokens; got.Input != 10 || got.Output != 3 {
+		t.Fatalf("tokens %+v after the Stop, want the answer written 150 ms into it counted", got)
+	}
+	if took := time.Since(began); took > answerWait+time.Second {
+		t.Fatalf("the Stop took %v", took)
+	}
+}
+
+// TestHooks_AnAgentsSessionEndPokesTheSupervisor: a SessionEnd that ends
+// the agent makes the supervisor look at once (SessionEnded); a clear's
+// SessionEnd, where the same process goes on, does not.
+func TestHooks_AnAgentsSessionEndPokesTheSupervisor(t *testing.T) {
+	w := newHookWorld(t)
+	sv := &Supervisor{}
+	sv.init()
+	w.s.Supervisor = sv
+	poked := func() bool {
+		select {
+		case <-sv.pokes:
+			return true
+		default:
+			return false
+		}
+	}
+	w.hook(map[string]any{"hook_event_name": "SessionEnd", "reason": "clear"})
+	if poked() {
+		t.Fatal("a clear's SessionEnd poked the supervisor")
+	}
+	w.hook(map[string]any{"hook_event_name": "SessionEnd", "reason": "prompt_input_exit", "session_id": "a-child-claude-p"})
+	if poked() {
+		t.Fatal("another conversation's SessionEnd poked the supervisor")
+	}
+	w.hook(map[string]any{"hook_event_name": "SessionEnd", "reason": "prompt_input_exit"})
+	if !poked() {
+		t.Fatal("the agent's SessionEnd did not poke the supervisor")
+	}
 }

@@ -39,6 +39,8 @@ func shellQuote(s string) string {
 // operator's own --settings from args merged in: their keys kept, their
 // hooks beside ours) and returns args with `--settings <file>` first and
 // the operator's --settings dropped. cwd resolves a relative settings path.
+// A settings file, or a directory above it up to the state root, that
+// another user owns or others may write is refused (CheckPrivatePath).
 func withHookSettings(bin, stateRoot, target, ref, cwd string, args []string) ([]string, error) {
 	doc := map[string]any{}
 	rest := make([]string, 0, len(args)+2)
@@ -75,6 +77,9 @@ func withHookSettings(bin, stateRoot, target, ref, cwd string, args []string) ([
 	data, err := json.MarshalIndent(doc, "", "  ")
 	if err != nil {
 		return nil, loop.Internal("encoding the hook settings for %s: %v", target, err)
+	}
+	if err := CheckPrivatePath(stateRoot, path, "hook settings file (the agent's --settings)"); err != nil {
+		return nil, err
 	}
 	if err := writePrivate(path, append(data, '\n')); err != nil {
 		return nil, loop.Errorf(loop.EINTERNAL, "cannot write the hook settings %s (the agent's --settings): %w; check that state.root is writable", path, err)

@@ -65,6 +65,16 @@ func (v StandingVerbs) Status(ctx context.Context) ([]loop.StandingRow, bool, er
 	return rows, ok, nil
 }
 
+// Transcript is Service.TranscriptStanding.
+func (v StandingVerbs) Transcript(ctx context.Context, name string, last int) (loop.TranscriptResult, error) {
+	return v.S.TranscriptStanding(ctx, v.Config(), name, last)
+}
+
+// Peek is Service.PeekStanding.
+func (v StandingVerbs) Peek(ctx context.Context, name string, lines int) (loop.PeekResult, error) {
+	return v.S.PeekStanding(ctx, v.Config(), name, lines)
+}
+
 // WorkItemVerbs is loop.WorkItemService run in this process.
 type WorkItemVerbs struct {
 	S      *Service

@@ -423,8 +423,11 @@ func TestStart_AMissingHarnessBinaryIsNamed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "harness CLI 'claude' not found on PATH — install it or point the claude adapter at the binary"
-	if row := res.Sessions[0]; res.OK || row.Outcome != loop.OutcomeFailed || !strings.Contains(row.Detail, want) || r.SpawnCount() != 0 {
-		t.Fatalf("row %+v (spawns %d), want a failure naming %q", row, r.SpawnCount(), want)
+	// The remedies are issue 16 #21's: install it on the PATH searched, or
+	// name the binary in routing.harnessBinaries.
+	for _, want := range []string{"harness CLI 'claude' not found on PATH", "install it there", "set routing.harnessBinaries.claude to its absolute path"} {
+		if row := res.Sessions[0]; res.OK || row.Outcome != loop.OutcomeFailed || !strings.Contains(row.Detail, want) || r.SpawnCount() != 0 {
+			t.Fatalf("row %+v (spawns %d), want a failure naming %q", row, r.SpawnCount(), want)
+		}
 	}
 }

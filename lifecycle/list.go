@@ -90,7 +90,13 @@ func rowFor(name string, def *loop.StandingDefinition, rec *loop.StandingRecord,
 		row.SlackThread = rec.SlackThread
 		row.StartedAt = rec.StartedAt
 		row.LastMessageAt = rec.LastMessageAt
+		row.Restarts = rec.Restarts
+		row.LastExit = rec.LastExit
 		row.Activity, row.ActivityAt, row.LastAnswerAt, row.Tokens = rec.RowFields(running)
+		if rec.Status == loop.StatusBroken { // undecodable: say why, claim nothing runs
+			row.Running = false
+			row.Detail = rec.Broken + " — the other sessions are unaffected; `the-loop standing delete " + name + "` removes it"
+		}
 	}
 	return row
 }
@@ -107,7 +113,9 @@ func (s *Service) ListStanding(ctx context.Context, cfg *config.Config) ([]loop.
 	if err != nil {
 		return nil, err
 	}
-	return s.rows(ctx, block, recs), nil
+	rows := s.rows(ctx, block, recs)
+	s.markSupervised(cfg, block, recs, rows)
+	return rows, nil
 }
 
 func (s *Service) rows(ctx context.Context, block *config.StandingConfig, recs []*loop.StandingRecord) []loop.StandingRow {
@@ -115,7 +123,9 @@ func (s *Service) rows(ctx context.Context, block *config.StandingConfig, recs [
 	bySocket := map[string][]string{}
 	for _, r := range recs {
 		byName[r.Name] = r
-		bySocket[r.TmuxSocket] = append(bySocket[r.TmuxSocket], loop.TmuxTargetFor(r.Name))
+		if r.Status != loop.StatusBroken {
+			bySocket[r.TmuxSocket] = append(bySocket[r.TmuxSocket], loop.TmuxTargetFor(r.Name))
+		}
 	}
 	live := map[string]bool{}
 	for socket, targets := range bySocket {

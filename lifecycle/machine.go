@@ -34,6 +34,9 @@ const (
 	StateFirstStart = "first-start"
 	StateStarting   = "starting"
 	StateStopping   = "stopping"
+	// StateFailed is a session the supervisor gave up restarting
+	// (supervise.go): start, stop and delete leave it, say is refused.
+	StateFailed = "failed"
 )
 
 // Machine events.
@@ -57,11 +60,28 @@ const (
 	EvNotRunning     = "not-running"
 	EvSay            = "say"
 	EvAnnounced      = "announced"
+	// The supervisor's events (supervise.go).
+	EvExited         = "exited"
+	EvRestarting     = "restarting"
+	EvRestartLimited = "restart-limited"
 )
 
 // transitions is the machine's whole table.
 var transitions = fsm.Events{
 	{Name: EvCreate, Src: []string{StateAbsent}, Dst: StateStopped},
+	// The supervisor records a dead agent's exit and each restart it
+	// schedules on the running record; more restarts than the burst allows
+	// leave the session failed.
+	{Name: EvExited, Src: []string{StateRunning}, Dst: StateRunning},
+	{Name: EvRestarting, Src: []string{StateRunning}, Dst: StateRunning},
+	{Name: EvRestartLimited, Src: []string{StateRunning}, Dst: StateFailed},
+	// A failed session is started, stopped or deleted like a stopped one.
+	{Name: EvClaimStart, Src: []string{StateFailed}, Dst: StateStarting},
+	{Name: EvAlreadyRunning, Src: []string{StateFailed}, Dst: StateRunning},
+	{Name: EvRefuse, Src: []string{StateFailed}, Dst: StateFailed},
+	{Name: EvClaimStop, Src: []string{StateFailed}, Dst: StateStopping},
+	{Name: EvNotRunning, Src: []string{StateFailed}, Dst: StateStopped},
+	{Name: EvDelete, Src: []string{StateFailed}, Dst: StateAbsent},
 	// A create that asked to start the session and whose start failed
 	// leaves no record: the name is free again.
 	{Name: EvCreateFailed, Src: []string{StateStopped}, Dst: StateAbsent},
@@ -124,6 +144,8 @@ func StandingStateOf(rec *loop.StandingRecord) string {
 		return StateStarting
 	case rec.Status == loop.StatusStopped:
 		return StateStopped
+	case rec.Status == loop.StatusFailed:
+		return StateFailed
 	default:
 		return StateRunning
 	}

@@ -8,7 +8,7 @@ import (
 	loop "github.com/the-loop-dev/the-loop"
 )
 
-// TestMachine_EveryStateEventPair checks all 6×19 (state, event) pairs
+// TestMachine_EveryStateEventPair checks all 7×22 (state, event) pairs
 // against a table written out by hand: "-" marks an invalid pair. It is not
 // read back from the machine's definition.
 func TestMachine_EveryStateEventPair(t *testing.T) {
@@ -16,47 +16,53 @@ func TestMachine_EveryStateEventPair(t *testing.T) {
 		"create", "create-failed", "delete", "claim-start", "refuse", "already-running",
 		"clear-dead", "resume-failed", "started", "resumed", "spawn-failed", "recover",
 		"abandon", "claim-stop", "stopped", "stop-failed", "not-running", "say",
-		"announced",
+		"announced", "exited", "restarting", "restart-limited",
 	}
 	expected := map[string][]string{
 		"absent": {
 			"stopped", "-", "-", "first-start", "absent", "-",
 			"-", "-", "-", "-", "-", "-",
 			"-", "-", "-", "-", "-", "-",
-			"-",
+			"-", "-", "-", "-",
 		},
 		"stopped": {
 			"-", "absent", "absent", "starting", "stopped", "running",
 			"-", "-", "-", "-", "-", "-",
 			"-", "stopping", "-", "-", "stopped", "-",
-			"-",
+			"-", "-", "-", "-",
 		},
 		"running": {
 			"-", "-", "-", "starting", "running", "running",
 			"-", "-", "-", "-", "-", "-",
 			"-", "stopping", "-", "-", "stopped", "running",
-			"running",
+			"running", "running", "running", "failed",
 		},
 		"first-start": {
 			"-", "-", "-", "-", "-", "-",
 			"first-start", "-", "running", "-", "absent", "running",
 			"absent", "-", "-", "-", "-", "-",
-			"-",
+			"-", "-", "-", "-",
 		},
 		"starting": {
 			"-", "-", "-", "-", "-", "-",
 			"starting", "starting", "running", "running", "stopped", "running",
 			"stopped", "-", "-", "-", "-", "-",
-			"-",
+			"-", "-", "-", "-",
 		},
 		"stopping": {
 			"-", "-", "-", "-", "-", "-",
 			"-", "-", "-", "-", "-", "-",
 			"stopped", "-", "stopped", "stopped", "-", "-",
-			"-",
+			"-", "-", "-", "-",
+		},
+		"failed": {
+			"-", "-", "absent", "starting", "failed", "running",
+			"-", "-", "-", "-", "-", "-",
+			"-", "stopping", "-", "-", "stopped", "-",
+			"-", "-", "-", "-",
 		},
 	}
-	checkMachine(t, NextStanding, events, expected, 114)
+	checkMachine(t, NextStanding, events, expected, 154)
 }
 
 // checkMachine fires every event of events in every state of expected (a
@@ -114,6 +120,8 @@ func TestStateOf_DerivesClaimStates(t *testing.T) {
 		{"start claim on a placeholder", &loop.StandingRecord{Status: "absent", Claim: &loop.Claim{Op: "start"}}, "first-start"},
 		{"start claim on a stopped record", &loop.StandingRecord{Status: "stopped", Claim: &loop.Claim{Op: "start"}}, "starting"},
 		{"stop claim", &loop.StandingRecord{Status: "running", Claim: &loop.Claim{Op: "stop"}}, "stopping"},
+		{"failed", &loop.StandingRecord{Status: "failed"}, "failed"},
+		{"start claim on a failed record", &loop.StandingRecord{Status: "failed", Claim: &loop.Claim{Op: "start"}}, "starting"},
 	}
 	for _, c := range cases {
 		if got := StandingStateOf(c.rec); got != c.want {

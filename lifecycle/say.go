@@ -112,6 +112,9 @@ func (s *Service) Say(ctx context.Context, cfg *config.Config, req loop.Standing
 	}
 	target := loop.TmuxTargetFor(name)
 	runner := s.Runner(rec.TmuxSocket)
+	if err := stopClaimed(name, rec); err != nil {
+		return loop.SayResult{}, err
+	}
 	if rec.Status != loop.StatusRunning || runner.State(ctx, target) != loop.PaneLive {
 		return loop.SayResult{}, loop.NotFound("standing session '%[1]s' has no live tmux pane to paste into — a message never respawns one; run `the-loop standing start %[1]s` first", name)
 	}
@@ -148,11 +151,24 @@ func (s *Service) Say(ctx context.Context, cfg *config.Config, req loop.Standing
 		return fail("", "error: could not deliver the message: "+loop.ErrorMessage(err)), nil
 	}
 	ready := time.Duration(cfg.Routing.Tmux.ReadySeconds * float64(time.Second))
-	if err := waitReady(ctx, runner, adapter, target, ready); err != nil {
-		if ctx.Err() != nil {
+	// A stop that claims the session meanwhile ends the wait (issue 16
+	// #18), and one that claimed it before the paste refuses it: the agent
+	// is flushing to exit and would never read it (#17).
+	still := func() error {
+		rec, err := s.read(name)
+		if err != nil {
+			return err
+		}
+		return stopClaimed(name, rec)
+	}
+	if err := waitReady(ctx, runner, adapter, target, ready, still); err != nil {
+		if ctx.Err() != nil || loop.ErrorCode(err) == loop.ENOTFOUND {
 			return loop.SayResult{}, err
 		}
 		return notReady(strings.TrimSuffix(strings.TrimSuffix(err.Error(), " — try again shortly"), "; nothing was delivered")), nil
+	}
+	if err := still(); err != nil {
+		return loop.SayResult{}, err
 	}
 	// What was heard just before the paste: the say's prompt is a new one.
 	before, err := s.read(name)
@@ -206,7 +222,7 @@ func (s *Service) Say(ctx context.Context, cfg *config.Config, req loop.Standing
 		return res, nil
 	}
 	res.Messages[0].Stream = "err" // the answer goes to stdout
-	answer, err := s.awaitAnswer(ctx, cfg.StateDir(), s.standingHeard(name), "standing session '"+name+"'", "the-loop standing transcript "+name, promptID, transcript, mark, framed, wait)
+	answer, err := s.awaitSayAnswer(ctx, cfg.StateDir(), s.standingHeard(name), "standing session '"+name+"'", "the-loop standing transcript "+name, promptID, transcript, mark, framed, wait)
 	switch {
 	case err == nil:
 		res.Reply = answer
@@ -329,6 +345,18 @@ func (s *Service) pause(ctx context.Context, woken <-chan struct{}) error {
 	return nil
 }
 
+// stopClaimed refuses a say to a standing session that is no longer
+// running or that a stop has claimed (nil: a say may go on).
+func stopClaimed(name string, rec *loop.StandingRecord) error {
+	if rec == nil || rec.Status == loop.StatusAbsent || rec.Status == loop.StatusStopped {
+		return loop.NotFound("standing session '%[1]s' has no live tmux pane to paste into — it is not running (stopped); nothing was delivered, and a message never respawns one; run `the-loop standing start %[1]s` first", name)
+	}
+	if rec.Claim != nil && rec.Claim.Op == "stop" {
+		return loop.NotFound("standing session '%[1]s' is not running: a stop (process %[2]d, since %[3]s) has claimed it and the agent is exiting; nothing was delivered — run `the-loop standing start %[1]s` once it is stopped", name, rec.Claim.PID, rec.Claim.Since)
+	}
+	return nil
+}
+
 // verify decides a pasted say's outcome from the hooks: queued at once when
 // the agent was working before the paste and still is; else the prompt
 // holding the text among those heard after before, within submit (one
@@ -407,10 +435,16 @@ func Blank(text string) bool {
 }
 
 // waitReady polls the pane until the adapter says typed input would reach
-// the agent, or fails saying it is not ready.
-func waitReady(ctx context.Context, runner loop.Runner, adapter loop.Harness, target string, timeout time.Duration) error {
+// the agent, or fails saying it is not ready. still, when not nil, is asked
+// at every poll whether the wait should go on; its error ends the wait.
+func waitReady(ctx context.Context, runner loop.Runner, adapter loop.Harness, target string, timeout time.Duration, still func() error) error {
 	deadline := time.Now().Add(timeout)
 	for {
+		if still != nil {
+			if err := still(); err != nil {
+				return err
+			}
+		}
 		snap, err := runner.Snapshot(ctx, target)
 		if err == nil && adapter.Ready(snap) {
 			return nil
@@ -446,11 +480,11 @@ func (s *Service) transcriptMark(cwd, id string) (path string, mark int64) {
 	return path, mark
 }
 
-// awaitAnswer waits up to wait for the answer to a delivered say: the Stop
+// awaitSayAnswer waits up to wait for the answer to a delivered say: the Stop
 // whose prompt id is promptID, or for a queued say ("") the promptId of the
 // transcript's first user entry past mark holding framed. Each look is one
 // short read: the wait holds no lock and no transaction.
-func (s *Service) awaitAnswer(ctx context.Context, stateRoot string, heard heardFn, who, where, promptID, transcript string, mark int64, framed string, wait time.Duration) (string, error) {
+func (s *Service) awaitSayAnswer(ctx context.Context, stateRoot string, heard heardFn, who, where, promptID, transcript string, mark int64, framed string, wait time.Duration) (string, error) {
 	sum := loop.PromptSum(framed)
 	deadline := time.Now().Add(wait)
 	for {

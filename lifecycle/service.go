@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 
 	loop "github.com/the-loop-dev/the-loop"
+	"github.com/the-loop-dev/the-loop/runner"
 	"github.com/the-loop-dev/the-loop/store"
 )
 
@@ -34,6 +35,10 @@ type Service struct {
 	Source   string // the event envelope's source: "cli" or "service"
 	// NewID returns a new conversation id (uuid4).
 	NewID func() string
+	// ProcStart returns the start time of the running process pid, ok
+	// false when none runs (default runner.ProcessStart): a claim is live
+	// while the process that made it runs, judged by pid and start time.
+	ProcStart func(pid int) (start uint64, ok bool)
 	// ClaimWait bounds how long a verb waits for another process's claim.
 	ClaimWait time.Duration
 	// Announcer posts a Slack-enabled session's announcement after it
@@ -54,8 +59,13 @@ type Service struct {
 	// install it. Nil: never checked.
 	TmuxAvailable func() error
 
-	mu    sync.Mutex
-	names map[string]*sync.Mutex
+	// Supervisor is the service's supervisor (supervise.go) once it runs;
+	// nil in a CLI process. Rows say supervised only with one.
+	Supervisor *Supervisor
+
+	mu     sync.Mutex
+	names  map[string]chan struct{} // per-name locks: a token in a buffer of one
+	spawns *slots                   // standingSessions.startConcurrency (slots.go)
 	// spoolMu serialises this process's spool readers.
 	spoolMu sync.Mutex
 	// waits is the waiting says in flight from agents (no deadlock).
@@ -82,18 +92,30 @@ func (s *Service) newID() string {
 
 // lock serialises verbs on one name inside this process.
 func (s *Service) lock(name string) func() {
+	unlock, _ := s.lockCtx(context.Background(), name)
+	return unlock
+}
+
+// lockCtx is lock, given up when ctx ends (then the error says another verb
+// of this process holds the name): a verb with a bound, stop above all,
+// never waits without end behind a start that is stuck.
+func (s *Service) lockCtx(ctx context.Context, name string) (func(), error) {
 	s.mu.Lock()
 	if s.names == nil {
-		s.names = map[string]*sync.Mutex{}
+		s.names = map[string]chan struct{}{}
 	}
 	m, ok := s.names[name]
 	if !ok {
-		m = &sync.Mutex{}
+		m = make(chan struct{}, 1)
 		s.names[name] = m
 	}
 	s.mu.Unlock()
-	m.Lock()
-	return m.Unlock
+	select {
+	case m <- struct{}{}:
+		return func() { <-m }, nil
+	case <-ctx.Done():
+		return func() {}, loop.Internal("another verb of this process (pid %d) on '%s' has not finished; gave up waiting for it (%v)", os.Getpid(), name, ctx.Err())
+	}
 }
 
 // event builds an envelope stamped with this process's source and pid.
@@ -181,7 +203,7 @@ func (k standingKind) next(state, event string) (string, error) {
 // status they came from.
 func (k standingKind) enter(rec *loop.StandingRecord, dst string) {
 	switch dst {
-	case StateRunning, StateStopped:
+	case StateRunning, StateStopped, StateFailed:
 		rec.Status, rec.Claim = dst, nil
 	case StateFirstStart:
 		rec.Status = loop.StatusAbsent
@@ -205,16 +227,42 @@ func (k standingKind) logEvent(what string) string { return "standing." + what }
 
 func (k standingKind) subject() loop.Field { return loop.F("standing", k.name) }
 
+// procStart is ProcStart, defaulted.
+func (s *Service) procStart(pid int) (uint64, bool) {
+	if s.ProcStart != nil {
+		return s.ProcStart(pid)
+	}
+	return runner.ProcessStart(pid)
+}
+
+// newClaim is a claim of this process for op: its pid and that pid's start
+// time, so no other process that later holds the pid (after a reboot, say)
+// passes for it.
+func (s *Service) newClaim(op string) *loop.Claim {
+	start, _ := s.procStart(os.Getpid())
+	return &loop.Claim{Op: op, PID: os.Getpid(), PIDStart: start, Since: s.stamp()}
+}
+
 // claimLive reports whether a claim belongs to a process that still runs
-// it. Claims of this process are never live here: the per-name lock is held,
-// so one found is left by a verb that did not finish.
+// it: its pid runs and started when the claim says (the same process, not
+// a reused pid), however long the verb has been running. Claims of this
+// process are never live here: the per-name lock is held, so one found is
+// left by a verb that did not finish. A claim written before claims carried
+// a start time is judged by its pid, and only for 15 minutes.
 func (s *Service) claimLive(c *loop.Claim) bool {
 	if c == nil || c.PID == os.Getpid() || c.PID <= 0 {
 		return false
 	}
+	start, ok := s.procStart(c.PID)
+	if !ok {
+		return false
+	}
+	if c.PIDStart != 0 {
+		return start == c.PIDStart
+	}
 	since, err := time.Parse(loop.RecordTimeFormat, c.Since)
 	if err == nil && s.now().Sub(since) > 15*time.Minute {
-		return false // older than any transition takes: a recycled pid
+		return false // a claim of an older version, older than any of its transitions took
 	}
 	// EPERM: the pid now belongs to another user's process, which cannot be
 	// a the-loop verb of ours: the claim is stale.
@@ -243,7 +291,7 @@ func (s *Service) awaitClaim(ctx context.Context, what string, c *loop.Claim, cu
 		}
 		select {
 		case <-ctx.Done():
-			return ctx.Err()
+			return loop.Internal("%s has had a %s in flight in process %d since %s; gave up waiting for it (%v) — try again once it finishes", what, c.Op, c.PID, c.Since, ctx.Err())
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
@@ -287,7 +335,8 @@ func survives(ctx context.Context, runner loop.Runner, target string, probe time
 }
 
 // clearOwn clears what is left of a resume that failed its probe: a dead
-// pane (nothing runs in it: cleared like any dead pane before a spawn), or
+// pane (nothing runs in it: the fresh spawn respawns into it, like any dead
+// pane before a spawn), or
 // a live one only when it is the pane the-loop spawned for conversation id
 // (its tag) — a live tmux session someone else put under the name meanwhile
 // is never killed. It returns "" when the name is free for a fresh spawn,
@@ -297,7 +346,7 @@ func clearOwn(ctx context.Context, runner loop.Runner, target, id string) string
 	case loop.PaneAbsent:
 		return ""
 	case loop.PaneDead:
-		return killed(ctx, runner, target)
+		return "" // the fresh spawn respawns into the dead pane, other windows kept
 	}
 	mine, err := ours(ctx, runner, target, id)
 	if err != nil {

@@ -22,6 +22,12 @@ func okStart(outcome string) bool {
 // the ones that auto-start (what `the-loop start` uses). Sessions start
 // concurrently; a session that fails is a failed row, never an error.
 func (s *Service) StartStanding(ctx context.Context, cfg *config.Config, name string, autoOnly bool) (loop.StandingControlResult, error) {
+	return s.startStanding(ctx, cfg, name, autoOnly, whyStart)
+}
+
+// startStanding is StartStanding saying why a resumed conversation is
+// resumed (resumeNotice).
+func (s *Service) startStanding(ctx context.Context, cfg *config.Config, name string, autoOnly bool, why string) (loop.StandingControlResult, error) {
 	block, err := standingBlock(cfg)
 	if err != nil {
 		return loop.StandingControlResult{}, err
@@ -58,7 +64,7 @@ func (s *Service) StartStanding(ctx context.Context, cfg *config.Config, name st
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			rows[i] = s.startOne(ctx, cfg, d)
+			rows[i] = s.startOne(ctx, cfg, d, why)
 		}()
 	}
 	wg.Wait()
@@ -76,13 +82,26 @@ type standingStart struct {
 	s   *Service
 	cfg *config.Config
 	def loop.StandingDefinition
+	// why says, in a resumed conversation's notice, why it was resumed.
+	why string
 }
 
 // startOne is one session's start (original §5.6 _start_one, made safe for
-// concurrent processes by the claim).
-func (s *Service) startOne(ctx context.Context, cfg *config.Config, def loop.StandingDefinition) loop.StandingRow {
-	defer s.lock(def.Name)()
-	st := &standingStart{standingKind: standingKind{name: def.Name}, s: s, cfg: cfg, def: def}
+// concurrent processes by the claim): startLocked under the name's lock,
+// given up when ctx ends.
+func (s *Service) startOne(ctx context.Context, cfg *config.Config, def loop.StandingDefinition, why string) loop.StandingRow {
+	unlock, err := s.lockCtx(ctx, def.Name)
+	defer unlock()
+	if err != nil {
+		st := &standingStart{standingKind: standingKind{name: def.Name}, s: s, cfg: cfg, def: def, why: why}
+		return st.result(nil, false, loop.OutcomeFailed, loop.ErrorMessage(err))
+	}
+	return s.startLocked(ctx, cfg, def, why)
+}
+
+// startLocked is startOne with the name's lock held by the caller.
+func (s *Service) startLocked(ctx context.Context, cfg *config.Config, def loop.StandingDefinition, why string) loop.StandingRow {
+	st := &standingStart{standingKind: standingKind{name: def.Name}, s: s, cfg: cfg, def: def, why: why}
 	row, err := startIn(ctx, s, cfg, st)
 	if err != nil {
 		return st.result(nil, false, loop.OutcomeFailed, err.Error())
@@ -141,12 +160,15 @@ func (st *standingStart) notMine() string {
 	return "it is not the agent the-loop started for this record"
 }
 
+// spawnIn holds one of standingSessions.startConcurrency's slots until the
+// pane exists (the resume probe that follows holds none).
 func (st *standingStart) spawnIn(ctx context.Context, r loop.Runner, spec loop.SpawnSpec) error {
+	release, err := st.s.spawnSlots().acquire(ctx, st.cfg.Supervision.StartConcurrency)
+	if err != nil {
+		return err
+	}
+	defer release()
 	return r.SpawnIn(ctx, st.target(), spec)
-}
-
-func (st *standingStart) kill(ctx context.Context, r loop.Runner) error {
-	return r.KillTarget(ctx, st.target())
 }
 
 // plan checks the definition: its boot prompt, its directory, its harness.
@@ -167,7 +189,11 @@ func (st *standingStart) plan(*loop.StandingRecord) (spawnPlan, *refusal) {
 	if err != nil {
 		return spawnPlan{}, &refusal{detail: loop.ErrorMessage(err), fields: []loop.Field{loop.F("harness", def.Harness)}}
 	}
-	return spawnPlan{harness: def.Harness, adapter: adapter, args: def.HarnessArgs, cwd: cwd, resumePrompt: prompt, freshPrompt: prompt}, nil
+	resume := prompt
+	if st.cfg.Supervision.ResumePrompt != config.ResumeFull {
+		resume = resumeNotice(name, st.why)
+	}
+	return spawnPlan{harness: def.Harness, adapter: adapter, args: def.HarnessArgs, cwd: cwd, env: def.Env, resumePrompt: resume, freshPrompt: prompt}, nil
 }
 
 // define writes the session's definition into its record (original §5.6
@@ -186,6 +212,7 @@ func (st *standingStart) define(r *loop.StandingRecord) {
 	r.Prompt = def.Prompt
 	r.AutoStart = def.AutoStart
 	r.SlackEnabled = def.SlackEnabled
+	r.Restart = def.Restart
 	r.TmuxSocket = st.cfg.Routing.Tmux.SocketName
 }
 
@@ -207,7 +234,7 @@ func (st *standingStart) result(rec *loop.StandingRecord, running bool, outcome,
 	if def == nil && rec == nil {
 		r.Harness, r.Cwd, r.Description = st.def.Harness, st.def.Cwd, st.def.Description
 	}
-	if outcome != loop.OutcomeFailed && outcome != loop.OutcomeAlreadyRunning && rec != nil {
+	if outcome != loop.OutcomeFailed && outcome != loop.OutcomeAlreadyRunning && rec != nil && detail == "" {
 		detail = fmt.Sprintf("%s %s (%s %s)", outcome, st.target(), rec.Harness, rec.HarnessSessionID)
 	}
 	r.Outcome, r.Detail = outcome, detail

@@ -2,9 +2,11 @@ package lifecycle
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
+	"sort"
+	"strings"
+	"time"
 
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/config"
@@ -45,9 +47,9 @@ type launch[R, Res any] interface {
 	// result is the start's outcome as the kind reports it; detail says
 	// why a start failed.
 	result(rec *R, running bool, outcome, detail string) Res
-	// spawnIn starts spec in the kind's tmux session; kill kills it.
+	// spawnIn starts spec in the kind's tmux session (a dead agent pane
+	// there is respawned in place).
 	spawnIn(ctx context.Context, r loop.Runner, spec loop.SpawnSpec) error
-	kill(ctx context.Context, r loop.Runner) error
 	// notMine is why a live pane under an owning record is refused.
 	notMine() string
 	// hearing is what the record keeps of the agent's hooks.
@@ -62,6 +64,9 @@ type spawnPlan struct {
 	adapter loop.Harness
 	args    []string
 	cwd     string // absolute
+	// env is the entry's own variables (standingSessions.sessions[].env),
+	// over routing.harnessEnv.
+	env map[string]string
 	// resumePrompt goes into a resumed conversation, freshPrompt boots a
 	// new one.
 	resumePrompt, freshPrompt string
@@ -222,7 +227,8 @@ func (st *starter[R, Res]) spawn(ctx context.Context, rec *R, state loop.PaneSta
 	tmux := st.cfg.Routing.Tmux
 	recorded, resumable := k.conversation(rec)
 	resume := recorded != "" && resumable && tmux.ResumeOnRespawn
-	claim := &loop.Claim{Op: "start", PID: os.Getpid(), Since: s.stamp(), Resume: resume}
+	claim := s.newClaim("start")
+	claim.Resume = resume
 	if resume {
 		claim.HarnessSessionID = recorded
 	} else {
@@ -243,10 +249,9 @@ func (st *starter[R, Res]) spawn(ctx context.Context, rec *R, state loop.PaneSta
 		return st.failed(rec, err.Error()), false
 	}
 	if state == loop.PaneDead {
-		if err := k.kill(ctx, st.runner); err != nil && st.runner.State(ctx, target) != loop.PaneAbsent {
-			return st.spawnFailed(ctx, rec, fmt.Sprintf("tmux session %s holds a dead pane that could not be cleared (%v); not spawning over it", target, loop.ErrorMessage(err)),
-				loop.F("tmux_target", target))
-		}
+		// The dead agent pane is cleared by the spawn itself, which
+		// respawns the harness into it: the tmux session, and any window
+		// an operator opened in it, lives on (issue 16 #6).
 		if _, err := transitionIn(ctx, s, k, EvClearDead, nil, nil, s.event(k.logEvent("dead_pane_cleared"), loop.LevelInfo,
 			k.subject(), loop.F("tmux_target", target))); err != nil {
 			return st.failed(rec, err.Error()), false
@@ -256,10 +261,9 @@ func (st *starter[R, Res]) spawn(ctx context.Context, rec *R, state loop.PaneSta
 	if no != nil {
 		return st.spawnFailed(ctx, rec, no.detail, no.fields...)
 	}
-	bin, err := s.LookPath(p.adapter.Binary())
+	bin, err := st.binary(p)
 	if err != nil {
-		return st.spawnFailed(ctx, rec, fmt.Sprintf("harness CLI '%s' not found on PATH — install it or point the %s adapter at the binary", p.adapter.Binary(), p.adapter.Name()),
-			loop.F("harness", p.harness))
+		return st.spawnFailed(ctx, rec, err.Error(), loop.F("harness", p.harness))
 	}
 	if err := p.adapter.Prepare(p.cwd, p.args); err != nil {
 		st.pending = append(st.pending, s.event("workspace.trust_failed", loop.LevelWarning,
@@ -274,10 +278,14 @@ func (st *starter[R, Res]) spawn(ctx context.Context, rec *R, state loop.PaneSta
 		p.args = args
 	}
 	id := k.claim(claimed).HarnessSessionID
+	note := "" // what the row says of a resume that fell back
 	if resume {
 		argv, err := p.adapter.ResumeArgv(id, p.args, p.resumePrompt)
 		if err == nil {
-			err = k.spawnIn(ctx, st.runner, cred.spec(p.adapter.Name(), loop.SpawnSpec{Argv: append([]string{bin}, argv...), Cwd: p.cwd, Tag: id}))
+			err = k.spawnIn(ctx, st.runner, st.spec(cred, p, bin, argv, id))
+		}
+		if err != nil && st.spawned(ctx, id) {
+			return st.up(ctx, EvResumed, p, id, loop.OutcomeResumed, "")
 		}
 		if err != nil {
 			// The resume never ran, so it did not fail its probe: the
@@ -285,14 +293,16 @@ func (st *starter[R, Res]) spawn(ctx context.Context, rec *R, state loop.PaneSta
 			// left alone.
 			return st.spawnFailed(ctx, rec, loop.ErrorMessage(err), loop.F("harness", p.harness), loop.F("tmux_target", target))
 		}
-		if survives(ctx, st.runner, target, tmux.ResumeProbe()) {
-			return st.up(ctx, EvResumed, p, id, loop.OutcomeResumed)
+		if survives(ctx, st.runner, target, tmux.ResumeProbe()) || st.spawned(ctx, id) {
+			return st.up(ctx, EvResumed, p, id, loop.OutcomeResumed, "")
 		}
-		err = errors.New("the resumed pane did not survive the probe")
+		last := lastLine(ctx, st.runner, target)
+		err = fmt.Errorf("the resumed pane did not survive the probe (%s)", last)
 		if detail := clearOwn(ctx, st.runner, target, id); detail != "" {
 			return st.spawnFailed(ctx, rec, detail, loop.F("tmux_target", target))
 		}
 		id = s.newID()
+		note = fmt.Sprintf("resume of %s failed (%s); started fresh as %s", k.claim(claimed).HarnessSessionID, last, id)
 		if _, terr := transitionIn(ctx, s, k, EvResumeFailed, func(r *R) error {
 			c := k.claim(r)
 			c.HarnessSessionID, c.Resume = id, false
@@ -307,12 +317,117 @@ func (st *starter[R, Res]) spawn(ctx context.Context, rec *R, state loop.PaneSta
 	}
 	argv, err := p.adapter.FreshArgv(id, p.args, p.freshPrompt)
 	if err == nil {
-		err = k.spawnIn(ctx, st.runner, cred.spec(p.adapter.Name(), loop.SpawnSpec{Argv: append([]string{bin}, argv...), Cwd: p.cwd, Tag: id}))
+		err = k.spawnIn(ctx, st.runner, st.spec(cred, p, bin, argv, id))
 	}
-	if err != nil {
+	if err != nil && !st.spawned(ctx, id) {
 		return st.spawnFailed(ctx, rec, loop.ErrorMessage(err), loop.F("harness", p.harness), loop.F("tmux_target", target))
 	}
-	return st.up(ctx, EvStarted, p, id, loop.OutcomeStarted)
+	return st.up(ctx, EvStarted, p, id, loop.OutcomeStarted, note)
+}
+
+// spawned reports, for a start interrupted (ctx done: Ctrl-C) while it
+// spawned or probed, whether the agent it spawned for conversation id runs
+// and is tagged: then the start is recorded as what exists, a running
+// agent, not as failed. A start that was not interrupted is judged as it is.
+func (st *starter[R, Res]) spawned(ctx context.Context, id string) bool {
+	if ctx.Err() == nil {
+		return false
+	}
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	target := st.k.target()
+	if st.runner.State(cctx, target) != loop.PaneLive {
+		return false
+	}
+	mine, err := ours(cctx, st.runner, target, id)
+	return err == nil && mine
+}
+
+// lastLine is the last line the pane shows (a dead pane's last output, not
+// tmux's own "Pane is dead" notice), or a word saying there is none.
+func lastLine(ctx context.Context, runner loop.Runner, target string) string {
+	snap, err := runner.Snapshot(ctx, target)
+	if err != nil {
+		return "its pane could not be read: " + loop.ErrorMessage(err)
+	}
+	lines := strings.Split(snap.Screen, "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		l := strings.TrimSpace(lines[i])
+		if l != "" && !strings.HasPrefix(l, "Pane is dead") {
+			if r := []rune(l); len(r) > 200 {
+				l = string(r[:200]) + "…"
+			}
+			return l
+		}
+	}
+	return "its pane showed nothing"
+}
+
+// spec is what a spawn runs: bin and argv in p's directory, tagged id, in
+// the agent's environment — the credential's (this process's environment
+// without the-loop's secrets, plus the agent's token), with
+// routing.harnessEnv and then the entry's env over it (the token stays).
+func (st *starter[R, Res]) spec(cred agentCredential, p spawnPlan, bin string, argv []string, id string) loop.SpawnSpec {
+	spec := cred.spec(p.adapter.Name(), loop.SpawnSpec{Argv: append([]string{bin}, argv...), Cwd: p.cwd, Tag: id})
+	spec.Env = overlayEnv(spec.Env, st.cfg.Routing.HarnessEnv, p.env)
+	return spec
+}
+
+// overlayEnv sets each overlay's variables in env, later overlays winning;
+// the agent's own credential is never replaced.
+func overlayEnv(env []string, overlays ...map[string]string) []string {
+	set := map[string]string{}
+	for _, o := range overlays {
+		for k, v := range o {
+			if k != "" && k != AgentTokenEnv && !strings.Contains(k, "=") {
+				set[k] = v
+			}
+		}
+	}
+	if len(set) == 0 {
+		return env
+	}
+	out := make([]string, 0, len(env)+len(set))
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		if _, over := set[k]; !over {
+			out = append(out, kv)
+		}
+	}
+	keys := make([]string, 0, len(set))
+	for k := range set {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		out = append(out, k+"="+set[k])
+	}
+	return out
+}
+
+// binary is the harness binary a spawn runs: routing.harnessBinaries'
+// path for it, else the one on this process's PATH. The refusal says whose
+// PATH was searched: the agent runs in the environment of the process that
+// spawns it (the CLI in-process, the service otherwise).
+func (st *starter[R, Res]) binary(p spawnPlan) (string, error) {
+	name := p.adapter.Name()
+	if path := st.cfg.Routing.HarnessBinaries[name]; path != "" {
+		fi, err := os.Stat(path)
+		if err != nil || fi.IsDir() || fi.Mode()&0o111 == 0 {
+			return "", fmt.Errorf("routing.harnessBinaries.%s is '%s', which is not an executable file — install the %s CLI there or fix the path", name, path, name)
+		}
+		return path, nil
+	}
+	bin, err := st.s.LookPath(p.adapter.Binary())
+	if err == nil {
+		return bin, nil
+	}
+	whose := fmt.Sprintf("this the-loop CLI's (pid %d: with no service running, the CLI spawns the agent in its own environment)", os.Getpid())
+	if st.s.Source == "service" {
+		whose = fmt.Sprintf("the the-loop service's (pid %d: the service spawns the agent, in the environment it was started with)", os.Getpid())
+	}
+	return "", fmt.Errorf("harness CLI '%s' not found on PATH — the PATH searched is %s, PATH=%s; install it there, set routing.harnessBinaries.%s to its absolute path, or restart the service with it on its PATH",
+		p.adapter.Binary(), whose, os.Getenv("PATH"), name)
 }
 
 // hearFrom readies a claimed record's hearing for the spawn: starting (no
@@ -342,8 +457,9 @@ func (st *starter[R, Res]) spawnFailed(ctx context.Context, prior *R, detail str
 	return st.failed(out, detail), false
 }
 
-// up records a successful start or resume and announces it.
-func (st *starter[R, Res]) up(ctx context.Context, event string, p spawnPlan, id, outcome string) (Res, bool) {
+// up records a successful start or resume and announces it; note, when
+// set, is what the row says of it (a resume that fell back).
+func (st *starter[R, Res]) up(ctx context.Context, event string, p spawnPlan, id, outcome, note string) (Res, bool) {
 	s, k, target := st.s, st.k, st.k.target()
 	ev := k.logEvent("started")
 	if event == EvResumed {
@@ -363,5 +479,5 @@ func (st *starter[R, Res]) up(ctx context.Context, event string, p spawnPlan, id
 		return st.failed(nil, "the agent runs in "+target+" but its record could not be written: "+err.Error()), false
 	}
 	out = k.announce(ctx, out)
-	return k.result(out, true, outcome, ""), false
+	return k.result(out, true, outcome, note), false
 }

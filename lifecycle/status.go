@@ -33,9 +33,14 @@ func (s *Service) StandingStatus(ctx context.Context, cfg *config.Config) ([]loo
 		return []loop.StandingRow{Misconfigured(err)}, false
 	}
 	ok := true
+	for _, r := range rows {
+		if r.Status == loop.StatusFailed { // the supervisor gave up on it
+			ok = false
+		}
+	}
 	if cfg.Standing != nil && cfg.Standing.Enabled {
 		for _, r := range rows {
-			if wouldStart(r) && !r.Running {
+			if (wouldStart(r) && !r.Running) || r.Status == loop.StatusBroken {
 				ok = false
 			}
 		}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"sort"
 	"sync"
 	"time"
@@ -43,6 +42,10 @@ func (s *Service) StopStanding(ctx context.Context, cfg *config.Config, name str
 		}
 		sort.Strings(names)
 	}
+	// A stop ends within its bound whatever holds a session: a row that
+	// cannot finish in time is a failed row (issue 16 #4).
+	ctx, cancel := context.WithTimeout(ctx, StopBound(cfg))
+	defer cancel()
 	rows := make([]loop.StandingRow, len(names))
 	var wg sync.WaitGroup
 	for i, n := range names {
@@ -60,8 +63,15 @@ func (s *Service) StopStanding(ctx context.Context, cfg *config.Config, name str
 	return res, nil
 }
 
+// StopBound is how long a stop of standing sessions may take before its
+// rows that have not finished fail: the kill grace plus 5 s (the SIGKILL,
+// the wait for it and the kill-session that follow run past it, bounded
+// too), so `the-loop stop` ends within the grace plus 15 s.
+func StopBound(cfg *config.Config) time.Duration {
+	return time.Duration(cfg.Routing.Tmux.HarnessKillGraceSeconds*float64(time.Second)) + 5*time.Second
+}
+
 func (s *Service) stopOne(ctx context.Context, cfg *config.Config, block *config.StandingConfig, name string) loop.StandingRow {
-	defer s.lock(name)()
 	var def *loop.StandingDefinition
 	if d, ok := block.Get(name); ok {
 		def = &d
@@ -70,6 +80,11 @@ func (s *Service) stopOne(ctx context.Context, cfg *config.Config, block *config
 		r := rowFor(name, def, rec, false)
 		r.Outcome, r.Detail = outcome, detail
 		return r
+	}
+	unlock, err := s.lockCtx(ctx, name)
+	defer unlock()
+	if err != nil {
+		return row(nil, loop.OutcomeFailed, loop.ErrorMessage(err)+"; nothing was stopped — run the stop again once it finishes")
 	}
 	target := loop.TmuxTargetFor(name)
 	for attempt := 0; attempt < 20; attempt++ {
@@ -80,7 +95,10 @@ func (s *Service) stopOne(ctx context.Context, cfg *config.Config, block *config
 		if rec == nil || (rec.Status == loop.StatusAbsent && rec.Claim == nil) {
 			return row(nil, loop.OutcomeNotRunning, "the-loop has no record of this session; nothing of its own to stop")
 		}
-		if rec.Claim != nil {
+		// A store opened read-only (one a newer the-loop wrote) is never
+		// written: its claims stay as they are and nothing is recorded.
+		readOnly := s.DB.ReadOnly()
+		if rec.Claim != nil && !readOnly {
 			if err := clearClaim(ctx, s, standingKind{name: name}, rec); err != nil {
 				return row(rec, loop.OutcomeFailed, loop.ErrorMessage(err))
 			}
@@ -89,6 +107,9 @@ func (s *Service) stopOne(ctx context.Context, cfg *config.Config, block *config
 		runner := s.Runner(rec.TmuxSocket)
 		seen := rec.Rev
 		notRunning := func(detail string) (loop.StandingRow, bool) {
+			if readOnly {
+				return row(rec, loop.OutcomeNotRunning, detail), true
+			}
 			out, err := s.transition(ctx, name, EvNotRunning, func(r *loop.StandingRecord) error {
 				if r.Rev != seen || r.Claim != nil {
 					return errStale
@@ -124,32 +145,44 @@ func (s *Service) stopOne(ctx context.Context, cfg *config.Config, block *config
 			}
 			continue
 		}
-		claim := &loop.Claim{Op: "stop", PID: os.Getpid(), Since: s.stamp()}
-		_, err = s.transition(ctx, name, EvClaimStop, func(r *loop.StandingRecord) error {
-			if r.Rev != seen || r.Claim != nil {
-				return errStale
+		if !readOnly {
+			claim := s.newClaim("stop")
+			_, err = s.transition(ctx, name, EvClaimStop, func(r *loop.StandingRecord) error {
+				if r.Rev != seen || r.Claim != nil {
+					return errStale
+				}
+				r.Claim = claim
+				return nil
+			})
+			if errors.Is(err, errStale) || errors.Is(err, ErrTransition) {
+				continue
 			}
-			r.Claim = claim
-			return nil
-		})
-		if errors.Is(err, errStale) || errors.Is(err, ErrTransition) {
-			continue
-		}
-		if err != nil {
-			return row(rec, loop.OutcomeFailed, err.Error())
+			if err != nil {
+				return row(rec, loop.OutcomeFailed, err.Error())
+			}
 		}
 		grace := time.Duration(cfg.Routing.Tmux.HarnessKillGraceSeconds * float64(time.Second))
 		// The order is load-bearing: the agent flushes its conversation on
 		// SIGTERM; a kill-session straight away would lose it.
 		termErr := runner.TerminateHarnessIn(ctx, target, loop.StandingRef(name), grace)
-		killErr := runner.KillTarget(ctx, target)
-		if killErr != nil && runner.State(ctx, target) == loop.PaneAbsent {
+		// The kill runs even when the stop's bound has passed (then the
+		// terminate escalated at once): bounded on its own.
+		kctx, kcancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		killErr := runner.KillTarget(kctx, target)
+		if killErr != nil && runner.State(kctx, target) == loop.PaneAbsent {
 			killErr = nil
 		}
 		if killErr == nil && termErr != nil && loop.ErrorCode(termErr) != loop.ENOTFOUND {
 			// The session is gone but part of the agent's process tree may
 			// have outlived SIGKILL (decisions D12): say so.
 			killErr = loop.Internal("%s: %s", target, loop.ErrorMessage(termErr))
+		}
+		kcancel()
+		if readOnly {
+			if killErr != nil {
+				return row(rec, loop.OutcomeFailed, loop.ErrorMessage(killErr)+"; nothing recorded: the store is read-only")
+			}
+			return row(rec, loop.OutcomeStopped, "stopped "+target+"; nothing recorded: the store is read-only")
 		}
 		if killErr != nil {
 			out, err := s.transition(ctx, name, EvStopFailed, nil, s.event("standing.stop_failed", loop.LevelWarning,
@@ -188,7 +221,7 @@ func (s *Service) RestartStanding(ctx context.Context, cfg *config.Config, name 
 	if err != nil {
 		return loop.StandingControlResult{}, err
 	}
-	started, err := s.StartStanding(ctx, cfg, name, false)
+	started, err := s.startStanding(ctx, cfg, name, false, whyRestart)
 	if err != nil {
 		return loop.StandingControlResult{}, err
 	}

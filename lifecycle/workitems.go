@@ -45,6 +45,9 @@ func workItemRow(rec *loop.WorkItemRecord, running bool) loop.WorkItemRow {
 		at := rec.LastEventAt
 		row.LastEventAt = &at
 	}
+	if rec.Status == loop.SessionBroken { // undecodable: its ref is the key
+		row.Running, row.Detail = false, rec.Broken
+	}
 	return row
 }
 
@@ -73,7 +76,7 @@ func (s *Service) ListWorkItems(ctx context.Context, cfg *config.Config, status 
 			continue
 		}
 		keep = append(keep, r)
-		if r.TmuxTarget != "" {
+		if r.TmuxTarget != "" && r.Status != loop.SessionBroken {
 			bySocket[r.TmuxSocket] = append(bySocket[r.TmuxSocket], r.TmuxTarget)
 		}
 	}
@@ -177,7 +180,7 @@ func (s *Service) Reply(ctx context.Context, cfg *config.Config, req loop.WorkIt
 	if err != nil {
 		return fail("", "error: could not deliver the reply: "+loop.ErrorMessage(err)), nil
 	}
-	if err := waitReady(ctx, runner, adapter, rec.TmuxTarget, cfg.Routing.Tmux.ReadyTimeout()); err != nil {
+	if err := waitReady(ctx, runner, adapter, rec.TmuxTarget, cfg.Routing.Tmux.ReadyTimeout(), nil); err != nil {
 		if ctx.Err() != nil {
 			return loop.ReplyResult{}, err
 		}
@@ -240,7 +243,7 @@ func (s *Service) Reply(ctx context.Context, cfg *config.Config, req loop.WorkIt
 		return res, nil
 	}
 	res.Messages[0].Stream = "err" // the answer goes to stdout
-	answer, err := s.awaitAnswer(ctx, cfg.StateDir(), heard, "the session for "+name, "the-loop sessions attach "+name, promptID, transcript, mark, framed, wait)
+	answer, err := s.awaitSayAnswer(ctx, cfg.StateDir(), heard, "the session for "+name, "the-loop sessions attach "+name, promptID, transcript, mark, framed, wait)
 	switch {
 	case err == nil:
 		res.Reply = answer

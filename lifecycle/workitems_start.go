@@ -130,10 +130,6 @@ func (st *workItemStart) spawnIn(ctx context.Context, r loop.Runner, spec loop.S
 	return r.Spawn(ctx, st.ref, spec)
 }
 
-func (st *workItemStart) kill(ctx context.Context, r loop.Runner) error {
-	return r.Kill(ctx, loop.WorkItemTarget{Ref: st.ref.String(), TmuxTarget: st.target()})
-}
-
 // plan checks the directory: the request's, else the record's, else
 // routing.spawnWorkdir. A resumed conversation goes on with only a prompt
 // the operator gave; a fresh one boots with it or DefaultWorkItemPrompt.
@@ -195,6 +191,9 @@ func (st *workItemStart) result(rec *loop.WorkItemRecord, running bool, outcome,
 	case rec != nil:
 		res.Messages = append(res.Messages, loop.Message{Stream: "out",
 			Text: fmt.Sprintf("%s %s session for %s (tmux: %s)", outcome, rec.Harness, name, st.target())})
+		if detail != "" { // a resume that fell back says so
+			res.Messages = append(res.Messages, loop.Message{Stream: "out", Text: detail})
+		}
 	}
 	return res
 }

@@ -29,6 +29,9 @@ type StandingService struct {
 	ControlFn func(ctx context.Context, req loop.StandingControlRequest) (loop.StandingControlResult, error)
 	SayFn     func(ctx context.Context, req loop.StandingSayRequest) (loop.SayResult, error)
 	StatusFn  func(ctx context.Context) ([]loop.StandingRow, bool, error)
+	// TranscriptFn and PeekFn are the read side.
+	TranscriptFn func(ctx context.Context, name string, last int) (loop.TranscriptResult, error)
+	PeekFn       func(ctx context.Context, name string, lines int) (loop.PeekResult, error)
 }
 
 // List calls ListFn.
@@ -64,6 +67,16 @@ func (s *StandingService) Say(ctx context.Context, req loop.StandingSayRequest) 
 // Status calls StatusFn.
 func (s *StandingService) Status(ctx context.Context) ([]loop.StandingRow, bool, error) {
 	return s.StatusFn(ctx)
+}
+
+// Transcript calls TranscriptFn.
+func (s *StandingService) Transcript(ctx context.Context, name string, last int) (loop.TranscriptResult, error) {
+	return s.TranscriptFn(ctx, name, last)
+}
+
+// Peek calls PeekFn.
+func (s *StandingService) Peek(ctx context.Context, name string, lines int) (loop.PeekResult, error) {
+	return s.PeekFn(ctx, name, lines)
 }
 
 // WorkItemService is a loop.WorkItemService of function fields.

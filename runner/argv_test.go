@@ -136,20 +136,18 @@ func TestSpawnIn_ArgvTranscript(t *testing.T) {
 	assertArgv(t, rec, spawnTranscript("loop-standing-a"))
 }
 
-func TestSpawnIn_ClearsDeadSessionFirst(t *testing.T) {
+// A dead agent pane is respawned in place, never cleared by killing the
+// session (which holds any window an operator opened; issue 16 #6).
+func TestSpawnIn_RespawnsIntoADeadPane(t *testing.T) {
 	rec := newRecorder().on(displayDead("loop-a"), reply{out: "loop-a\t1\n"})
 	r, _ := newTestRunner(t, rec, nil)
-	if err := r.SpawnIn(context.Background(), "loop-a", loop.SpawnSpec{Argv: []string{"h", "x"}}); err != nil {
+	if err := r.SpawnIn(context.Background(), "loop-a", loop.SpawnSpec{Argv: []string{"h", "x"}, Tag: "id-2"}); err != nil {
 		t.Fatal(err)
 	}
 	assertArgv(t, rec, [][]string{
 		{"-L", "sock", "has-session", "-t", "=loop-a"},
 		{"-L", "sock", "display-message", "-p", "-t", "=loop-a:^.{top-left}", "#{session_name}\t#{pane_dead}"},
-		{"-L", "sock", "kill-session", "-t", "=loop-a"},
-		{"-L", "sock", "new-session", "-d", "-s", "loop-a", "-x", "200", "-y", "50", "--", "sleep", "60"},
-		{"-L", "sock", "set-option", "-w", "-t", "=loop-a:^", "remain-on-exit", "on"},
-		{"-L", "sock", "set-option", "-w", "-t", "=loop-a:^", "window-size", "manual"},
-		{"-L", "sock", "respawn-pane", "-k", "-t", "=loop-a:^.{top-left}", "--", "h", "x"},
+		{"-L", "sock", "respawn-pane", "-k", "-t", "=loop-a:^.{top-left}", "--", "h", "x", ";", "set-option", "-t", "=loop-a:", "@the-loop-tag", "id-2"},
 	})
 }
 
@@ -186,10 +184,6 @@ func TestSpawnIn_RetriesOnceAfterDuplicateSession(t *testing.T) {
 		ns,
 		{"-L", "sock", "has-session", "-t", "=loop-a"},
 		{"-L", "sock", "display-message", "-p", "-t", "=loop-a:^.{top-left}", "#{session_name}\t#{pane_dead}"},
-		{"-L", "sock", "kill-session", "-t", "=loop-a"},
-		ns,
-		{"-L", "sock", "set-option", "-w", "-t", "=loop-a:^", "remain-on-exit", "on"},
-		{"-L", "sock", "set-option", "-w", "-t", "=loop-a:^", "window-size", "manual"},
 		{"-L", "sock", "respawn-pane", "-k", "-t", "=loop-a:^.{top-left}", "--", "h", "x"},
 	})
 }

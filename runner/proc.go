@@ -119,3 +119,19 @@ func darwinStat(ppid int32, stat int8, startSec int64, startUsec int32) procStat
 	}
 	return st
 }
+
+// ProcessStart returns the start time of the running process pid, in the
+// system's own unit (see procStat.start); ok is false when no such process
+// runs (or it is a zombie). A pid recorded with its start time names that
+// process only: once the kernel reuses the pid — after a reboot, say — the
+// start time differs.
+func ProcessStart(pid int) (start uint64, ok bool) {
+	if pid <= 0 {
+		return 0, false
+	}
+	st, err := readProc(pid)
+	if err != nil || st.state == 'Z' || st.state == 'X' || st.state == 'x' {
+		return 0, false
+	}
+	return st.start, true
+}

@@ -2,7 +2,6 @@ package runner
 
 import (
 	"context"
-	"errors"
 	"os"
 	"strconv"
 	"strings"
@@ -35,7 +34,7 @@ var placeholder = []string{"sleep", "60"}
 // session's user option @the-loop-tag is set to it (read back by Tag): a
 // placeholder that never became the harness carries no tag, and a harness
 // never runs untagged. A live target is refused (EINVALID wrapping ErrSessionLive); a
-// dead one is killed first; a "duplicate session" answer is cleared and
+// dead agent pane is respawned in place, the session's other windows kept; a "duplicate session" answer is cleared and
 // retried once (original §2.3). A half-made session is killed even when
 // ctx is done by then (cleanupCtx).
 func (t *Tmux) SpawnIn(ctx context.Context, target string, spec loop.SpawnSpec) error {
@@ -62,15 +61,26 @@ func (t *Tmux) SpawnIn(ctx context.Context, target string, spec loop.SpawnSpec) 
 	return nil
 }
 
-// spawn runs the create / set / respawn / tag sequence.
+// spawn runs the create / set / respawn / tag sequence. A session whose
+// agent pane is dead is not killed: the harness is respawned into that pane
+// (respawnDead), so windows and panes an operator opened in the session
+// live on.
 func (t *Tmux) spawn(ctx context.Context, target, cwd, tag string, paneArgs []string) error {
-	if err := t.clear(ctx, target, false); err != nil {
+	dead, err := t.clear(ctx, target, false)
+	if err != nil {
 		return err
 	}
-	err := t.newSession(ctx, target, cwd)
+	if dead {
+		return t.respawnDead(ctx, target, tag, paneArgs)
+	}
+	err = t.newSession(ctx, target, cwd)
 	if err != nil && answered(err) && strings.Contains(strings.ToLower(stderrOf(err)), "duplicate session") {
-		if cerr := t.clear(ctx, target, true); cerr != nil {
+		dead, cerr := t.clear(ctx, target, true)
+		if cerr != nil {
 			return cerr
+		}
+		if dead {
+			return t.respawnDead(ctx, target, tag, paneArgs)
 		}
 		err = t.newSession(ctx, target, cwd)
 	}
@@ -94,6 +104,20 @@ func (t *Tmux) spawn(ctx context.Context, target, cwd, tag string, paneArgs []st
 		t.abandon(ctx, target)
 		return fail(loop.EINTERNAL, err, "could not start the harness in tmux session %s: %v", target, err)
 	}
+	return nil
+}
+
+// respawnDead starts the harness in target's dead agent pane (respawn-pane
+// -k, tagged in the same command list), leaving every other window and
+// pane of the session as it is; nothing is killed when it fails.
+func (t *Tmux) respawnDead(ctx context.Context, target, tag string, paneArgs []string) error {
+	if tag != "" {
+		paneArgs = append(append([]string{}, paneArgs...), ";", "set-option", "-t", optionTarget(target), TagOption, EscapeArg(tag))
+	}
+	if err := t.do(ctx, paneArgs...); err != nil {
+		return fail(loop.EINTERNAL, err, "could not restart the harness in the dead pane of tmux session %s: %v", target, err)
+	}
+	t.log.Info("respawned harness in the dead agent pane; the session's other windows are kept", "target", target)
 	return nil
 }
 
@@ -137,28 +161,25 @@ func (t *Tmux) newSessionArgs(target, cwd string) []string {
 }
 
 // clear makes room for a spawn (original §2.3 step 3): absent ⇒ go; dead
-// ⇒ kill-session, then go; live ⇒ refuse; unknown ⇒ go, unless present
-// (after a "duplicate session" answer), where doubt refuses.
-func (t *Tmux) clear(ctx context.Context, target string, present bool) error {
+// ⇒ dead true: the spawn respawns into the dead agent pane, so nothing else
+// of the session (an operator's windows) is killed; live ⇒ refuse; unknown
+// ⇒ go, unless present (after a "duplicate session" answer), where doubt
+// refuses.
+func (t *Tmux) clear(ctx context.Context, target string, present bool) (dead bool, err error) {
 	switch t.State(ctx, target) {
 	case loop.PaneAbsent:
-		return nil
+		return false, nil
 	case loop.PaneUnknown:
 		if !present {
-			return nil
+			return false, nil
 		}
-		return fail(loop.EINVALID, ErrSessionOccupied,
+		return false, fail(loop.EINVALID, ErrSessionOccupied,
 			"tmux session %s already exists and tmux would not say what holds it; not spawning over it", target)
 	case loop.PaneLive:
-		return fail(loop.EINVALID, ErrSessionLive,
+		return false, fail(loop.EINVALID, ErrSessionLive,
 			"tmux session %s already exists and its harness is still running; not spawning over a live session", target)
 	}
-	err := t.do(ctx, "kill-session", "-t", sessionTarget(target))
-	if err == nil || t.State(ctx, target) == loop.PaneAbsent {
-		return nil
-	}
-	return fail(loop.EINVALID, errors.Join(ErrSessionOccupied, err),
-		"tmux session %s already exists and could not be cleared (%s); not spawning over it", target, stderrOf(err))
+	return true, nil
 }
 
 // paneCommand builds the respawn-pane arguments that start spec, escaped

@@ -130,13 +130,16 @@ func (t *Tx) ThreadFor(ref string) (threadTS, channel string, ok bool) {
 	return threadTS, channel, ok
 }
 
-// Threads returns every binding, oldest first.
+// Threads returns every binding, oldest first, leaving out one that does
+// not decode.
 func (t *Tx) Threads() ([]ThreadBinding, error) {
 	var out []ThreadBinding
 	err := threadsBucket(t.tx).ForEach(func(k, v []byte) error {
 		var tv threadValue
 		if err := json.Unmarshal(v, &tv); err != nil {
-			return loop.Internal("store: the Slack thread binding '%s' in %s is unreadable: %w", k, t.tx.DB().Path(), err)
+			// One bad binding never stops the others' polling (issue 16
+			// #13); Binding does not find it either.
+			return nil
 		}
 		out = append(out, ThreadBinding{ThreadTS: string(k), Ref: tv.Ref, Channel: tv.Channel, BoundSeq: tv.BoundSeq})
 		return nil

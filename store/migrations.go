@@ -2,6 +2,7 @@ package store
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 
 	bolt "go.etcd.io/bbolt"
@@ -56,6 +57,18 @@ func createPending(tx *bolt.Tx) error {
 	return nil
 }
 
+// ErrNewerStore is wrapped by the refusal of a store a newer the-loop
+// wrote: every verb refuses it but stop, which may OpenReadOnly it.
+var ErrNewerStore = errors.New("the store was written by a newer the-loop")
+
+// newerStore is the refusal of the store at path, at schema version have,
+// by this build, which knows want.
+func newerStore(path string, have, want int) *loop.Error {
+	return &loop.Error{Code: loop.EINTERNAL, Err: ErrNewerStore, Message: fmt.Sprintf(
+		"the store %s has schema version %d, newer than this the-loop knows (%d): "+
+			"it was written by a newer the-loop; upgrade the-loop (downgrades are not supported)", path, have, want)}
+}
+
 // migrate brings the file at path to the last version of ms (migrations,
 // in order), refusing a file a newer build has written.
 func migrate(tx *bolt.Tx, path string, ms []migration) error {
@@ -65,8 +78,7 @@ func migrate(tx *bolt.Tx, path string, ms []migration) error {
 	}
 	want := ms[len(ms)-1].version
 	if have > want {
-		return loop.Internal("the store %s has schema version %d, newer than this the-loop knows (%d): "+
-			"it was written by a newer the-loop; upgrade the-loop (downgrades are not supported)", path, have, want)
+		return newerStore(path, have, want)
 	}
 	for _, m := range ms {
 		if m.version <= have {

@@ -32,7 +32,9 @@ func (t *Tx) DeleteStanding(name string) (bool, error) {
 	return deleteImpl(t.tx.Bucket(bucketStanding), name)
 }
 
-// ListStanding returns every standing record, sorted by name. On a held
+// ListStanding returns every standing record, sorted by name; a record
+// that does not decode is listed as one with status broken, its Broken
+// naming the key and the fault. On a held
 // (non-transient) store, a read-only transaction reuses the records decoded
 // at the same commit (bbolt's transaction id names the committed state), so
 // repeated reads between writes decode nothing; each call gets its own
@@ -92,8 +94,8 @@ func (t *Tx) listStanding() ([]*loop.StandingRecord, error) {
 	var out []*loop.StandingRecord
 	err := t.tx.Bucket(bucketStanding).ForEach(func(k, v []byte) error {
 		rec, err := decodeStanding(t.tx, string(k), v)
-		if err != nil {
-			return err
+		if err != nil { // one bad record never hides the others (issue 16 #13)
+			rec = &loop.StandingRecord{Name: string(k), Status: loop.StatusBroken, Broken: loop.ErrorMessage(err)}
 		}
 		out = append(out, rec)
 		return nil
@@ -171,13 +173,15 @@ func (t *Tx) DeleteWorkItem(key string) (bool, error) {
 	return deleteImpl(t.tx.Bucket(bucketSessions), key)
 }
 
-// ListWorkItems returns every work-item session, sorted by key.
+// ListWorkItems returns every work-item session, sorted by key; one that
+// does not decode is listed with status broken, its ref the key and its
+// Broken naming the fault.
 func (t *Tx) ListWorkItems() ([]*loop.WorkItemRecord, error) {
 	var out []*loop.WorkItemRecord
 	err := t.tx.Bucket(bucketSessions).ForEach(func(k, v []byte) error {
 		rec, err := decodeSession(t.tx, string(k), v)
-		if err != nil {
-			return err
+		if err != nil { // one bad record never hides the others (issue 16 #13)
+			rec = &loop.WorkItemRecord{WorkItem: loop.WorkItemInfo{Ref: string(k)}, Status: loop.SessionBroken, Broken: loop.ErrorMessage(err)}
 		}
 		out = append(out, rec)
 		return nil
@@ -220,4 +224,31 @@ func deleteImpl(b *bolt.Bucket, key string) (bool, error) {
 		return false, loop.Internal("store: deleting '%s': %w", key, err)
 	}
 	return true, nil
+}
+
+// PutRaw writes v verbatim, unchecked, under key in one of the record
+// buckets ("standing", "sessions", "threads", "meta"): for tests of how
+// the verbs bear a record that does not decode, or a store a newer version
+// wrote. Nothing in the-loop itself calls it.
+func (t *Tx) PutRaw(bucket, key string, v []byte) error {
+	var b *bolt.Bucket
+	switch bucket {
+	case "standing":
+		b = t.tx.Bucket(bucketStanding)
+	case "sessions":
+		b = t.tx.Bucket(bucketSessions)
+	case "threads":
+		b = threadsBucket(t.tx)
+	case "meta":
+		b = t.tx.Bucket(bucketMeta)
+	default:
+		return loop.Invalid("store: no bucket '%s' to write raw into (one of standing, sessions, threads, meta)", bucket)
+	}
+	return b.Put([]byte(key), v)
+}
+
+// SetSchemaVersion stores v as the file's schema version: for tests of a
+// store a newer the-loop wrote.
+func (t *Tx) SetSchemaVersion(v int) error {
+	return putUint(t.tx.Bucket(bucketMeta), keySchemaVersion, uint64(v))
 }

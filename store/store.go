@@ -76,6 +76,11 @@ type DB struct {
 	bolt   *bolt.DB // the open file; nil in transient mode
 	closed bool
 
+	// readOnly: every Update is refused and nothing is written
+	// (OpenReadOnly); newer is why (the refusal of a newer store).
+	readOnly bool
+	newer    error
+
 	// standing caches ListStanding's decoded records by the transaction id
 	// of the commit they were read at (held mode only).
 	standing standingCache
@@ -140,6 +145,48 @@ func Open(path string, opt Options) (*DB, error) {
 	return db, nil
 }
 
+// OpenReadOnly opens an existing store only to read it, whatever schema
+// version it has, never migrating or writing it: what `stop` does with a
+// store a newer the-loop wrote (issue 16 #13), so it can stop the sessions
+// it can decode. Every Update fails naming the file; Newer says why the
+// store was opened so (nil when its schema is not newer).
+func OpenReadOnly(path string, opt Options) (*DB, error) {
+	if opt.Timeout <= 0 {
+		opt.Timeout = DefaultTimeout
+	}
+	if opt.MaxEvents <= 0 {
+		opt.MaxEvents = DefaultMaxEvents
+	}
+	opt.Transient = true
+	if _, err := os.Stat(path); err != nil {
+		return nil, loop.Internal("store: cannot open %s read-only: %w", path, err)
+	}
+	db := &DB{path: path, opt: opt, readOnly: true}
+	bdb, err := db.openFile(true)
+	if err != nil {
+		return nil, err
+	}
+	_ = bdb.View(func(tx *bolt.Tx) error {
+		if meta := tx.Bucket(bucketMeta); meta != nil {
+			if have := int(getUint(meta, keySchemaVersion)); have > SchemaVersion() {
+				db.newer = newerStore(path, have, SchemaVersion())
+			}
+		}
+		return nil
+	})
+	if err := bdb.Close(); err != nil {
+		return nil, loop.Internal("store: closing %s: %w", path, err)
+	}
+	return db, nil
+}
+
+// ReadOnly reports whether the store was opened by OpenReadOnly.
+func (db *DB) ReadOnly() bool { return db.readOnly }
+
+// Newer is the refusal of a store a newer the-loop wrote, when OpenReadOnly
+// opened one (nil otherwise).
+func (db *DB) Newer() error { return db.newer }
+
 // Path returns the file the store lives in.
 func (db *DB) Path() string { return db.path }
 
@@ -186,6 +233,9 @@ func (db *DB) run(writable bool, fn func(*Tx) error) error {
 	}
 	if db.closed {
 		return loop.Internal("store: %s is closed", db.path)
+	}
+	if db.readOnly && writable {
+		return loop.Internal("store: %s is open read-only; nothing is written to it", db.path)
 	}
 	bdb := db.bolt
 	if db.opt.Transient {

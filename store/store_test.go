@@ -164,9 +164,16 @@ func TestStanding_UnreadableRecordIsAnErrorNamingTheKey(t *testing.T) {
 			t.Errorf("Standing(%s) error = %v, want one naming the key", key, err)
 		}
 	}
-	err := db.View(func(tx *Tx) error { _, err := tx.ListStanding(); return err })
-	if err == nil || !strings.Contains(err.Error(), "'broken'") {
-		t.Errorf("ListStanding error = %v, want one naming the key", err)
+	// A list shows each as a broken record naming its key (issue 16 #13).
+	var recs []*loop.StandingRecord
+	err := db.View(func(tx *Tx) error { var err error; recs, err = tx.ListStanding(); return err })
+	if err != nil || len(recs) != 2 {
+		t.Fatalf("ListStanding = %+v, %v", recs, err)
+	}
+	for i, key := range []string{"broken", "liar"} {
+		if recs[i].Name != key || recs[i].Status != loop.StatusBroken || !strings.Contains(recs[i].Broken, "'"+key+"'") {
+			t.Errorf("ListStanding[%d] = %+v, want broken naming '%s'", i, recs[i], key)
+		}
 	}
 }
 

@@ -41,6 +41,7 @@ type CLI struct {
 	Channels ChannelsCmd     `cmd:"" help:"The Slack channel: poll its bound threads once, or show its settings."`
 	Cfg      ConfigCmd       `cmd:"" name:"config" help:"Check or print the CLI config's schema."`
 	Token    TokenCmd        `cmd:"" help:"Print the operator's token (or replace it with --rotate)."`
+	Dash     DashboardCmd    `cmd:"" name:"dashboard" help:"Print a one-time login link for the web dashboard (or end every dashboard session with --logout-all)."`
 	Exec     InternalExecCmd `cmd:"" name:"internal-exec" hidden:"" help:"Exec a harness argv from a file (used inside tmux panes)."`
 	Hook     HookCmd         `cmd:"" hidden:"" help:"Hand one Claude Code hook payload (stdin) to the-loop; always exits 0."`
 
@@ -113,11 +114,17 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 	}()
 	// A command's Run may take, besides *App, the verb's context (cancelled
-	// by Ctrl-C) and the services picked once for this invocation (hermit
-	// style): it never decides itself whether to go through the service.
-	if err := kctx.BindSingletonProvider(func() (context.Context, error) {
-		ctx, stop := signalContext()
+	// by Ctrl-C, ended at the verb's bound: issue 16 #4) and the services
+	// picked once for this invocation (hermit style): it never decides
+	// itself whether to go through the service. The context is made from
+	// the services (the bound is the config's), so a Run taking it takes
+	// them too.
+	var picked *services
+	var verbCtx context.Context
+	if err := kctx.BindSingletonProvider(func(api services) (context.Context, error) {
+		ctx, stop := api.bound(false)
 		cleanup = append(cleanup, stop)
+		verbCtx = ctx
 		return ctx, nil
 	}); err != nil {
 		return exitCode(loop.Internal("binding the verb context: %w", err), stderr)
@@ -126,12 +133,16 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		api, done, err := app.pickServices(false)
 		if err == nil {
 			cleanup = append(cleanup, done)
+			picked = &api
 		}
 		return api, err
 	}); err != nil {
 		return exitCode(loop.Internal("binding the services: %w", err), stderr)
 	}
 	err = kctx.Run(app)
+	if picked != nil && verbCtx != nil {
+		err = picked.finish(verbCtx, stderr, err)
+	}
 	return exitCode(err, stderr)
 }
 

@@ -80,7 +80,7 @@ func TestCredentials_DefaultConfigMakesATokenAndAgentsGetTheirOwn(t *testing.T) 
 	if code, body := rawGet(t, base+"/api/v1/health", ""); code != http.StatusOK {
 		t.Fatalf("health: %d %s", code, body)
 	}
-	if n, err := mcpTools(t, base+"/mcp", bearerClient(token)); err != nil || n != 3 {
+	if n, err := mcpTools(t, base+"/mcp", bearerClient(token)); err != nil || n != 4 {
 		t.Fatalf("MCP with the operator's token: %d, %v", n, err)
 	}
 
@@ -101,7 +101,7 @@ func TestCredentials_DefaultConfigMakesATokenAndAgentsGetTheirOwn(t *testing.T) 
 	if code, body := rawGet(t, base+"/api/v1/standing-sessions", "Bearer "+creds[0]); code != http.StatusForbidden {
 		t.Fatalf("REST with an agent credential: %d %s", code, body)
 	}
-	if n, err := mcpTools(t, base+"/mcp", bearerClient(creds[0])); err != nil || n != 3 {
+	if n, err := mcpTools(t, base+"/mcp", bearerClient(creds[0])); err != nil || n != 4 {
 		t.Fatalf("MCP with an agent credential: %d, %v", n, err)
 	}
 	// No log line or event carries a token.
@@ -309,7 +309,7 @@ func TestCredentials_StandingMCPGivesEachAgentAnMCPConfig(t *testing.T) {
 		if srv.Type != "http" || srv.URL != fmt.Sprintf("http://127.0.0.1:%d/mcp", port) || srv.Headers["Authorization"] != "Bearer "+s.Env["THE_LOOP_AGENT_TOKEN"] {
 			t.Fatalf("MCP config %s", data)
 		}
-		if n, err := mcpTools(t, srv.URL, bearerClient(s.Env["THE_LOOP_AGENT_TOKEN"])); err != nil || n != 3 {
+		if n, err := mcpTools(t, srv.URL, bearerClient(s.Env["THE_LOOP_AGENT_TOKEN"])); err != nil || n != 4 {
 			t.Fatalf("MCP from the agent's config: %d, %v", n, err)
 		}
 		if p := s.Prompt; !strings.Contains(p, "standing session") {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	nethttp "net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -26,9 +27,24 @@ func logPath(cfg *config.Config) string { return filepath.Join(cfg.StateDir(), "
 // serviceURL is where the CLI reaches the service.
 func serviceURL(cfg *config.Config) string { return "http://" + cfg.Service.Addr() }
 
-// client is the typed client for the configured service.
+// client is the typed client for the configured service. Every request
+// ends within the verb's bound (verbBound, issue 16 #4) even when a
+// caller's context has none.
 func (a *App) client(cfg *config.Config) *sdk.Client {
-	return sdk.New(serviceURL(cfg), sdk.WithToken(serviceToken(cfg)))
+	return a.clientFor(cfg, 0)
+}
+
+// clientFor is client whose requests may last bound when it is longer
+// than verbBound: a waiting say's (waitBound).
+func (a *App) clientFor(cfg *config.Config, bound time.Duration) *sdk.Client {
+	return sdk.New(serviceURL(cfg), sdk.WithToken(serviceToken(cfg)),
+		sdk.WithHTTPClient(&nethttp.Client{Timeout: requestTimeout(cfg, bound)}))
+}
+
+// requestTimeout is the sdk client's per-request timeout: verbBound, or
+// bound when longer (a waiting say's, waitBound).
+func requestTimeout(cfg *config.Config, bound time.Duration) time.Duration {
+	return max(verbBound(cfg, false), bound)
 }
 
 // serviceToken is the operator's token the CLI sends: the variable
@@ -229,8 +245,31 @@ func (a *App) viaService(cfg *config.Config) (bool, error) {
 
 // spawnService starts `the-loop serve` detached, in the caller's working
 // directory and environment, and waits up to 15 s for its health. A start
-// that fails quotes the last lines the service wrote to its log.
+// that fails quotes the last lines the service wrote to its log. Under a
+// systemd user manager (wantScope) the service and its tmux server go into
+// a scope of their own, so the login's end does not end them; a scope that
+// cannot be made falls back to a plain start, saying so.
 func (a *App) spawnService(cfg *config.Config) (int, error) {
+	if systemdUser() && !insideUnit() {
+		if w := lingerWarning(logindConfs()); w != "" {
+			fmt.Fprintln(a.Stderr, termSafe(w))
+		}
+	}
+	if wantScope(cfg) {
+		pid, err := a.spawnServiceIn(cfg, true)
+		if !errors.Is(err, errExitedAtStart) {
+			return pid, err
+		}
+		fmt.Fprintf(a.Stderr, "warning: could not start the service in a systemd scope (%s); starting it without one\n", termSafe(err.Error()))
+	}
+	return a.spawnServiceIn(cfg, false)
+}
+
+// errExitedAtStart wraps a service that exited before it answered.
+var errExitedAtStart = errors.New("the service exited at start")
+
+// spawnServiceIn is spawnService, in a systemd scope or not.
+func (a *App) spawnServiceIn(cfg *config.Config, scope bool) (int, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return 0, err
@@ -247,11 +286,15 @@ func (a *App) spawnService(cfg *config.Config) (int, error) {
 	if fi, err := logf.Stat(); err == nil {
 		from = fi.Size()
 	}
-	args := []string{"serve"}
+	args := []string{"serve", "--no-autostart"} // start starts the sessions itself
 	if a.ConfigPath != "" {
 		args = append([]string{"-c", a.ConfigPath}, args...)
 	}
-	cmd := exec.Command(self, args...)
+	argv := append([]string{self}, args...)
+	if scope {
+		argv = scoped(cfg, argv)
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
@@ -266,7 +309,7 @@ func (a *App) spawnService(cfg *config.Config) (int, error) {
 		}
 		select {
 		case err := <-exited:
-			return 0, fmt.Errorf("the service exited at start (%v); see %s%s", err, logPath(cfg), logTail(logPath(cfg), from))
+			return 0, fmt.Errorf("%w (%v); see %s%s", errExitedAtStart, err, logPath(cfg), logTail(logPath(cfg), from))
 		case <-time.After(50 * time.Millisecond):
 		}
 	}

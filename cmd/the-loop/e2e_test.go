@@ -57,6 +57,7 @@ type env struct {
 	cfg    string
 	// extraEnv is added to the-loop's environment (KEY=value).
 	extraEnv []string
+	port     int // service.port, where a test set it
 }
 
 func newEnv(t testing.TB, opts ...testkit.AgentOption) *env {

@@ -12,12 +12,14 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	loop "github.com/the-loop-dev/the-loop"
 	loophttp "github.com/the-loop-dev/the-loop/http"
 	"github.com/the-loop-dev/the-loop/lifecycle"
 	"github.com/the-loop-dev/the-loop/runner"
+	"github.com/the-loop-dev/the-loop/sdk"
 	"github.com/the-loop-dev/the-loop/store"
 )
 
@@ -38,18 +40,33 @@ type HookCmd struct {
 	Session   string `required:"" help:"The session the hook is of: standing:<name> or a work item's ref." placeholder:"REF"`
 }
 
-// Run delivers the payload, giving up silently at the deadline.
+// Run delivers the payload, giving up silently at the deadline. A state
+// root, service address file or spool that another user owns or others may
+// write is refused (sdk.CheckPrivate): the payload is not handed to it,
+// and a note on stderr names it — the exit is 0 all the same.
 func (c *HookCmd) Run(a *App) error {
+	var mu sync.Mutex
+	ended := false
+	note := func(what string, err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if !ended && a.Stderr != nil {
+			fmt.Fprintf(a.Stderr, "the-loop hook: %s: %s\n", what, loop.ErrorMessage(err))
+		}
+	}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		defer func() { _ = recover() }() // never a non-zero exit
-		c.deliver(a.Stdin)
+		c.deliver(a.Stdin, note)
 	}()
 	select {
 	case <-done:
 	case <-time.After(hookDeadline):
 	}
+	mu.Lock()
+	ended = true
+	mu.Unlock()
 	return nil
 }
 
@@ -59,7 +76,7 @@ func serviceAddrPath(stateRoot string) string {
 	return filepath.Join(stateRoot, "local", "service.addr")
 }
 
-func (c *HookCmd) deliver(stdin io.Reader) {
+func (c *HookCmd) deliver(stdin io.Reader, note func(what string, err error)) {
 	data, err := io.ReadAll(io.LimitReader(stdin, lifecycle.MaxHookRead))
 	if err != nil && len(data) == 0 {
 		return
@@ -77,13 +94,21 @@ func (c *HookCmd) deliver(stdin io.Reader) {
 	if fi, err := os.Stat(root); err != nil || !fi.IsDir() {
 		return // a state root that is gone (a stale settings file): nothing to tell
 	}
-	if c.post(root, d) {
+	if err := sdk.CheckPrivate(root, "state root (state.root)"); err != nil {
+		note("dropped the "+c.Session+" payload", err)
+		return
+	}
+	if err := lifecycle.CheckPrivatePath(root, serviceAddrPath(root), "service address file"); err != nil {
+		note("not posting to the service it names", err)
+	} else if c.post(root, d) {
 		return
 	}
 	if c.direct(root, d) {
 		return
 	}
-	_ = lifecycle.SpoolHook(root, d)
+	if err := lifecycle.SpoolHook(root, d); err != nil {
+		note("dropped the "+c.Session+" payload", err)
+	}
 }
 
 // post hands d to the service the state root names; true when the service

@@ -211,7 +211,10 @@ func TestHooks_ThroughTheServiceRoute(t *testing.T) {
 }
 
 // hookRun runs `the-loop hook` as Claude Code would, with the agent's
-// credential, and checks it exits 0 well within 2 s.
+// credential, and checks it exits 0 within its bound: the hook gives up at
+// 1.8 s by itself (hookDeadline); the check allows 2 s more for starting
+// and reaping a race-built binary on a loaded machine, so it catches a
+// hook that waits on a hung service or a locked store, not scheduling.
 func hookRun(t *testing.T, e *env, ref, payload string) {
 	t.Helper()
 	cmd := exec.Command(binary, "hook", "--state-root", filepath.Join(e.dir, ".the-loop"), "--session", ref)
@@ -222,7 +225,7 @@ func hookRun(t *testing.T, e *env, ref, payload string) {
 	cmd.Stdout, cmd.Stderr = &out, &out
 	began := time.Now()
 	err := cmd.Run()
-	if took := time.Since(began); err != nil || took > 2*time.Second {
+	if took := time.Since(began); err != nil || took > 4*time.Second {
 		t.Fatalf("the-loop hook (%.40q…): %v after %v\n%s", payload, err, took, out.String())
 	}
 }

@@ -95,7 +95,9 @@ standingSessions:
 `
 
 func TestLifecycle_StartStatusStopRestart(t *testing.T) {
-	e, _ := serviceEnv(t, threeSessions)
+	// The agent this test kills must stay dead for status to report it:
+	// no supervisor restarts (supervise_e2e_test.go covers those).
+	e, _ := serviceEnv(t, strings.Replace(threeSessions, "  enabled: true\n", "  enabled: true\n  restart: {policy: never}\n", 1))
 
 	r := e.must(0, "start")
 	if !regexpMatch(`(?m)^service  started +\[enabled\]`, r.stdout) ||
@@ -136,6 +138,11 @@ func TestLifecycle_StartStatusStopRestart(t *testing.T) {
 
 	// A created autoStart session comes back with restart, like the declared.
 	e.must(0, "standing", "create", "extra", "--cwd", e.dir)
+	// Its agent runs before the restart stops it, so it has a conversation
+	// to flush (a SIGTERM before the agent is up leaves none to resume).
+	waitFor(t, "extra's agent", func() bool {
+		return slices.ContainsFunc(e.starts(), func(s testkit.Entry) bool { return strings.Contains(s.Prompt, "**extra**") })
+	})
 	ids := map[string]string{}
 	for name, row := range e.rows() {
 		ids[name] = row.HarnessSessionID
@@ -265,6 +272,14 @@ func TestLifecycle_StandingVerbsGoThroughTheService(t *testing.T) {
 	_ = json.Unmarshal([]byte(viaService), &a)
 	_ = json.Unmarshal([]byte(inProcess), &b)
 	b = slices.DeleteFunc(b, func(r loop.StandingRow) bool { return r.Name == "svc" })
+	// Only `supervised` differs: the answering service supervises, a CLI
+	// process does not.
+	for i := range a {
+		if !a[i].Supervised || i < len(b) && b[i].Supervised {
+			t.Fatalf("supervised: service %+v, in-process %+v", a[i], b)
+		}
+		a[i].Supervised = false
+	}
 	if !slices.Equal(a, b) {
 		t.Fatalf("rows differ:\nservice:    %+v\nin-process: %+v", a, b)
 	}

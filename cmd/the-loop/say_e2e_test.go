@@ -16,13 +16,20 @@ func framed(text string) string {
 	return "Message from your operator (ops) to standing session `supervisor`:\n\n" + text
 }
 
-// startReady starts the session and waits until the agent drew its prompt.
+// startReady starts the session and waits until the agent drew its prompt
+// and its hooks say it is idle: the boot prompt's turn has ended (its Stop,
+// which waits for the answer to reach the transcript, is applied), so a say
+// now is submitted, not queued into that turn.
 func startReady(t *testing.T, e *env) {
 	t.Helper()
 	e.must(0, "standing", "start", "supervisor")
 	waitFor(t, "the agent's prompt", func() bool {
 		screen, _ := e.tmux("capture-pane", "-p", "-t", "=loop-standing-supervisor:")
 		return strings.Contains(screen, "❯")
+	})
+	waitFor(t, "the agent idle", func() bool {
+		a := e.rows()["supervisor"].Activity
+		return a != "working" && a != "starting"
 	})
 }
 
@@ -179,6 +186,9 @@ func TestStandingSay_Refusals(t *testing.T) {
 		t.Fatalf("unstarted: %s", r)
 	}
 	e.must(0, "standing", "start")
+	// The fake logs its start after its SessionStart hook has run: a stop
+	// before that would leave no start to count.
+	waitFor(t, "the agent", func() bool { return len(e.starts()) == 1 })
 	e.must(0, "standing", "stop")
 	r = e.must(1, "standing", "say", "supervisor", "--text", "hi")
 	if !strings.Contains(r.stderr, "the-loop standing start supervisor") {

@@ -24,10 +24,14 @@ import (
 	"github.com/the-loop-dev/the-loop/sdk"
 )
 
-// ServeCmd is `the-loop serve`: the service in the foreground.
-type ServeCmd struct{}
+// ServeCmd is `the-loop serve`: the service in the foreground. It starts
+// the standing sessions that auto-start (unless --no-autostart: `the-loop
+// start` starts them itself) and supervises every running one.
+type ServeCmd struct {
+	NoAutostart bool `name:"no-autostart" help:"Do not start the standing sessions that auto-start (the-loop start starts them itself)."`
+}
 
-// Run serves until SIGTERM or SIGINT, holding the store and the
+// Run serves until SIGTERM or SIGINT (SIGHUP re-reads the config), holding the store and the
 // single-instance lock of its state root.
 func (c *ServeCmd) Run(a *App) error {
 	log := slog.New(slog.NewTextHandler(a.Stderr, nil))
@@ -53,6 +57,9 @@ func (c *ServeCmd) Run(a *App) error {
 	}
 	defer db.Close()
 	svc := a.Lifecycle(current, db, "service", true)
+	// Set before anything serves: rows and hooks read it (it runs below).
+	sup := supervisor(current, svc, log)
+	svc.Supervisor = sup
 	poller := &channels.Poller{Threads: svc, Standing: svc.Standing(current), WorkItems: &github.Mirror{WorkItems: svc.WorkItems(current), Events: svc}, Secrets: func(cfg *config.Config) []string { return lifecycle.SecretValues(cfg, os.Getenv) }, Log: log}
 	ln, err := net.Listen("tcp", cfg.Service.Addr())
 	if err != nil {
@@ -86,8 +93,13 @@ func (c *ServeCmd) Run(a *App) error {
 		log.Warn("could not apply the spooled hook payloads", "spool", lifecycle.SpoolDir(cfg.StateDir()), "error", err)
 	}
 	log.Info("the-loop service listening", "url", "http://"+ln.Addr().String(), "pid", os.Getpid(), "config", a.ConfigPath)
+	if cfg.Service.WebEnabled {
+		log.Info("the dashboard", "url", "http://"+ln.Addr().String()+"/", "login", "the-loop dashboard")
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	hup, endHup := hangups()
+	defer endHup()
 	// The Slack poll loop (decisions D22) ends before the store closes.
 	var polling sync.WaitGroup
 	pollCtx, endPolling := context.WithCancel(ctx)
@@ -96,6 +108,17 @@ func (c *ServeCmd) Run(a *App) error {
 	defer endPolling()
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
+	// The supervisor, the autoStart sessions' start and the SIGHUP reload
+	// end before the store closes.
+	var background sync.WaitGroup
+	defer background.Wait()
+	bgCtx, endBackground := context.WithCancel(ctx)
+	defer endBackground()
+	background.Go(func() { sup.Run(bgCtx) })
+	background.Go(func() { reloadOnHangup(bgCtx, hup, holder, current, svc, log) })
+	if !c.NoAutostart {
+		background.Go(func() { autoStart(bgCtx, svc, current(), log) })
+	}
 	select {
 	case err := <-served:
 		if err != nil && !errors.Is(err, nethttp.ErrServerClosed) {

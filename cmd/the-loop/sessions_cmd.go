@@ -132,17 +132,11 @@ func (c *SessionsReplyCmd) Run(a *App) error {
 	if c.Wait {
 		req.TimeoutSeconds = c.Timeout.Seconds()
 	}
-	return a.withServices(false, func(ctx context.Context, api services) error {
-		if c.Wait {
-			cfg, err := a.LoadConfig()
-			if err != nil {
-				return err
-			}
-			tm := cfg.Routing.Tmux
-			var cancel context.CancelFunc
-			ctx, cancel = context.WithTimeout(ctx, c.Timeout+tm.ReadyTimeout()+tm.SubmitWait()+5*time.Second)
-			defer cancel()
-		}
+	var wait time.Duration // the service's answer comes within the wait, the ready and the submit waits (waitBound)
+	if c.Wait {
+		wait = c.Timeout
+	}
+	return a.withWaitingServices(wait, func(ctx context.Context, api services) error {
 		res, err := api.WorkItems.Reply(ctx, req)
 		if err != nil {
 			if c.Wait && ctx.Err() != nil {

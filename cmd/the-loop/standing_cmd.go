@@ -25,6 +25,10 @@ type StandingCmd struct {
 	Say     StandingSayCmd     `cmd:"" help:"Paste a message into a running standing session."`
 	Create  StandingCreateCmd  `cmd:"" help:"Create a standing session at runtime."`
 	Delete  StandingDeleteCmd  `cmd:"" help:"Stop a created standing session and forget it."`
+
+	Transcript StandingTranscriptCmd `cmd:"" help:"Show what a standing session's agent was told and answered (its conversation's last entries)."`
+	Peek       StandingPeekCmd       `cmd:"" help:"Show the last lines of a standing session's agent pane (dialogs included)."`
+	Attach     StandingAttachCmd     `cmd:"" help:"Attach this terminal to a standing session's agent in tmux (read-only unless --write)."`
 }
 
 // StandingListCmd is `the-loop standing list`.
@@ -108,17 +112,11 @@ func (c *StandingSayCmd) Run(a *App) error {
 	if c.Wait {
 		req.TimeoutSeconds = c.Timeout.Seconds()
 	}
-	return a.withServices(false, func(ctx context.Context, api services) error {
-		if c.Wait { // the service's answer comes within the wait, the ready and the submit waits
-			cfg, err := a.LoadConfig()
-			if err != nil {
-				return err
-			}
-			tm := cfg.Routing.Tmux
-			var cancel context.CancelFunc
-			ctx, cancel = context.WithTimeout(ctx, c.Timeout+tm.ReadyTimeout()+tm.SubmitWait()+5*time.Second)
-			defer cancel()
-		}
+	var wait time.Duration // the service's answer comes within the wait, the ready and the submit waits (waitBound)
+	if c.Wait {
+		wait = c.Timeout
+	}
+	return a.withWaitingServices(wait, func(ctx context.Context, api services) error {
 		res, err := api.Standing.Say(ctx, req)
 		if err != nil {
 			if c.Wait && ctx.Err() != nil {
@@ -213,6 +211,7 @@ type StandingCreateCmd struct {
 	SlackChan   string   `name:"slack-channel" help:"Slack channel id (default channels.slack.channel)."`
 	NoAutoStart bool     `name:"no-auto-start" help:"Do not start it with the-loop start."`
 	NoStart     bool     `name:"no-start" help:"Record it without starting it."`
+	Restart     string   `help:"Restart policy when its agent dies: on-failure, always or never (default standingSessions.restart.policy)."`
 }
 
 // Run creates.
@@ -223,6 +222,7 @@ func (c *StandingCreateCmd) Run(a *App, kctx *kong.Context) error {
 	req := loop.StandingCreateRequest{
 		Name: c.Name, Harness: c.Harness, Prompt: c.Prompt, Description: c.Description,
 		SlackEnabled: c.Slack, SlackChannel: c.SlackChan, AutoStart: !c.NoAutoStart, Start: !c.NoStart,
+		Restart: c.Restart,
 	}
 	if c.PromptFile != "" {
 		data, err := os.ReadFile(config.ExpandHome(c.PromptFile))

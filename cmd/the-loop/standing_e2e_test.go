@@ -177,7 +177,8 @@ func TestStandingStart_TmuxMissingIsNamedAndNothingRuns(t *testing.T) {
 	e := newEnv(t)
 	e.config(oneSession + "service: {enabled: false}\n") // `start` runs in this process
 	e.must(0, "standing", "start")                       // a record that says running
-	e.path = e.agent.BinDir()                            // then no tmux on PATH: tmux cannot answer
+	waitFor(t, "the agent", func() bool { return len(e.starts()) == 1 })
+	e.path = e.agent.BinDir() // then no tmux on PATH: tmux cannot answer
 	for _, args := range [][]string{{"standing", "start"}, {"standing", "start", "supervisor"}, {"start"}} {
 		r := e.must(1, args...)
 		if !strings.Contains(r.stderr, "tmux not found on PATH") || !strings.Contains(r.stderr, "apt-get install tmux") ||

@@ -1,5 +1,11 @@
 package main
 
+import (
+	"fmt"
+
+	loop "github.com/the-loop-dev/the-loop"
+)
+
 // StartCmd is `the-loop start`: the service (detached, when enabled), then
 // the standing sessions that auto-start, started by the service.
 type StartCmd struct{}
@@ -17,5 +23,13 @@ func (c *StartCmd) Run(a *App) error {
 	}
 	rep, note := a.startAll(ctx, cfg)
 	renderLifecycle(a.Stdout, a.Stderr, rep, note)
+	if cfg.Service.Enabled && cfg.Service.WebEnabled && len(rep.Services) > 0 && serviceUp(rep.Services[0]) {
+		fmt.Fprintf(a.Stdout, "dashboard: %s (log in with `the-loop dashboard`)\n", dashboardURL(cfg))
+	}
 	return okExit(rep.OK)
+}
+
+// serviceUp reports whether start left the service running.
+func serviceUp(s loop.ServiceRow) bool {
+	return s.Running || s.Outcome == loop.OutcomeStarted || s.Outcome == loop.OutcomeAlreadyRunning
 }

@@ -81,6 +81,9 @@ func (a *App) startStanding(ctx context.Context, cfg *config.Config, viaService 
 		res, err = api.Control(ctx, loop.StandingControlRequest{Verb: loop.VerbStart, AutoOnly: true})
 		return err
 	})
+	if viaService {
+		err = goesOnThere(ctx, cfg, err)
+	}
 	if err != nil {
 		return []loop.StandingRow{failedRow(restFailure(cfg, err))}, false, ""
 	}
@@ -127,11 +130,16 @@ func (a *App) withStanding(cfg *config.Config, remote bool, fn func(api loop.Sta
 // ended first and they are stopped in this process. A service of another
 // state root answering at the address is left alone.
 func (a *App) stopAll(ctx context.Context, cfg *config.Config) loop.Report {
+	// `the-loop stop` ends within the kill grace plus 15 s (issue 16 #4):
+	// the sessions get their bound, the service what is left of it.
+	deadline := time.Now().Add(verbBound(cfg, true))
+	ctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
 	rep := loop.Report{StandingSessions: []loop.StandingRow{}}
 	row := loop.ServiceRow{Service: "service", Enabled: cfg.Service.Enabled}
 	stopAll := loop.StandingControlRequest{Verb: loop.VerbStop}
 	var res loop.StandingControlResult
-	var err error
+	var err, newer error
 	st := a.probe(cfg, 2*time.Second)
 	local := !st.ours
 	if st.ours {
@@ -157,19 +165,26 @@ func (a *App) stopAll(ctx context.Context, cfg *config.Config) loop.Report {
 				row.Detail, ended = why+"; ended it", true
 			}
 		}
-		err = a.withStanding(cfg, false, func(api loop.StandingService) (err error) {
-			res, err = api.Control(ctx, stopAll)
-			return err
-		})
+		// A store a newer the-loop wrote is opened read-only (issue 16 #13).
+		var api services
+		var done func()
+		if api, done, err = a.stopServices(cfg); err == nil {
+			newer = api.newer
+			res, err = api.Standing.Control(ctx, stopAll)
+			done()
+		}
 	}
-	standingOK := err == nil && res.OK
+	standingOK := err == nil && res.OK && newer == nil
 	if err != nil {
 		rep.StandingSessions = []loop.StandingRow{failedRow(loop.ErrorMessage(err))}
 	} else if res.Sessions != nil {
 		rep.StandingSessions = res.Sessions
 	}
+	if newer != nil { // a newer store: stopped what could be, and says so (exit 1)
+		rep.StandingSessions = append(rep.StandingSessions, failedRow(loop.ErrorMessage(newer)))
+	}
 	pid := servicePID(cfg)
-	switch stopped, kerr := endService(cfg, 30*time.Second); {
+	switch stopped, kerr := endService(cfg, max(time.Second, time.Until(deadline)-5*time.Second)); {
 	case kerr != nil:
 		row.Outcome, row.Detail = "failed", kerr.Error()
 	case stopped:

@@ -69,6 +69,9 @@ func renderStatus(w io.Writer, rep loop.Report) {
 		if r.Running {
 			running = "running"
 		}
+		if r.Status == loop.StatusFailed { // the supervisor gave up on it
+			running = "failed after repeated restarts (`the-loop standing start " + r.Name + "` starts it again)"
+		}
 		fmt.Fprintf(w, "%-11s %s [%s]\n", termSafe(r.Name), running, where(r))
 	}
 }

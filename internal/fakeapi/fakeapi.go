@@ -131,6 +131,17 @@ func (s *Server) Release() {
 	s.mu.Unlock()
 }
 
+// Step lets the answers held so far go and keeps holding those arriving
+// from now on (as Hold did); without a Hold it does nothing.
+func (s *Server) Step() {
+	s.mu.Lock()
+	if s.gate != nil {
+		close(s.gate)
+		s.gate = make(chan struct{})
+	}
+	s.mu.Unlock()
+}
+
 // Requests returns a copy of every request received so far, oldest first.
 func (s *Server) Requests() []Request {
 	s.mu.Lock()

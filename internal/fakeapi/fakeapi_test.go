@@ -249,3 +249,49 @@ func TestClose_ReleasesHeldAnswers(t *testing.T) {
 		t.Fatal("the held client never returned after Close")
 	}
 }
+
+func TestStep_ReleasesTheHeldAndHoldsTheNext(t *testing.T) {
+	s := fakeapi.Start(t)
+	s.Hold(0)
+	answered := func() <-chan int {
+		done := make(chan int, 1)
+		go func() {
+			resp, err := do(s.URL, "c", streamBody)
+			if err != nil {
+				done <- -1
+				return
+			}
+			defer resp.Body.Close()
+			ev, _, _ := readSSE(resp.Body)
+			done <- len(ev)
+		}()
+		return done
+	}
+	first := answered()
+	testkit.Eventually(t, func() bool { return len(s.Turns()) == 1 }, 5*time.Second, "the first held request")
+	s.Step()
+	select {
+	case n := <-first:
+		if n != 6 {
+			t.Fatalf("the first answer had %d events", n)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the held answer was not let go by Step")
+	}
+	second := answered()
+	testkit.Eventually(t, func() bool { return len(s.Turns()) == 2 }, 5*time.Second, "the second request")
+	select {
+	case n := <-second:
+		t.Fatalf("the request after Step was answered (%d events), want it held", n)
+	case <-time.After(100 * time.Millisecond):
+	}
+	s.Release()
+	select {
+	case n := <-second:
+		if n != 6 {
+			t.Fatalf("the second answer had %d events", n)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("not answered after Release")
+	}
+}

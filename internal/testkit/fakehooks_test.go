@@ -80,6 +80,16 @@ func (r *running) say(t *testing.T, text string) {
 	}
 }
 
+// waitScreen waits until the screen shows want. The fake writes its screen
+// before its log entry or hook says what it did, but the bytes reach
+// r.screen through the pipe os/exec copies from in a goroutine of its own,
+// so a log entry seen is no promise that the copy has caught up.
+func (r *running) waitScreen(t *testing.T, want string) {
+	t.Helper()
+	testkit.Eventually(t, func() bool { return strings.Contains(r.screen.String(), want) },
+		5*time.Second, "the screen shows no %q:\n%s", want, r.screen)
+}
+
 func (r *running) key(t *testing.T, s string) {
 	t.Helper()
 	if _, err := io.WriteString(r.stdin, s); err != nil {
@@ -208,9 +218,7 @@ func TestFakeAgent_AMessageSubmittedDuringATurnIsQueuedAsMeasured(t *testing.T) 
 	if names := eventNames(rec.Payloads()); !jsonEqual(names, []string{"SessionStart", "UserPromptSubmit", "UserPromptSubmit", "Stop", "Stop"}) {
 		t.Fatalf("events %v", names)
 	}
-	if !strings.Contains(r.screen.String(), "⎿  Queued · ctrl+x ctrl+s to send now") {
-		t.Fatalf("screen shows no Queued note:\n%s", r.screen.String())
-	}
+	r.waitScreen(t, "⎿  Queued · ctrl+x ctrl+s to send now")
 	var seq []string
 	for _, l := range agent.ClaudeTranscript(r.cwd, sessionID) {
 		switch l["type"] {
@@ -350,9 +358,7 @@ func TestFakeAgent_SwallowSubmitsKeepsTheTextUntilTheNextReturn(t *testing.T) {
 	if sw.Text != "hi there" || len(rec.Of("UserPromptSubmit")) != 0 || len(agent.Messages()) != 0 {
 		t.Fatalf("swallowed %+v; submits %v", sw, rec.Of("UserPromptSubmit"))
 	}
-	if !strings.Contains(r.screen.String(), "❯ hi there") {
-		t.Fatalf("the pending text is not on screen:\n%s", r.screen.String())
-	}
+	r.waitScreen(t, "❯ hi there") // the pending text
 	r.key(t, "\r")
 	ups := rec.WaitCount(t, "UserPromptSubmit", 1, 10*time.Second)
 	wantFields(t, "UserPromptSubmit", ups[0], map[string]any{"prompt": "hi there"})

@@ -1,0 +1,403 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// The dashboard in a real browser (issue 20): headless Chromium (Debian's
+// chromium, installed by .ci/run) driven with chromedp against `the-loop
+// serve` started by `the-loop start`, with the fake agent in tmux.
+
+const dashboardSessions = `
+state: {root: .the-loop}
+service: {port: %PORT%}
+routing: {tmux: {socketName: %SOCKET%, harnessKillGraceSeconds: 3, resumeProbeSeconds: 1}}
+standingSessions:
+  enabled: true
+  sessions:
+    - {name: supervisor, cwd: %DIR%, description: Watches the work items}
+    - {name: reviewer, cwd: %DIR%, description: Reviews pull requests}
+`
+
+// chromiumPath finds the browser or skips the test.
+func chromiumPath(t testing.TB) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	t.Skip("no chromium on PATH (.ci/run installs Debian's chromium): the browser tests need it")
+	return ""
+}
+
+// newBrowser starts headless Chromium with a fresh profile; it is stopped
+// when the test ends.
+func newBrowser(t testing.TB, width, height int) context.Context {
+	t.Helper()
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(chromiumPath(t)),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(width, height),
+	}
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancel := chromedp.NewContext(actx)
+	t.Cleanup(func() { cancel(); cancelAlloc() })
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(int64(width), int64(height))); err != nil {
+		t.Fatalf("starting chromium: %v", err)
+	}
+	return ctx
+}
+
+// js evaluates expression in the page.
+func js[T any](t testing.TB, ctx context.Context, expression string) T {
+	t.Helper()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expression, chromedp.EvalAwaitPromise))
+	if err != nil {
+		t.Fatalf("evaluating %s: %v", expression, err)
+	}
+	return v
+}
+
+// waitJS polls expression until it is true (20 s at most), failing with
+// the page's text otherwise.
+func waitJS(t testing.TB, ctx context.Context, what, expression string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool]("!!("+expression+")"))
+		if err == nil && ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			text, _ := chromedp.Run(ctx, chromedp.Evaluate[string]("document.body ? document.body.innerText : ''"))
+			t.Fatalf("waiting for %s (%s): err %v; the page says:\n%s", what, expression, err, text)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func navigate(t testing.TB, ctx context.Context, url string) {
+	t.Helper()
+	if err := chromedp.Do(ctx, chromedp.Navigate(url)); err != nil {
+		t.Fatalf("navigating to %s: %v", url, err)
+	}
+}
+
+// dashboardEnv starts the service and its sessions and returns the env and
+// the dashboard's base URL (http://127.0.0.1:<port>).
+func dashboardEnv(t *testing.T, yaml string) (*env, string) {
+	t.Helper()
+	e, port := serviceEnv(t, yaml)
+	withClaudeDir(e) // the agents write their transcripts where the service reads them
+	r := e.must(0, "start")
+	base := fmt.Sprintf("http://127.0.0.1:%d", port)
+	if !strings.Contains(r.stdout, "dashboard: "+base+"/ (log in with `the-loop dashboard`)") {
+		t.Fatalf("start does not print the dashboard's URL: %s", r)
+	}
+	if strings.Contains(r.stdout, "code=") || strings.Contains(r.stdout, e.token()) {
+		t.Fatalf("start printed a secret: %s", r)
+	}
+	return e, base
+}
+
+// loginLink runs `the-loop dashboard` and returns the link it prints.
+func loginLink(t *testing.T, e *env, base string) string {
+	t.Helper()
+	r := e.must(0, "dashboard")
+	link := strings.TrimSpace(r.stdout)
+	if !strings.HasPrefix(link, base+"/login?code=") || strings.Contains(link, e.token()) {
+		t.Fatalf("dashboard printed %q (want %s/login?code=…)", link, base)
+	}
+	return link
+}
+
+// loggedIn opens a browser logged in to the dashboard.
+func loggedIn(t *testing.T, e *env, base string, width, height int) context.Context {
+	t.Helper()
+	ctx := newBrowser(t, width, height)
+	navigate(t, ctx, loginLink(t, e, base))
+	waitJS(t, ctx, "the overview's rows", `document.querySelector('#standing-rows tr[data-name="supervisor"]')`)
+	return ctx
+}
+
+func TestDashboardBrowser_LoginFlow(t *testing.T) {
+	e, base := dashboardEnv(t, dashboardSessions)
+	ctx := newBrowser(t, 1280, 800)
+
+	// No cookie: the page loads, shows the login hint and no data.
+	navigate(t, ctx, base+"/")
+	waitJS(t, ctx, "the login hint", `!document.getElementById('login-hint').hidden`)
+	if text := js[string](t, ctx, "document.body.innerText"); strings.Contains(text, "supervisor") || !strings.Contains(text, "the-loop dashboard") {
+		t.Fatalf("logged out, the page shows:\n%s", text)
+	}
+
+	link := loginLink(t, e, base)
+	navigate(t, ctx, link)
+	waitJS(t, ctx, "the overview's rows", `document.querySelector('#standing-rows tr[data-name="supervisor"]')`)
+	if got := js[string](t, ctx, "location.href"); got != base+"/" {
+		t.Fatalf("after login the page is at %s (the code must leave the address bar)", got)
+	}
+	if hidden := js[bool](t, ctx, "document.getElementById('login-hint').hidden"); !hidden {
+		t.Fatal("logged in, the login hint still shows")
+	}
+	// The cookie is HttpOnly: the page's scripts cannot read it.
+	if c := js[string](t, ctx, "document.cookie"); strings.Contains(c, "the-loop-") {
+		t.Fatalf("document.cookie shows the session: %q", c)
+	}
+	waitJS(t, ctx, "the stream", `document.getElementById('conn').dataset.state === 'live'`)
+
+	// A used code is refused, in another browser (no cookie of its own).
+	other := newBrowser(t, 1280, 800)
+	navigate(t, other, link)
+	waitJS(t, other, "the refusal", `document.getElementById('refused')`)
+	navigate(t, other, base+"/")
+	waitJS(t, other, "the login hint", `!document.getElementById('login-hint').hidden`)
+	// A made-up code too.
+	navigate(t, other, base+"/login?code=made-up")
+	waitJS(t, other, "the refusal", `document.getElementById('refused')`)
+
+	// --logout-all ends the first browser's session.
+	if r := e.must(0, "dashboard", "--logout-all"); !strings.Contains(r.stdout, "ended 1 dashboard session") {
+		t.Fatalf("logout-all: %s", r)
+	}
+	navigate(t, ctx, base+"/")
+	waitJS(t, ctx, "the login hint after logout-all", `!document.getElementById('login-hint').hidden`)
+}
+
+func TestDashboardBrowser_OverviewUpdatesWhenASessionStops(t *testing.T) {
+	e, base := dashboardEnv(t, dashboardSessions)
+	ctx := loggedIn(t, e, base, 1280, 800)
+	waitJS(t, ctx, "both running", `document.querySelectorAll('#standing-rows tr[data-status="running"]').length === 2`)
+	waitJS(t, ctx, "the stream", `document.getElementById('conn').dataset.state === 'live'`)
+
+	e.must(0, "standing", "stop", "reviewer")
+	waitJS(t, ctx, "reviewer stopped on the page", `(() => { const r = document.querySelector('#standing-rows tr[data-name="reviewer"]'); return r && r.dataset.status !== 'running' && r.querySelector('.live.no'); })()`)
+	// The work-item tab is a tab of its own.
+	navigate(t, ctx, base+"/#/work")
+	waitJS(t, ctx, "the work-item tab", `document.getElementById('tab-work').getAttribute('aria-selected') === 'true' && !document.getElementById('standing-rows')`)
+}
+
+func TestDashboardBrowser_SayReachesTheAgentAndItsOutcomeShows(t *testing.T) {
+	e, base := dashboardEnv(t, dashboardSessions)
+	waitFor(t, "the agent's prompt", func() bool {
+		screen, _ := e.tmux("capture-pane", "-p", "-t", "=loop-standing-supervisor:")
+		return strings.Contains(screen, "❯")
+	})
+	ctx := loggedIn(t, e, base, 1280, 800)
+	navigate(t, ctx, base+"/#/s/supervisor")
+	waitJS(t, ctx, "the say box", `document.getElementById('say-text')`)
+	if err := chromedp.Do(ctx,
+		chromedp.SendKeys(chromedp.CSS("#say-text"), "hello from the browser"),
+		chromedp.Click(chromedp.CSS("#say-send")),
+	); err != nil {
+		t.Fatal(err)
+	}
+	waitJS(t, ctx, "the say's outcome", `document.querySelector('#say-result .outcome')`)
+	waitFor(t, "the message at the agent", func() bool {
+		for _, m := range e.agent.Messages() {
+			if strings.Contains(m, "hello from the browser") {
+				return true
+			}
+		}
+		return false
+	})
+	text := js[string](t, ctx, "document.getElementById('say-result').innerText")
+	if !strings.Contains(text, "Outcome:") || strings.Contains(text, "not delivered") {
+		t.Fatalf("say result: %q", text)
+	}
+	// The page's say waits for the answer (wait: true): that message's own
+	// answer shows under the outcome.
+	waitJS(t, ctx, "the say's answer", `!!document.getElementById('say-reply')`)
+	if reply := js[string](t, ctx, "document.getElementById('say-reply').innerText"); !strings.Contains(reply, "fake answer to: ") || !strings.Contains(reply, "hello from the browser") {
+		t.Fatalf("say answer: %q", reply)
+	}
+	// The pane (the peek's lines) shows the agent's prompt, and the
+	// transcript the say and its answer.
+	waitJS(t, ctx, "the pane", `document.getElementById('peek').textContent.includes('❯') && document.getElementById('peek-note').hidden`)
+	waitJS(t, ctx, "the say in the transcript", `[...document.querySelectorAll('#transcript li.t-user .text')].some((el) => el.textContent.includes('hello from the browser'))`)
+	waitJS(t, ctx, "its answer in the transcript", `[...document.querySelectorAll('#transcript li.t-assistant .text')].some((el) => el.textContent.startsWith('fake answer to: ') && el.textContent.includes('hello from the browser'))`)
+	// The session's events list the say.
+	waitJS(t, ctx, "standing.said in the events", `document.querySelector('#session-events tr[data-event="standing.said"]')`)
+}
+
+func TestDashboardBrowser_StopFromThePageStopsTheSession(t *testing.T) {
+	e, base := dashboardEnv(t, dashboardSessions)
+	ctx := loggedIn(t, e, base, 1280, 800)
+	navigate(t, ctx, base+"/#/s/reviewer")
+	waitJS(t, ctx, "the buttons", `document.getElementById('btn-stop')`)
+	// Stop asks first: cancelling leaves the session running.
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#btn-stop"))); err != nil {
+		t.Fatal(err)
+	}
+	waitJS(t, ctx, "the confirmation", `document.getElementById('confirm').open`)
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#confirm-cancel"))); err != nil {
+		t.Fatal(err)
+	}
+	waitJS(t, ctx, "the dialog closed", `!document.getElementById('confirm').open`)
+	if !e.rows()["reviewer"].Running {
+		t.Fatal("cancelled stop stopped the session")
+	}
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#btn-stop"))); err != nil {
+		t.Fatal(err)
+	}
+	waitJS(t, ctx, "the confirmation", `document.getElementById('confirm').open`)
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#confirm-ok"))); err != nil {
+		t.Fatal(err)
+	}
+	waitJS(t, ctx, "the stop's result", `/stop: (stopped|not-running)/.test(document.getElementById('control-result').textContent)`)
+	if e.rows()["reviewer"].Running || e.alive("loop-standing-reviewer") {
+		t.Fatal("the session still runs after stop from the page")
+	}
+	if !e.rows()["supervisor"].Running {
+		t.Fatal("stop from reviewer's page stopped supervisor")
+	}
+	// The pane is gone (peek is 404): the panel says so instead of the lines.
+	waitJS(t, ctx, "the pane's absence", `document.getElementById('peek').hidden && /no tmux pane/.test(document.getElementById('peek-note').textContent)`)
+}
+
+func TestDashboardBrowser_CreateThenDelete(t *testing.T) {
+	e, base := dashboardEnv(t, dashboardSessions)
+	ctx := loggedIn(t, e, base, 1280, 800)
+	if err := chromedp.Do(ctx,
+		chromedp.Click(chromedp.CSS("details.panel > summary")),
+		chromedp.SendKeys(chromedp.CSS("#create-name"), "scratch"),
+		chromedp.SendKeys(chromedp.CSS(`#create-form input[name="description"]`), "made in the browser"),
+		chromedp.Click(chromedp.CSS(`#create-form input[name="start"]`)), // record it, do not start it
+		chromedp.Click(chromedp.CSS(`#create-form button[type="submit"]`)),
+	); err != nil {
+		t.Fatal(err)
+	}
+	waitJS(t, ctx, "the new row", `document.querySelector('#standing-rows tr[data-name="scratch"]')`)
+	if row, ok := e.rows()["scratch"]; !ok || row.Declared || row.Description != "made in the browser" {
+		t.Fatalf("scratch after create: %+v %v", row, ok)
+	}
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#standing-rows tr[data-name="scratch"] button.danger`))); err != nil {
+		t.Fatal(err)
+	}
+	waitJS(t, ctx, "the confirmation", `document.getElementById('confirm').open`)
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#confirm-ok"))); err != nil {
+		t.Fatal(err)
+	}
+	waitJS(t, ctx, "the row gone", `document.getElementById('standing-rows') && !document.querySelector('#standing-rows tr[data-name="scratch"]')`)
+	if _, ok := e.rows()["scratch"]; ok {
+		t.Fatal("scratch is still there after delete from the page")
+	}
+}
+
+func TestDashboardBrowser_FallsBackToPollingWithoutTheStream(t *testing.T) {
+	e, base := dashboardEnv(t, strings.Replace(dashboardSessions, "service: {port: %PORT%}",
+		"service: {port: %PORT%, stream: {enabled: false}}", 1))
+	ctx := loggedIn(t, e, base, 1280, 800)
+	waitJS(t, ctx, "polling", `document.getElementById('conn').dataset.state === 'polling'`)
+	e.must(0, "standing", "stop", "reviewer")
+	waitJS(t, ctx, "reviewer stopped on the page", `(() => { const r = document.querySelector('#standing-rows tr[data-name="reviewer"]'); return r && r.dataset.status !== 'running'; })()`)
+}
+
+func TestDashboardBrowser_OneStreamPerBrowser(t *testing.T) {
+	// With room for one stream only, a second tab that opened its own would
+	// be refused (503) and fall back to polling after 3 s.
+	e, base := dashboardEnv(t, strings.Replace(dashboardSessions, "service: {port: %PORT%}",
+		"service: {port: %PORT%, stream: {maxSubscribers: 1}}", 1))
+	ctx := loggedIn(t, e, base, 1280, 800)
+	waitJS(t, ctx, "the stream", `document.getElementById('conn').dataset.state === 'live'`)
+	tab, cancel := chromedp.NewContext(ctx)
+	defer cancel()
+	navigate(t, tab, base+"/")
+	waitJS(t, tab, "the second tab live", `document.getElementById('conn').dataset.state === 'live'`)
+	e.must(0, "standing", "stop", "reviewer")
+	waitJS(t, tab, "the second tab updated", `(() => { const r = document.querySelector('#standing-rows tr[data-name="reviewer"]'); return r && r.dataset.status !== 'running'; })()`)
+	// Past the 3 s a refused stream would take to fall back, both are live still.
+	time.Sleep(3500 * time.Millisecond)
+	for i, c := range []context.Context{ctx, tab} {
+		if state := js[string](t, c, "document.getElementById('conn').dataset.state"); state != "live" {
+			t.Fatalf("tab %d is %s: it did not share the stream", i+1, state)
+		}
+	}
+}
+
+// TestDashboard_Screenshots saves a PNG of each page at 1280×800 and at
+// 390×844 into $THE_LOOP_SCREENSHOTS (`just screenshots`: docs/img).
+func TestDashboard_Screenshots(t *testing.T) {
+	dir := os.Getenv("THE_LOOP_SCREENSHOTS")
+	if dir == "" {
+		t.Skip("THE_LOOP_SCREENSHOTS is not set (`just screenshots` sets it)")
+	}
+	e, base := dashboardEnv(t, strings.Replace(dashboardSessions, "  sessions:\n",
+		"  sessions:\n    - {name: triage, cwd: %DIR%, description: Sorts new issues, autoStart: false}\n", 1))
+	waitFor(t, "the agent's prompt", func() bool {
+		screen, _ := e.tmux("capture-pane", "-p", "-t", "=loop-standing-supervisor:")
+		return strings.Contains(screen, "❯")
+	})
+	e.must(0, "standing", "say", "supervisor", "--text", "What is the state of the release?", "--actor", "ops")
+	for _, size := range []struct {
+		name          string
+		width, height int
+	}{{"desktop", 1280, 800}, {"phone", 390, 844}} {
+		ctx := loggedIn(t, e, base, size.width, size.height)
+		waitJS(t, ctx, "the stream", `document.getElementById('conn').dataset.state === 'live'`)
+		shots := []struct{ page, hash, ready string }{
+			{"overview", "#/", `document.querySelector('#standing-rows tr[data-name="triage"]')`},
+			{"session", "#/s/supervisor", `document.querySelector('#session-events tr') && document.getElementById('peek').textContent.length > 0`},
+			{"events", "#/events", `document.querySelector('#event-rows tr')`},
+		}
+		for _, s := range shots {
+			navigate(t, ctx, base+"/"+s.hash)
+			waitJS(t, ctx, s.page, s.ready)
+			time.Sleep(300 * time.Millisecond) // let the layout settle after the last fetch
+			png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+			if err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join(dir, fmt.Sprintf("dashboard-%s-%s.png", s.page, size.name))
+			if err := os.WriteFile(path, png, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("wrote %s", path)
+		}
+	}
+}
+
+func TestDashboardCmd_NeedsTheRunningService(t *testing.T) {
+	e, _ := serviceEnv(t, dashboardSessions)
+	r := e.run("dashboard")
+	if r.code != 1 || !strings.Contains(r.stderr, "not running") || strings.Contains(r.stdout, "code=") {
+		t.Fatalf("dashboard without the service: %s", r)
+	}
+	e.config(strings.Replace(dashboardSessions, "service: {port: %PORT%}", "service: {port: 1, web: {enabled: false}}", 1))
+	if r := e.run("dashboard"); r.code != 2 || !strings.Contains(r.stderr, "service.web.enabled") {
+		t.Fatalf("dashboard turned off: %s", r)
+	}
+}
+
+func TestServe_LogsTheDashboardsURLWithoutASecret(t *testing.T) {
+	e, port := serviceEnv(t, dashboardSessions)
+	e.must(0, "start")
+	logs, err := os.ReadFile(filepath.Join(e.dir, ".the-loop", "logs", "service.log"))
+	if err != nil {
+		t.Fatalf("the service's log: %v", err)
+	}
+	want := fmt.Sprintf("url=http://127.0.0.1:%d/", port)
+	if !strings.Contains(string(logs), "the dashboard") || !strings.Contains(string(logs), want) ||
+		strings.Contains(string(logs), "code=") || strings.Contains(string(logs), e.token()) {
+		t.Fatalf("the service's log:\n%s", logs)
+	}
+}

@@ -1,0 +1,40 @@
+package harness
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Issue 16 #4: a Claude-config lock another process holds is waited for a
+// bounded time, never without end.
+func TestLockFile_GivesUpWithinItsBound(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "claude.json.lock")
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	// Another open file description: flock excludes it like another process.
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	unlock, err := lockFile(path, 300*time.Millisecond)
+	if err == nil {
+		unlock()
+		t.Fatal("took a lock another holder has")
+	}
+	if d := time.Since(start); d > 3*time.Second || !strings.Contains(err.Error(), "held it for") {
+		t.Fatalf("after %s: %v", d, err)
+	}
+	_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+	unlock, err = lockFile(path, 300*time.Millisecond)
+	if err != nil {
+		t.Fatalf("free lock: %v", err)
+	}
+	unlock()
+}

@@ -1,0 +1,308 @@
+package http
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	loop "github.com/the-loop-dev/the-loop"
+)
+
+// GET /api/v1/stream (issue 20): server-sent events, one per event the log
+// records. Every process that appends to the log while the service runs
+// does so through the service (it holds the store), but through many code
+// paths, so the stream does not hook them: one tailer per service reads the
+// log (Options.Events, loop.EventLog) past the last sequence number it saw
+// every streamPoll while anybody listens, and fans what it finds out to the
+// subscribers. Idle, that is one read finding nothing; with nobody
+// listening, nothing at all.
+//
+// The messages: first `ready` ({"seq": the log's last sequence number}),
+// then `event` for each event (id: its seq; data: the envelope of GET
+// /api/v1/events, seq included), and a keep-alive comment every
+// service.stream.keepAliveSeconds. A client that reconnects with
+// Last-Event-ID (or ?after=) first gets the events it missed (at most
+// streamReplayMax, the newest). Open streams beyond
+// service.stream.maxSubscribers are 503; service.stream.enabled: false is
+// 404.
+
+const (
+	// streamPoll is how often the tailer reads the log while subscribed.
+	streamPoll = 25 * time.Millisecond
+	// streamBuffer is how many events a subscriber may lag behind; one
+	// further behind is cut off (its client reconnects and catches up).
+	streamBuffer = 1024
+	// streamReplayMax bounds what a reconnecting client is sent first.
+	streamReplayMax = 1000
+)
+
+// streamHub is the service's one tailer and its subscribers.
+type streamHub struct {
+	log loop.EventLog
+	// ctx is the tailer's reads' context, cancelled by close.
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	mu      sync.Mutex
+	subs    map[*subscriber]struct{}
+	last    uint64 // the last sequence number handed out
+	running bool   // the tailer runs
+	done    chan struct{}
+	closed  bool
+}
+
+// subscriber is one open stream.
+type subscriber struct {
+	events chan loop.Event
+	gone   chan struct{} // closed when the hub cuts it off or shuts down
+	once   sync.Once
+}
+
+func (sub *subscriber) cut() { sub.once.Do(func() { close(sub.gone) }) }
+
+func newStreamHub(log loop.EventLog) *streamHub {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &streamHub{log: log, ctx: ctx, cancel: cancel, subs: map[*subscriber]struct{}{}, done: make(chan struct{})}
+}
+
+// errStreamFull is a subscription over the cap.
+type errStreamFull struct{ limit int }
+
+func (e errStreamFull) Error() string {
+	return "the event stream has its " + strconv.Itoa(e.limit) + " subscribers already (service.stream.maxSubscribers); close another dashboard tab or raise the limit"
+}
+
+// lastSeq reads the log's last sequence number.
+func (h *streamHub) lastSeq(ctx context.Context) (uint64, error) {
+	evs, err := h.log.Events(ctx, loop.EventQuery{Limit: 1})
+	if err != nil || len(evs) == 0 {
+		return 0, err
+	}
+	return evs[len(evs)-1].Seq, nil
+}
+
+// subscribe adds a subscriber and returns the sequence number it starts
+// after: every later event reaches it.
+func (h *streamHub) subscribe(ctx context.Context, limit int) (*subscriber, uint64, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return nil, 0, loop.Internal("the-loop service is shutting down; reconnect to the new one")
+	}
+	if len(h.subs) >= limit {
+		return nil, 0, errStreamFull{limit}
+	}
+	if !h.running {
+		seq, err := h.lastSeq(ctx)
+		if err != nil {
+			return nil, 0, err
+		}
+		h.last, h.running = seq, true
+		go h.tail()
+	}
+	sub := &subscriber{events: make(chan loop.Event, streamBuffer), gone: make(chan struct{})}
+	h.subs[sub] = struct{}{}
+	return sub, h.last, nil
+}
+
+// unsubscribe removes a subscriber; the tailer stops with the last one.
+func (h *streamHub) unsubscribe(sub *subscriber) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	delete(h.subs, sub)
+	sub.cut()
+}
+
+// close ends every stream (the server shuts down: http.Server.Shutdown does
+// not end open responses by itself).
+func (h *streamHub) close() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return
+	}
+	h.closed = true
+	h.cancel()
+	close(h.done)
+	for sub := range h.subs {
+		sub.cut()
+	}
+}
+
+// subscribers counts the open streams.
+func (h *streamHub) subscribers() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.subs)
+}
+
+// tail reads the log every streamPoll while there are subscribers.
+func (h *streamHub) tail() {
+	tick := time.NewTicker(streamPoll)
+	defer tick.Stop()
+	for {
+		select {
+		case <-h.done:
+			h.mu.Lock()
+			h.running = false
+			h.mu.Unlock()
+			return
+		case <-tick.C:
+		}
+		h.mu.Lock()
+		after, n := h.last, len(h.subs)
+		if n == 0 {
+			h.running = false
+			h.mu.Unlock()
+			return
+		}
+		h.mu.Unlock()
+		evs, err := h.log.Events(h.ctx, loop.EventQuery{After: after})
+		if err != nil || len(evs) == 0 {
+			continue // a failed read is tried again at the next tick
+		}
+		h.mu.Lock()
+		for _, ev := range evs {
+			for sub := range h.subs {
+				select {
+				case sub.events <- ev:
+				default: // too far behind: cut off, its client catches up on reconnect
+					delete(h.subs, sub)
+					sub.cut()
+				}
+			}
+		}
+		h.last = evs[len(evs)-1].Seq
+		h.mu.Unlock()
+	}
+}
+
+// StreamReady is the data of the stream's first message.
+type StreamReady struct {
+	// Seq is the last sequence number of the log when the stream began:
+	// every event after it follows.
+	Seq uint64 `json:"seq"`
+}
+
+// stream answers GET /api/v1/stream.
+func (s *Server) stream(c echo.Context) error {
+	cfg := configOf(c)
+	if !cfg.Service.StreamEnabled {
+		return loop.Errorf(loop.ENOTFOUND, "the event stream is turned off (service.stream.enabled: false); poll GET /api/v1/events?after=<seq> instead, or set it to true")
+	}
+	var after uint64
+	resume := false
+	for _, raw := range []string{c.Request().Header.Get("Last-Event-ID"), c.QueryParam("after")} {
+		if raw == "" {
+			continue
+		}
+		n, err := strconv.ParseUint(raw, 10, 64)
+		if err != nil {
+			return unprocessable("query.after: expected an event sequence number, got '%s'", raw)
+		}
+		after, resume = n, true
+		break
+	}
+	if s.hub == nil {
+		return loop.Internal("the event stream has no event log to read (the server was built without Options.Events)")
+	}
+	ctx := c.Request().Context()
+	sub, start, err := s.hub.subscribe(ctx, max(1, cfg.Service.StreamMaxSubscribers))
+	if err != nil {
+		if full, ok := err.(errStreamFull); ok {
+			return echo.NewHTTPError(http.StatusServiceUnavailable, full.Error())
+		}
+		return err
+	}
+	defer s.hub.unsubscribe(sub)
+	var missed []loop.Event
+	if resume && after < start {
+		if missed, err = s.opt.Events.Events(ctx, loop.EventQuery{After: after, Limit: streamReplayMax}); err != nil {
+			return err
+		}
+	}
+	w := c.Response()
+	h := w.Header()
+	h.Set(echo.HeaderContentType, "text/event-stream; charset=utf-8")
+	h.Set(echo.HeaderCacheControl, "no-store")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	var buf bytes.Buffer
+	send := func() error {
+		_, err := w.Write(buf.Bytes())
+		buf.Reset()
+		if err == nil {
+			w.Flush()
+		}
+		return err
+	}
+	ready, _ := json.Marshal(StreamReady{Seq: start})
+	buf.WriteString("retry: 1000\nevent: ready\ndata: ")
+	buf.Write(ready)
+	buf.WriteString("\n\n")
+	for _, ev := range missed {
+		if ev.Seq > start {
+			break // the subscription delivers it
+		}
+		if err := writeStreamEvent(&buf, ev); err != nil {
+			return err
+		}
+	}
+	if err := send(); err != nil {
+		return nil // the client went away
+	}
+	keepAlive := time.NewTicker(time.Duration(max(1, cfg.Service.StreamKeepAliveSeconds)) * time.Second)
+	defer keepAlive.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-sub.gone:
+			return nil
+		case ev := <-sub.events:
+			if err := writeStreamEvent(&buf, ev); err != nil {
+				return nil
+			}
+			// Whatever else is queued goes in the same write.
+			for more := true; more; {
+				select {
+				case ev := <-sub.events:
+					if err := writeStreamEvent(&buf, ev); err != nil {
+						return nil
+					}
+				default:
+					more = false
+				}
+			}
+			if send() != nil {
+				return nil
+			}
+		case <-keepAlive.C:
+			buf.WriteString(": keep-alive\n\n")
+			if send() != nil {
+				return nil
+			}
+		}
+	}
+}
+
+// writeStreamEvent appends one `event` message: id, then the envelope on
+// one data line (JSON has no raw newlines).
+func writeStreamEvent(buf *bytes.Buffer, ev loop.Event) error {
+	data, err := seqEvent{ev}.MarshalJSON()
+	if err != nil {
+		return err
+	}
+	buf.WriteString("id: ")
+	buf.WriteString(strconv.FormatUint(ev.Seq, 10))
+	buf.WriteString("\nevent: event\ndata: ")
+	buf.Write(data)
+	buf.WriteString("\n\n")
+	return nil
+}
