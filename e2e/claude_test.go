@@ -124,7 +124,8 @@ func TestRealClaude_StartSayStopResume(t *testing.T) {
 		return r.Activity == loop.ActivityIdle && len(w.events("standing.turn_ended")) >= 4
 	})
 	checkTurns(t, w, 4, 2, "service")
-	checkTranscript(t, w, []string{bootBrief, msg, bootBrief, msg2})
+	// resumePrompt defaults to notice: the resume sends a short notice, not the brief again.
+	checkTranscript(t, w, []string{bootBrief, msg, "the-loop resumed this conversation", msg2})
 	t.Logf("whole test: %v", time.Since(began))
 }
 
