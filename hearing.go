@@ -1,5 +1,12 @@
 package loop
 
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"strings"
+	"unicode"
+)
+
 // Activities of an agent as its hooks report them (issue 17). A row shows
 // ActivityUnknown for a harness without hooks or a session spawned before
 // the-loop installed them.
@@ -22,6 +29,64 @@ type Answer struct {
 	At       string `json:"at"` // RecordTimeFormat
 	// Truncated marks an answer cut with its payload (over 1 MiB).
 	Truncated bool `json:"truncated,omitempty"`
+}
+
+// MaxAwaited bounds a record's Awaited and Outbox: the oldest go first.
+const MaxAwaited = 10
+
+// AwaitedAnswer is a delivered message whose answer a thread waits for.
+type AwaitedAnswer struct {
+	// PromptID is the turn's, once known (a submitted message); "" for a
+	// queued one, found at its Stop by its Sum in the transcript.
+	PromptID string `json:"promptId,omitempty"`
+	Sum      string `json:"sum"`
+	At       string `json:"at"`
+}
+
+// Kinds of OutgoingPost.
+const (
+	PostAnswer    = "answer"
+	PostAttention = "attention"
+)
+
+// OutgoingPost is a post waiting to go out in a standing session's thread:
+// a turn's answer, or a needs-attention note.
+type OutgoingPost struct {
+	Kind string `json:"kind"`
+	// Standing, Channel and Thread say where: filled when it is taken.
+	Standing string `json:"standing,omitempty"`
+	Channel  string `json:"channel,omitempty"`
+	Thread   string `json:"thread,omitempty"`
+	PromptID string `json:"promptId,omitempty"`
+	Text     string `json:"text"`
+	At       string `json:"at"`
+	Attempts int    `json:"attempts,omitempty"`
+}
+
+// HeardPrompt is one UserPromptSubmit as a say verifies it: the prompt's
+// PromptSum, never its text.
+type HeardPrompt struct {
+	PromptID string `json:"promptId"`
+	Sum      string `json:"sum"`
+	// Queued marks a prompt submitted into a running turn: its own turn
+	// follows under a new prompt id.
+	Queued bool `json:"queued,omitempty"`
+	// Truncated marks a payload cut short: its Sum is not the prompt's.
+	Truncated bool   `json:"truncated,omitempty"`
+	At        string `json:"at"` // RecordTimeFormat
+}
+
+// PromptSum is the fingerprint of a prompt a say compares: its words
+// (whitespace of any kind collapsed, control characters dropped) hashed.
+func PromptSum(text string) string {
+	clean := strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) && !unicode.IsSpace(r) {
+			return -1
+		}
+		return r
+	}, text)
+	sum := sha256.Sum256([]byte(strings.Join(strings.Fields(clean), " ")))
+	return hex.EncodeToString(sum[:16])
 }
 
 // Hearing is what the-loop heard of an agent through its hooks, kept in
@@ -48,6 +113,14 @@ type Hearing struct {
 	// spawned for) once a /clear moved the record to another conversation;
 	// "" while they are the same.
 	PaneTag string `json:"paneTag,omitempty"`
+	// Prompts are the last KeptAnswers prompts UserPromptSubmit carried,
+	// oldest first: a say finds its own among them.
+	Prompts []HeardPrompt `json:"prompts,omitempty"`
+	// Awaited are the answers a Slack thread waits for: the replies from
+	// it that were delivered (channels.slack.postReplies).
+	Awaited []AwaitedAnswer `json:"awaited,omitempty"`
+	// Outbox are the posts waiting to go out in the session's thread.
+	Outbox []OutgoingPost `json:"outbox,omitempty"`
 	// HookSeq is the name of the last spooled hook payload applied to the
 	// record: a spool file at or before it is never applied again.
 	HookSeq string `json:"hookSeq,omitempty"`

@@ -101,7 +101,9 @@ type StandingDefinition struct {
 	AutoStart    bool
 	SlackEnabled bool
 	SlackChannel string
-	Declared     bool // true when it comes from standingSessions.sessions
+	// SlackPostReplies is slack.postReplies (nil: channels.slack.postReplies).
+	SlackPostReplies *bool
+	Declared         bool // true when it comes from standingSessions.sessions
 	// Restart is the entry's restart policy ("" inherits
 	// standingSessions.restart.policy).
 	Restart string

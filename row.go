@@ -66,11 +66,34 @@ type Message struct {
 
 // SayResult is what say returns (original §5.10).
 type SayResult struct {
-	Name      string    `json:"name"`
-	Delivered bool      `json:"delivered"`
-	ExitCode  int       `json:"exitCode"`
-	Messages  []Message `json:"messages"`
+	Name      string `json:"name"`
+	Delivered bool   `json:"delivered"`
+	// Outcome is one of the Say* outcomes ("" for a say that failed
+	// before it was decided).
+	Outcome string `json:"outcome"`
+	// Reply is the turn's answer to the message once a waiting say got it;
+	// "" until answered.
+	Reply    string    `json:"reply"`
+	ExitCode int       `json:"exitCode"`
+	Messages []Message `json:"messages"`
 }
+
+// Outcomes of a say or a reply (issue 18), decided in this order.
+const (
+	// SayQueued: the agent was working when the text was pasted and when
+	// it was submitted; the agent queued it for a turn of its own.
+	SayQueued = "queued"
+	// SaySubmitted: a UserPromptSubmit holding the text arrived in time.
+	SaySubmitted = "submitted"
+	// SayDelivered: pasted and submitted into an agent without hooks.
+	SayDelivered = "delivered"
+	// SayNotReady: the agent waits on a dialog, or its prompt is not up;
+	// nothing was pasted.
+	SayNotReady = "not-ready"
+	// SayNotSubmitted: no evidence after one more submit key; the text is
+	// left in the input box.
+	SayNotSubmitted = "not-submitted"
+)
 
 // StandingCreateRequest is a runtime definition of a standing session (REST's
 // StandingCreateBody).

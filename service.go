@@ -38,7 +38,23 @@ type StandingSayRequest struct {
 	// Actor is who speaks, recorded for audit and never trusted ("" is the
 	// local OS user in-process).
 	Actor string `json:"actor"`
+	// Wait waits for the turn's answer (Reply); the session's harness must
+	// have hooks.
+	Wait bool `json:"wait,omitempty"`
+	// TimeoutSeconds bounds the wait (0: DefaultSayWait).
+	TimeoutSeconds float64 `json:"timeoutSeconds,omitempty"`
+	// Caller is the agent whose credential carries the say ("" for the
+	// operator's): the service sets it from the credential, never from a
+	// body, and the message is framed as that agent's.
+	Caller *AgentIdentity `json:"-"`
+	// AnswerToThread asks that the turn's answer be posted in the session's
+	// Slack thread (the Slack pipeline, with postReplies).
+	AnswerToThread bool `json:"-"`
 }
+
+// DefaultSayWait is how long a waiting say waits for its answer when no
+// timeout is given.
+const DefaultSayWait = 5 * time.Minute
 
 // StandingDeleteRequest names a created standing session to stop and
 // forget (REST's POST /api/v1/standing-sessions/delete body).
@@ -98,6 +114,9 @@ type WorkItemReplyRequest struct {
 	Ref   string `json:"ref"`
 	Text  string `json:"text"`
 	Actor string `json:"actor"`
+	// Wait and TimeoutSeconds are a say's (StandingSayRequest).
+	Wait           bool    `json:"wait,omitempty"`
+	TimeoutSeconds float64 `json:"timeoutSeconds,omitempty"`
 }
 
 // WorkItemCloseRequest closes a work item's session (REST's POST
@@ -222,6 +241,14 @@ type ThreadLog interface {
 	// WorkItemOpen reports whether the work item ref has a session that is
 	// not closed (one that may come back).
 	WorkItemOpen(ctx context.Context, ref string) bool
+	// TakePosts takes every post waiting in the standing sessions' outboxes
+	// (answers, attention notes), each with its thread, in one transaction:
+	// a crash after it loses a post rather than posting it twice. A post
+	// of a session with no thread is dropped. Only EINTERNAL.
+	TakePosts(ctx context.Context) ([]OutgoingPost, error)
+	// ReturnPost puts a post that failed back in its session's outbox
+	// (Attempts counted) for the next cycle. Only EINTERNAL.
+	ReturnPost(ctx context.Context, p OutgoingPost) error
 }
 
 // Bounds of the replies kept for sessions that cannot take them yet.

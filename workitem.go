@@ -245,10 +245,14 @@ type WorkItemStartResult struct {
 
 // ReplyResult is what a reply returns (original §10.2).
 type ReplyResult struct {
-	WorkItem  string    `json:"workItem"`
-	Delivered bool      `json:"delivered"`
-	ExitCode  int       `json:"exitCode"`
-	Messages  []Message `json:"messages"`
+	WorkItem  string `json:"workItem"`
+	Delivered bool   `json:"delivered"`
+	// Outcome is one of the Say* outcomes, as a say's.
+	Outcome string `json:"outcome"`
+	// Reply is the turn's answer for a waiting reply ("" until answered).
+	Reply    string    `json:"reply"`
+	ExitCode int       `json:"exitCode"`
+	Messages []Message `json:"messages"`
 }
 
 // CloseResult is what a close returns (the original's close_session).

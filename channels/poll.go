@@ -69,6 +69,9 @@ type Poller struct {
 	Log *slog.Logger
 	// Clock is the time a rate limit is measured against (nil: time.Now).
 	Clock loop.Clock
+	// Secrets are the values a post of an agent's answer never carries
+	// (lifecycle.SecretValues); nil: none.
+	Secrets func(cfg *config.Config) []string
 
 	mu        sync.Mutex // one cycle at a time
 	client    *slack.Client
@@ -172,6 +175,9 @@ func (p *Poller) Poll(ctx context.Context, cfg *config.Config) (loop.PollSummary
 	if now := p.now(); now.Before(p.retryAt) {
 		sum.Skipped = "Slack rate-limited the poller; reading again after " + p.retryAt.UTC().Format(time.RFC3339)
 		return sum, nil
+	}
+	if err := p.postOutbox(ctx, cfg); err != nil {
+		return sum, err
 	}
 	threads, err := p.Threads.Threads(ctx)
 	if err != nil || len(threads) == 0 {
@@ -375,7 +381,7 @@ func (p *Poller) process(ctx context.Context, cfg *config.Config, in Inbound) (s
 func (p *Poller) deliver(ctx context.Context, cfg *config.Config, in Inbound) (delivered bool, why string, retry bool) {
 	actor := "slack:" + in.Author
 	if name, standing := loop.ParseStandingRef(in.WorkItem); standing {
-		res, err := p.Standing.Say(ctx, loop.StandingSayRequest{Name: name, Text: in.Text, Actor: actor})
+		res, err := p.Standing.Say(ctx, loop.StandingSayRequest{Name: name, Text: in.Text, Actor: actor, AnswerToThread: cfg.PostReplies(name)})
 		switch {
 		case err != nil:
 			return false, loop.ErrorMessage(err), retryable(err)

@@ -117,6 +117,8 @@ type Tmux struct {
 	SocketName    string
 	SubmitDelayMs int     // default 50
 	ReadySeconds  float64 // default 30
+	// SubmitSeconds bounds a say's wait for its UserPromptSubmit (default 10).
+	SubmitSeconds float64
 	// KeepSessionOnClose keeps a closed work item's tmux session, so its
 	// transcript stays attachable (default true).
 	KeepSessionOnClose bool
@@ -130,6 +132,9 @@ func (t Tmux) ResumeProbe() time.Duration { return seconds(t.ResumeProbeSeconds)
 
 // HarnessKillGrace is the SIGTERM→SIGKILL grace on stop.
 func (t Tmux) HarnessKillGrace() time.Duration { return seconds(t.HarnessKillGraceSeconds) }
+
+// SubmitWait is how long a say waits for its UserPromptSubmit.
+func (t Tmux) SubmitWait() time.Duration { return seconds(t.SubmitSeconds) }
 
 // SubmitDelay is the pause between the paste and the submitting carriage return.
 func (t Tmux) SubmitDelay() time.Duration { return time.Duration(t.SubmitDelayMs) * time.Millisecond }
@@ -211,6 +216,19 @@ type Slack struct {
 	// reply to a session that cannot take it (stopped, restarting, not
 	// ready) is kept for delivery before it is dropped.
 	RetrySeconds int
+	// PostReplies is postReplies (default false): a standing session's
+	// answer to a reply from its thread is posted there.
+	PostReplies bool
+}
+
+// PostReplies reports whether standing session name's answers to replies
+// from its thread are posted there: its slack.postReplies, else
+// channels.slack.postReplies.
+func (c *Config) PostReplies(name string) bool {
+	if d, ok := c.Standing.Get(name); ok && d.SlackPostReplies != nil {
+		return *d.SlackPostReplies
+	}
+	return c.Slack.PostReplies
 }
 
 // PollInterval is the poll-mode cadence.
@@ -238,6 +256,7 @@ func Default() *Config {
 				HarnessKillGraceSeconds: 5,
 				SubmitDelayMs:           50,
 				ReadySeconds:            30,
+				SubmitSeconds:           10,
 				KeepSessionOnClose:      true,
 				KillHarnessOnClose:      true,
 			},
@@ -404,6 +423,9 @@ func (c *Config) apply(doc map[string]any) {
 	tm.SocketName = str(t, "socketName", tm.SocketName)
 	tm.SubmitDelayMs = max(0, int(number(t, "submitDelayMs", float64(tm.SubmitDelayMs))))
 	tm.ReadySeconds = max(0, number(t, "readySeconds", tm.ReadySeconds))
+	if v := number(t, "submitSeconds", tm.SubmitSeconds); v > 0 {
+		tm.SubmitSeconds = v
+	}
 	tm.KeepSessionOnClose = boolean(t, "keepSessionOnClose", tm.KeepSessionOnClose)
 	tm.KillHarnessOnClose = boolean(t, "killHarnessOnClose", tm.KillHarnessOnClose)
 	ht := mapping(r["harnessTrust"])
@@ -469,6 +491,9 @@ func (c *Config) apply(doc map[string]any) {
 	}
 	c.Slack.IntervalSeconds = max(5, int(number(read, "intervalSeconds", float64(c.Slack.IntervalSeconds))))
 	c.Slack.RetrySeconds = max(1, int(number(sl, "retrySeconds", float64(c.Slack.RetrySeconds))))
+	if v, ok := sl["postReplies"].(bool); ok {
+		c.Slack.PostReplies = v
+	}
 
 	gh := mapping(mapping(mapping(doc["integrations"])["github"])["cli"])
 	c.GitHubBinary = nonEmpty(gh, "binary", c.GitHubBinary)

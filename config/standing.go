@@ -178,6 +178,10 @@ func parseStanding(doc map[string]any, r Routing) (*StandingConfig, []problem) {
 		if v, ok := entry["autoStart"]; ok {
 			def.AutoStart = truthy(v)
 		}
+		if v, ok := slack["postReplies"]; ok {
+			b := truthy(v)
+			def.SlackPostReplies = &b
+		}
 		if hasArgs {
 			def.HarnessArgs = args // explicit, [] included: none
 		} else if inherited, ok := r.HarnessArgs[def.Harness]; ok {

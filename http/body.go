@@ -110,6 +110,20 @@ func (o *object) boolean(key string, def bool) bool {
 	return b
 }
 
+// number reads an optional number field.
+func (o *object) number(key string, def float64) float64 {
+	raw, ok := o.raw[key]
+	if !ok {
+		return def
+	}
+	var n float64
+	if kindOf(raw) != "a number" || json.Unmarshal(raw, &n) != nil {
+		o.problem(key, "expected a number, got "+kindOf(raw))
+		return def
+	}
+	return n
+}
+
 // list reads an optional array of strings that may be null: absent and
 // null are nil, [] is an empty list.
 func (o *object) list(key string) *[]string {

@@ -49,7 +49,9 @@ func (s *Server) newMCPHandler() http.Handler {
 	mcp.AddTool(srv, &mcp.Tool{
 		Name: toolSay,
 		Description: "Deliver a message to a running standing session: the text is pasted into its agent's terminal once the agent is ready. " +
-			"An unknown or stopped session, or an agent that is not ready, is an error and nothing is delivered.",
+			"An unknown or stopped session, or an agent that is not ready, is an error and nothing is delivered. " +
+			"The result's outcome says whether the agent took it (submitted), queued it behind its running turn (queued), or got it without hooks (delivered); " +
+			"with wait true the tool's text is the session's answer to this very message.",
 	}, s.mcpSay)
 	s.addTranscriptTool(srv)
 	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{
@@ -104,6 +106,9 @@ type sayInput struct {
 	Name  string `json:"name" jsonschema:"the standing session's name"`
 	Text  string `json:"text" jsonschema:"the message; it must hold more than whitespace"`
 	Actor string `json:"actor,omitempty" jsonschema:"who speaks, named in the delivered message (default: none)"`
+	Wait  bool   `json:"wait,omitempty" jsonschema:"wait for the session's answer to this message and return it as the tool's text"`
+	// TimeoutSeconds bounds the wait (default 300).
+	TimeoutSeconds float64 `json:"timeoutSeconds,omitempty" jsonschema:"how long to wait for the answer, in seconds (default 300)"`
 }
 
 func (s *Server) mcpList(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, standingList, error) {
@@ -128,7 +133,15 @@ func (s *Server) mcpGet(ctx context.Context, _ *mcp.CallToolRequest, in nameInpu
 // mcpSay delivers as REST's say does; a message that was not delivered (the
 // agent not ready, or gone) is a tool error carrying the reason.
 func (s *Server) mcpSay(ctx context.Context, _ *mcp.CallToolRequest, in sayInput) (*mcp.CallToolResult, loop.SayResult, error) {
-	res, err := s.opt.Standing.Say(context.WithoutCancel(ctx), loop.StandingSayRequest{Name: in.Name, Text: in.Text, Actor: in.Actor})
+	if in.TimeoutSeconds < 0 || !in.Wait && in.TimeoutSeconds != 0 {
+		return nil, loop.SayResult{}, toolError(loop.Invalid("timeoutSeconds %v: give a number of seconds above 0, and only with wait true", in.TimeoutSeconds))
+	}
+	sayCtx := context.WithoutCancel(ctx)
+	if in.Wait {
+		sayCtx = ctx
+	}
+	res, err := s.opt.Standing.Say(sayCtx, loop.StandingSayRequest{Name: in.Name, Text: in.Text, Actor: in.Actor, Wait: in.Wait, TimeoutSeconds: in.TimeoutSeconds,
+		Caller: agentCaller(ctx)})
 	if err != nil {
 		return nil, loop.SayResult{}, toolError(err)
 	}
@@ -144,6 +157,16 @@ func (s *Server) mcpSay(ctx context.Context, _ *mcp.CallToolRequest, in sayInput
 	}
 	if res.Messages == nil {
 		res.Messages = []loop.Message{}
+	}
+	if in.Wait {
+		if res.ExitCode != 0 { // delivered, but no answer came
+			var why []string
+			for _, m := range res.Messages {
+				why = append(why, strings.TrimPrefix(m.Text, "error: "))
+			}
+			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: strings.Join(why, "\n")}}}, res, nil
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: res.Reply}}}, res, nil
 	}
 	return nil, res, nil
 }

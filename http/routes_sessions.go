@@ -91,10 +91,19 @@ func (s *Server) replySession(c echo.Context) error {
 	text := o.str("text", true, "")
 	actor := o.str("actor", false, "")
 	_ = o.boolean("comment", true)
+	wait := o.boolean("wait", false)
+	timeout := o.number("timeoutSeconds", 0)
 	if err := o.err(); err != nil {
 		return err
 	}
-	res, err := s.opt.WorkItems.Reply(verbContext(c), loop.WorkItemReplyRequest{Ref: ref, Text: text, Actor: actor})
+	if wait && timeout < 0 || !wait && timeout != 0 {
+		return loop.Invalid("timeoutSeconds %v: give a number of seconds above 0, and only with wait true", timeout)
+	}
+	ctx := verbContext(c)
+	if wait { // a client that goes away stops the wait; what was pasted stays delivered
+		ctx = c.Request().Context()
+	}
+	res, err := s.opt.WorkItems.Reply(ctx, loop.WorkItemReplyRequest{Ref: ref, Text: text, Actor: actor, Wait: wait, TimeoutSeconds: timeout})
 	if err != nil {
 		return err
 	}

@@ -114,7 +114,9 @@ func (s *Server) controlStanding(c echo.Context) error {
 	return writeJSON(c, http.StatusOK, normalise(res))
 }
 
-// sayToStanding answers POST /standing-sessions/say {name, text, actor: ""}.
+// sayToStanding answers POST /standing-sessions/say {name, text, actor: "",
+// wait: false, timeoutSeconds}: 200 with the outcome and, for a waiting
+// say, the reply.
 func (s *Server) sayToStanding(c echo.Context) error {
 	o, err := readObject(c)
 	if err != nil {
@@ -123,10 +125,20 @@ func (s *Server) sayToStanding(c echo.Context) error {
 	name := o.str("name", true, "")
 	text := o.str("text", true, "")
 	actor := o.str("actor", false, "")
+	wait := o.boolean("wait", false)
+	timeout := o.number("timeoutSeconds", 0)
 	if err := o.err(); err != nil {
 		return err
 	}
-	res, err := s.opt.Standing.Say(verbContext(c), loop.StandingSayRequest{Name: name, Text: text, Actor: actor})
+	if wait && timeout < 0 || !wait && timeout != 0 {
+		return loop.Invalid("timeoutSeconds %v: give a number of seconds above 0, and only with wait true", timeout)
+	}
+	ctx := verbContext(c)
+	if wait { // a client that goes away stops the wait; what was pasted stays delivered
+		ctx = c.Request().Context()
+	}
+	res, err := s.opt.Standing.Say(ctx, loop.StandingSayRequest{Name: name, Text: text, Actor: actor, Wait: wait, TimeoutSeconds: timeout,
+		Caller: agentCaller(c.Request().Context())})
 	if err != nil {
 		return err
 	}
@@ -134,6 +146,15 @@ func (s *Server) sayToStanding(c echo.Context) error {
 		res.Messages = []loop.Message{}
 	}
 	return writeJSON(c, http.StatusOK, res)
+}
+
+// agentCaller is the agent whose credential carries the request (nil for
+// the operator's): a say is framed as its.
+func agentCaller(ctx context.Context) *loop.AgentIdentity {
+	if caller, ok := CallerFrom(ctx); ok && caller.Kind == CallerAgent {
+		return &caller.Agent
+	}
+	return nil
 }
 
 // normalise makes sessions an array, never null.

@@ -54,6 +54,7 @@ type HookPayload struct {
 	Source           string `json:"source"`
 	Reason           string `json:"reason"`
 	PromptID         string `json:"prompt_id"`
+	Prompt           string `json:"prompt"`
 	LastMessage      string `json:"last_assistant_message"`
 	Message          string `json:"message"`
 	NotificationType string `json:"notification_type"`
@@ -72,7 +73,7 @@ func ParseHookPayload(data []byte) (p HookPayload, ok bool) {
 		return HookPayload{}, false
 	}
 	fields := map[string]*string{"session_id": &p.SessionID, "hook_event_name": &p.Event, "source": &p.Source,
-		"reason": &p.Reason, "prompt_id": &p.PromptID, "message": &p.Message, "notification_type": &p.NotificationType}
+		"reason": &p.Reason, "prompt_id": &p.PromptID, "prompt": &p.Prompt, "message": &p.Message, "notification_type": &p.NotificationType}
 	for dec.More() {
 		t, err := dec.Token()
 		if err != nil {
@@ -120,6 +121,7 @@ type hooked struct {
 	cwd     string
 	target  string
 	socket  string
+	thread  string // a standing session's Slack thread ("" when none)
 	put     func() error
 }
 
@@ -189,7 +191,8 @@ func (s *Service) applyHook(ctx context.Context, d loop.HookDelivery, seq string
 	if p.Event == "Stop" && seq == "" {
 		s.awaitAnswer(ctx, d.Session, p.SessionID) // outside the transaction: it may wait
 	}
-	ended := false // an agent's SessionEnd applied: the supervisor looks now
+	defer s.heard.broadcast() // a say waiting on this hook looks again
+	ended := false            // an agent's SessionEnd applied: the supervisor looks now
 	err := s.DB.Update(func(tx *store.Tx) error {
 		h, why, err := s.hookedIn(tx, d.Session)
 		if err != nil {
@@ -237,7 +240,7 @@ func (s *Service) hookedIn(tx *store.Tx, ref string) (*hooked, string, error) {
 			return nil, "no standing session '" + name + "' is recorded", err
 		}
 		return &hooked{subject: loop.F("standing", name), prefix: "standing", hear: &rec.Hearing, id: &rec.HarnessSessionID,
-			claim: rec.Claim, cwd: rec.Cwd, target: loop.TmuxTargetFor(name), socket: rec.TmuxSocket,
+			claim: rec.Claim, cwd: rec.Cwd, target: loop.TmuxTargetFor(name), socket: rec.TmuxSocket, thread: rec.SlackThread,
 			put: func() error { return tx.PutStanding(rec) }}, "", nil
 	}
 	wref, err := loop.ParseWorkItemRef(ref)
@@ -307,6 +310,10 @@ func (s *Service) hear(h *hooked, p HookPayload, d loop.HookDelivery, panes []in
 		queued := h.hear.TurnPromptID == p.PromptID && p.PromptID != "" &&
 			(h.hear.Activity == loop.ActivityWorking || h.hear.Activity == loop.ActivityWaiting)
 		s.setActivity(h.hear, loop.ActivityWorking)
+		h.hear.Prompts = append(slices.Clone(h.hear.Prompts), loop.HeardPrompt{PromptID: p.PromptID, Sum: loop.PromptSum(p.Prompt), Queued: queued, Truncated: d.Truncated, At: s.stamp()})
+		if n := len(h.hear.Prompts); n > loop.KeptAnswers {
+			h.hear.Prompts = h.hear.Prompts[n-loop.KeptAnswers:]
+		}
 		if queued { // a message queued during the running turn: a turn of its own follows
 			h.hear.Queued++
 			return nil, ""
@@ -316,8 +323,12 @@ func (s *Service) hear(h *hooked, p HookPayload, d loop.HookDelivery, panes []in
 	case "PostToolUse":
 		s.setActivity(h.hear, loop.ActivityWorking)
 	case "Notification":
-		if (p.NotificationType == "permission_prompt" || p.NotificationType == "elicitation_dialog") &&
-			(h.hear.Activity == loop.ActivityWorking || h.hear.Activity == loop.ActivityWaiting) {
+		dialog := p.NotificationType == "permission_prompt" || p.NotificationType == "elicitation_dialog"
+		if dialog && h.thread != "" && h.hear.Activity != loop.ActivityWaiting {
+			// One needs-attention post per waiting episode.
+			s.post(h.hear, loop.OutgoingPost{Kind: loop.PostAttention, Text: p.Message, At: s.stamp()})
+		}
+		if dialog && (h.hear.Activity == loop.ActivityWorking || h.hear.Activity == loop.ActivityWaiting) {
 			s.setActivity(h.hear, loop.ActivityWaiting)
 		}
 		return []loop.Event{ev("attention", loop.F("message", p.Message), loop.F("notification_type", p.NotificationType))}, ""
@@ -342,6 +353,7 @@ func (s *Service) hear(h *hooked, p HookPayload, d loop.HookDelivery, panes []in
 			h.hear.Answers = h.hear.Answers[n-loop.KeptAnswers:]
 		}
 		s.countTokens(h)
+		s.answerAwaited(h, p.PromptID, answer.Text)
 		return []loop.Event{ev("turn_ended", loop.F("prompt_id", p.PromptID), loop.F("reply_chars", utf8.RuneCountInString(p.LastMessage)))}, ""
 	case "SessionEnd":
 		if p.Reason == "clear" { // the same process goes on in a new conversation
@@ -600,3 +612,41 @@ func (k standingKind) sessionRef() string { return loop.StandingRef(k.name) }
 func (k workItemKind) hearing(rec *loop.WorkItemRecord) *loop.Hearing { return &rec.Hearing }
 
 func (k workItemKind) sessionRef() string { return k.ref.String() }
+
+// MaxHookRead is how much of a hook's stdin the hook command reads before
+// ShrinkHookPayload makes it fit MaxHookPayload.
+const MaxHookRead = 64 << 20
+
+// shrunkField is how much of a long string field a shrunk payload keeps.
+const shrunkField = 64 << 10
+
+// ShrinkHookPayload makes a payload over MaxHookPayload fit it: a payload
+// that decodes keeps every field, its long strings (a huge prompt or
+// answer) cut to their first 64 KiB, so its session_id and event survive;
+// else it is cut at MaxHookPayload. truncated reports either.
+func ShrinkHookPayload(data []byte) (out []byte, truncated bool) {
+	if len(data) <= MaxHookPayload {
+		return data, false
+	}
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(data, &fields) == nil {
+		for k, v := range fields {
+			if len(v) <= shrunkField {
+				continue
+			}
+			var s string
+			if json.Unmarshal(v, &s) != nil {
+				continue
+			}
+			cut := min(len(s), shrunkField)
+			for cut > 0 && cut < len(s) && !utf8.RuneStart(s[cut]) {
+				cut--
+			}
+			fields[k], _ = json.Marshal(s[:cut])
+		}
+		if b, err := json.Marshal(fields); err == nil && len(b) <= MaxHookPayload {
+			return b, true
+		}
+	}
+	return data[:MaxHookPayload], true
+}

@@ -56,7 +56,7 @@ func (v StandingVerbs) Control(ctx context.Context, req loop.StandingControlRequ
 
 // Say is Service.SayStanding.
 func (v StandingVerbs) Say(ctx context.Context, req loop.StandingSayRequest) (loop.SayResult, error) {
-	return v.S.SayStanding(ctx, v.Config(), req.Name, req.Text, req.Actor)
+	return v.S.Say(ctx, v.Config(), req)
 }
 
 // Status is Service.StandingStatus.
@@ -103,7 +103,7 @@ func (v WorkItemVerbs) Start(ctx context.Context, req loop.WorkItemStartRequest)
 
 // Reply is Service.ReplyWorkItem.
 func (v WorkItemVerbs) Reply(ctx context.Context, req loop.WorkItemReplyRequest) (loop.ReplyResult, error) {
-	return v.S.ReplyWorkItem(ctx, v.Config(), req.Ref, req.Text, req.Actor)
+	return v.S.Reply(ctx, v.Config(), req)
 }
 
 // Close is Service.CloseWorkItem.

@@ -68,6 +68,10 @@ type Service struct {
 	spawns *slots                   // standingSessions.startConcurrency (slots.go)
 	// spoolMu serialises this process's spool readers.
 	spoolMu sync.Mutex
+	// waits is the waiting says in flight from agents (no deadlock).
+	waits waitGraph
+	// heard wakes the says waiting on hooks this process applied.
+	heard notifier
 }
 
 func (s *Service) now() time.Time {

@@ -122,12 +122,23 @@ func (s *Service) GetWorkItem(ctx context.Context, cfg *config.Config, ref strin
 // and exit code 1. actor is audit data, never authentication. Nothing is
 // posted to the ticket (there is no GitHub integration yet).
 func (s *Service) ReplyWorkItem(ctx context.Context, cfg *config.Config, ref, text, actor string) (loop.ReplyResult, error) {
+	return s.Reply(ctx, cfg, loop.WorkItemReplyRequest{Ref: ref, Text: text, Actor: actor})
+}
+
+// Reply is ReplyWorkItem with a say's outcome and, with req.Wait, the
+// turn's answer (issue 18).
+func (s *Service) Reply(ctx context.Context, cfg *config.Config, req loop.WorkItemReplyRequest) (loop.ReplyResult, error) {
+	ref, text, actor := req.Ref, req.Text, req.Actor
 	item, err := loop.ParseWorkItemRef(ref)
 	if err != nil {
 		return loop.ReplyResult{}, err
 	}
 	if strings.TrimSpace(text) == "" {
 		return loop.ReplyResult{}, loop.Invalid("the reply text is empty; nothing to deliver")
+	}
+	wait, err := sayWait(req.Wait, req.TimeoutSeconds)
+	if err != nil {
+		return loop.ReplyResult{}, err
 	}
 	name := item.String()
 	rec, err := s.readWorkItem(item)
@@ -150,29 +161,98 @@ func (s *Service) ReplyWorkItem(ctx context.Context, cfg *config.Config, ref, te
 		return loop.ReplyResult{}, loop.NotFound("the session for %s has no live agent of the-loop's to paste into — %s", name,
 			notOurs(rec.TmuxTarget, rec.TmuxSocket, "it is not the agent the-loop started for this work item"))
 	}
-	fail := func(msg string) loop.ReplyResult {
-		return loop.ReplyResult{WorkItem: name, Delivered: false, ExitCode: 1, Messages: []loop.Message{{Stream: "err", Text: msg}}}
+	// Only a claude spawn declares the hooks (a record of another harness
+	// may still read "starting").
+	hooks := rec.Activity != "" && harnessHasHooks(s, rec.Harness, name)
+	if req.Wait && !hooks {
+		return loop.ReplyResult{}, loop.Invalid("the session for %s was spawned without hooks, so its answer cannot be heard; reply without --wait (wait)", name)
+	}
+	fail := func(outcome, msg string) loop.ReplyResult {
+		return loop.ReplyResult{WorkItem: name, Delivered: false, Outcome: outcome, ExitCode: 1, Messages: []loop.Message{{Stream: "err", Text: msg}}}
+	}
+	notReady := func(why string) loop.ReplyResult {
+		return fail(loop.SayNotReady, fmt.Sprintf("error: %s; nothing was delivered — answer it yourself with `the-loop sessions attach %[2]s`, or answer on the ticket", why, name))
+	}
+	if rec.Activity == loop.ActivityWaiting {
+		return notReady(fmt.Sprintf("the agent in %s is waiting for a permission or dialog answer (a reply never answers one)", rec.TmuxTarget)), nil
 	}
 	adapter, err := s.Harness(rec.Harness, name)
 	if err != nil {
-		return fail("error: could not deliver the reply: " + loop.ErrorMessage(err)), nil
+		return fail("", "error: could not deliver the reply: "+loop.ErrorMessage(err)), nil
 	}
 	if err := waitReady(ctx, runner, adapter, rec.TmuxTarget, cfg.Routing.Tmux.ReadyTimeout(), nil); err != nil {
-		return fail("error: " + err.Error()), nil
+		if ctx.Err() != nil {
+			return loop.ReplyResult{}, err
+		}
+		return fail(loop.SayNotReady, "error: "+err.Error()), nil
 	}
+	heard := func() (*loop.Hearing, bool, error) {
+		r, err := s.readWorkItem(item)
+		if err != nil || r == nil {
+			return nil, false, err
+		}
+		return &r.Hearing, r.Status == loop.SessionActive, nil
+	}
+	before, _, err := heard()
+	if err != nil {
+		return loop.ReplyResult{}, err
+	}
+	if before == nil {
+		return loop.ReplyResult{}, noPane
+	}
+	if hooks && before.Activity == loop.ActivityWaiting {
+		return notReady(fmt.Sprintf("the agent in %s is waiting for a permission or dialog answer (a reply never answers one)", rec.TmuxTarget)), nil
+	}
+	framed := FrameReply(name, actor, text)
+	transcript, mark := s.transcriptMark(rec.Cwd, rec.HarnessSessionID)
 	sess := loop.WorkItemTarget{Ref: name, TmuxTarget: rec.TmuxTarget}
-	if err := runner.Deliver(ctx, sess, strings.NewReader(FrameReply(name, actor, text))); err != nil {
+	if err := runner.Deliver(ctx, sess, strings.NewReader(framed)); err != nil {
 		if loop.ErrorCode(err) == loop.ENOTFOUND {
 			return loop.ReplyResult{}, noPane
 		}
-		return fail("error: could not deliver the reply: " + loop.ErrorMessage(err)), nil
+		return fail("", "error: could not deliver the reply: "+loop.ErrorMessage(err)), nil
 	}
-	ev := s.event("session.reply_sent", loop.LevelInfo, loop.F("work_item", name), loop.F("actor", actor))
+	outcome, promptID := loop.SayDelivered, ""
+	if hooks {
+		v := s.verify(ctx, cfg.StateDir(), heard, rec.TmuxTarget, runner, *before, framed, cfg.Routing.Tmux.SubmitWait())
+		if v.err != nil {
+			return loop.ReplyResult{}, v.err
+		}
+		if v.outcome == loop.SayNotSubmitted {
+			_ = s.Emit(s.event("session.reply_failed", loop.LevelWarning, loop.F("work_item", name), loop.F("actor", actor),
+				loop.F("why", "no UserPromptSubmit held the text after one more submit key")))
+			return fail(loop.SayNotSubmitted, fmt.Sprintf("error: the reply was pasted into %s but the agent never took it, even after one more submit key: the text is left in its input box — look with `the-loop sessions attach %s`", rec.TmuxTarget, name)), nil
+		}
+		outcome, promptID = v.outcome, v.promptID
+	}
+	ev := s.event("session.reply_sent", loop.LevelInfo, loop.F("work_item", name), loop.F("actor", actor), loop.F("outcome", outcome))
 	err = delivered(ctx, s, workItemKind{ref: item}, WorkItemEvReply, func(r *loop.WorkItemRecord) { r.LastEventAt = s.stamp() }, ev)
-	res := loop.ReplyResult{WorkItem: name, Delivered: true, ExitCode: 0,
-		Messages: []loop.Message{{Stream: "out", Text: fmt.Sprintf("delivered the reply into %s (session.reply_sent)", rec.TmuxTarget)}}}
+	line := fmt.Sprintf("delivered the reply into %s (session.reply_sent)", rec.TmuxTarget)
+	switch outcome {
+	case loop.SaySubmitted:
+		line = fmt.Sprintf("submitted the reply to %s: the agent took it (session.reply_sent)", rec.TmuxTarget)
+	case loop.SayQueued:
+		line = fmt.Sprintf("queued the reply in %s: the agent is busy and takes it after its running turn (session.reply_sent)", rec.TmuxTarget)
+	}
+	res := loop.ReplyResult{WorkItem: name, Delivered: true, Outcome: outcome, ExitCode: 0,
+		Messages: []loop.Message{{Stream: "out", Text: line}}}
 	if err != nil {
 		res.Messages = append(res.Messages, loop.Message{Stream: "err", Text: "warning: delivered, but the event could not be recorded: " + err.Error()})
+	}
+	if !req.Wait {
+		return res, nil
+	}
+	res.Messages[0].Stream = "err" // the answer goes to stdout
+	answer, err := s.awaitSayAnswer(ctx, cfg.StateDir(), heard, "the session for "+name, "the-loop sessions attach "+name, promptID, transcript, mark, framed, wait)
+	switch {
+	case err == nil:
+		res.Reply = answer
+	case ctx.Err() != nil:
+		res.ExitCode = 1
+		res.Messages = append(res.Messages, loop.Message{Stream: "err", Text: "stopped waiting: the reply stays delivered to " + rec.TmuxTarget})
+	default:
+		res.ExitCode = 1
+		res.Messages = append(res.Messages, loop.Message{Stream: "err", Text: "error: " + err.Error()})
 	}
 	return res, nil
 }

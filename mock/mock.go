@@ -145,6 +145,8 @@ type ThreadLog struct {
 	PendingRepliesFn func(ctx context.Context) ([]loop.PendingReply, error)
 	WaitingFn        func(ctx context.Context, thread string) (int, error)
 	KeepReplyFn      func(ctx context.Context, pr loop.PendingReply, kept, full []loop.Event) (bool, error)
+	TakePostsFn      func(ctx context.Context) ([]loop.OutgoingPost, error)
+	ReturnPostFn     func(ctx context.Context, p loop.OutgoingPost) error
 	TakeReplyFn      func(ctx context.Context, seq uint64, decide func(pr loop.PendingReply, ref string) []loop.Event) (*loop.PendingReply, string, error)
 	WorkItemOpenFn   func(ctx context.Context, ref string) bool
 }
@@ -168,6 +170,22 @@ func (l *ThreadLog) Waiting(ctx context.Context, thread string) (int, error) {
 // KeepReply calls KeepReplyFn.
 func (l *ThreadLog) KeepReply(ctx context.Context, pr loop.PendingReply, kept, full []loop.Event) (bool, error) {
 	return l.KeepReplyFn(ctx, pr, kept, full)
+}
+
+// TakePosts calls TakePostsFn (none when it is nil).
+func (l *ThreadLog) TakePosts(ctx context.Context) ([]loop.OutgoingPost, error) {
+	if l.TakePostsFn == nil {
+		return nil, nil
+	}
+	return l.TakePostsFn(ctx)
+}
+
+// ReturnPost calls ReturnPostFn.
+func (l *ThreadLog) ReturnPost(ctx context.Context, p loop.OutgoingPost) error {
+	if l.ReturnPostFn == nil {
+		return nil
+	}
+	return l.ReturnPostFn(ctx, p)
 }
 
 // TakeReply calls TakeReplyFn.

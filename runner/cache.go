@@ -198,6 +198,17 @@ func (c *cachedRunner) SpawnIn(ctx context.Context, target string, spec loop.Spa
 	return c.mutate(func() error { return c.inner.SpawnIn(ctx, target, spec) })
 }
 
+// SubmitTo presses the submit key once more (Tmux.SubmitTo).
+func (c *cachedRunner) SubmitTo(ctx context.Context, target string) error {
+	s, ok := c.inner.(interface {
+		SubmitTo(ctx context.Context, target string) error
+	})
+	if !ok {
+		return fail(loop.EINTERNAL, nil, "the runner of tmux session %s cannot press the submit key on its own", target)
+	}
+	return c.mutate(func() error { return s.SubmitTo(ctx, target) })
+}
+
 func (c *cachedRunner) DeliverTo(ctx context.Context, target string, text io.Reader) error {
 	return c.mutate(func() error { return c.inner.DeliverTo(ctx, target, text) })
 }

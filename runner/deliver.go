@@ -78,14 +78,37 @@ func (t *Tmux) DeliverTo(ctx context.Context, target string, text io.Reader) err
 	if err := t.opt.Sleep(ctx, t.opt.SubmitDelay); err != nil {
 		return fail(loop.EINTERNAL, err, "the text was pasted into tmux session %s but not submitted: %v", target, err)
 	}
-	left = []string{submit}
-	if err := t.load(ctx, submit, "\r"); err != nil {
+	left = nil
+	return t.submit(ctx, target, submit)
+}
+
+// SubmitTo presses the submit key once more in target's agent pane (a
+// separate unbracketed paste of a carriage return), one delivery per
+// target at a time: for a say whose first submit left no evidence.
+func (t *Tmux) SubmitTo(ctx context.Context, target string) error {
+	if err := guard(target); err != nil {
+		return err
+	}
+	unlock, err := t.lockTarget(ctx, target)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	return t.submit(ctx, target, t.bufferName()+"-submit")
+}
+
+// submit pastes a carriage return from buffer name into target's agent pane.
+func (t *Tmux) submit(ctx context.Context, target, name string) error {
+	pane := agentPane(target)
+	if err := t.load(ctx, name, "\r"); err != nil {
 		return tmuxFailed(target, "load the submit for", err)
 	}
-	if err := t.do(ctx, "paste-buffer", "-d", "-b", submit, "-t", pane); err != nil {
+	if err := t.do(ctx, "paste-buffer", "-d", "-b", name, "-t", pane); err != nil {
+		cctx, cancel := cleanupCtx(ctx)
+		defer cancel()
+		t.dropBuffer(cctx, name)
 		return tmuxFailed(target, "submit in", err)
 	}
-	left = nil
 	return nil
 }
 

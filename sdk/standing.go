@@ -59,7 +59,10 @@ func (s *Standing) Control(ctx context.Context, req loop.StandingControlRequest)
 
 // Say delivers text to a running session, naming the actor who speaks. An
 // empty text is ErrInvalid, a session not running ErrNotFound; a delivery
-// that failed (the agent never got ready) is a result with Delivered false.
+// that failed (the agent never got ready, or never took it) is a result
+// with Delivered false. The result's Outcome says how it was taken; with
+// req.Wait the call returns once the session answered this message (Reply)
+// or req.TimeoutSeconds passed: give ctx a deadline beyond it, or none.
 func (s *Standing) Say(ctx context.Context, req loop.StandingSayRequest) (SayResult, error) {
 	var res loop.SayResult
 	err := s.c.do(ctx, http.MethodPost, "/api/v1/standing-sessions/say", nil, req, &res)

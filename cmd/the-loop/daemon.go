@@ -31,8 +31,20 @@ func serviceURL(cfg *config.Config) string { return "http://" + cfg.Service.Addr
 // ends within the verb's bound (verbBound, issue 16 #4) even when a
 // caller's context has none.
 func (a *App) client(cfg *config.Config) *sdk.Client {
+	return a.clientFor(cfg, 0)
+}
+
+// clientFor is client whose requests may last bound when it is longer
+// than verbBound: a waiting say's (waitBound).
+func (a *App) clientFor(cfg *config.Config, bound time.Duration) *sdk.Client {
 	return sdk.New(serviceURL(cfg), sdk.WithToken(serviceToken(cfg)),
-		sdk.WithHTTPClient(&nethttp.Client{Timeout: verbBound(cfg, false)}))
+		sdk.WithHTTPClient(&nethttp.Client{Timeout: requestTimeout(cfg, bound)}))
+}
+
+// requestTimeout is the sdk client's per-request timeout: verbBound, or
+// bound when longer (a waiting say's, waitBound).
+func requestTimeout(cfg *config.Config, bound time.Duration) time.Duration {
+	return max(verbBound(cfg, false), bound)
 }
 
 // serviceToken is the operator's token the CLI sends: the variable

@@ -224,11 +224,11 @@ func TestDashboardBrowser_SayReachesTheAgentAndItsOutcomeShows(t *testing.T) {
 	if !strings.Contains(text, "Outcome:") || strings.Contains(text, "not delivered") {
 		t.Fatalf("say result: %q", text)
 	}
-	// An answer, when the service waits for one, shows under it.
-	if js[bool](t, ctx, "!!document.getElementById('say-reply')") {
-		if reply := js[string](t, ctx, "document.getElementById('say-reply').innerText"); strings.TrimSpace(reply) == "Answer" {
-			t.Fatalf("empty answer: %q", reply)
-		}
+	// The page's say waits for the answer (wait: true): that message's own
+	// answer shows under the outcome.
+	waitJS(t, ctx, "the say's answer", `!!document.getElementById('say-reply')`)
+	if reply := js[string](t, ctx, "document.getElementById('say-reply').innerText"); !strings.Contains(reply, "fake answer to: ") || !strings.Contains(reply, "hello from the browser") {
+		t.Fatalf("say answer: %q", reply)
 	}
 	// The pane (the peek's lines) shows the agent's prompt, and the
 	// transcript the say and its answer.

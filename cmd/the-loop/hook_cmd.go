@@ -77,14 +77,12 @@ func serviceAddrPath(stateRoot string) string {
 }
 
 func (c *HookCmd) deliver(stdin io.Reader, note func(what string, err error)) {
-	data, err := io.ReadAll(io.LimitReader(stdin, lifecycle.MaxHookPayload+1))
+	data, err := io.ReadAll(io.LimitReader(stdin, lifecycle.MaxHookRead))
 	if err != nil && len(data) == 0 {
 		return
 	}
 	d := loop.HookDelivery{Session: c.Session, Parents: parentChain()}
-	if len(data) > lifecycle.MaxHookPayload {
-		data, d.Truncated = data[:lifecycle.MaxHookPayload], true
-	}
+	data, d.Truncated = lifecycle.ShrinkHookPayload(data)
 	d.Payload = data
 	if _, ok := lifecycle.ParseHookPayload(data); !ok {
 		return // garbage: nothing to hear

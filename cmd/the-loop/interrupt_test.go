@@ -78,3 +78,33 @@ func TestServices_BoundAndFinish(t *testing.T) {
 		t.Fatalf("newer store, stop failed: %v, stderr %q", err, stderr.String())
 	}
 }
+
+// Issue 18 with issue 16 #4: a say or reply with --wait is bounded by its
+// answer wait plus the ready and submit waits and 5 s, not verbBound, and
+// the sdk client's per-request timeout lets a request last that long.
+func TestWaitBound_WaitingSay(t *testing.T) {
+	cfg := config.Default()
+	tm := cfg.Routing.Tmux
+	if got := waitBound(cfg, 0); got != 0 {
+		t.Fatalf("no wait: bound %s, want 0 (verbBound applies)", got)
+	}
+	want := 10*time.Minute + tm.ReadyTimeout() + tm.SubmitWait() + 5*time.Second
+	if got := waitBound(cfg, 10*time.Minute); got != want {
+		t.Fatalf("wait 10m: bound %s, want %s", got, want)
+	}
+	if want <= verbBound(cfg, false) {
+		t.Fatalf("test premise: %s should exceed verbBound %s", want, verbBound(cfg, false))
+	}
+	ctx, cancel := services{cfg: cfg, wait: want}.bound(false)
+	deadline, ok := ctx.Deadline()
+	cancel()
+	if left := time.Until(deadline); !ok || left > want || left < want-time.Minute {
+		t.Fatalf("waiting say: deadline %v (%v), want about %s from now", deadline, ok, want)
+	}
+	if got := requestTimeout(cfg, want); got != want {
+		t.Fatalf("client timeout %s, want the waiting say's bound %s", got, want)
+	}
+	if got := requestTimeout(cfg, 0); got != verbBound(cfg, false) {
+		t.Fatalf("client timeout %s, want verbBound %s", got, verbBound(cfg, false))
+	}
+}

@@ -16,13 +16,20 @@ func framed(text string) string {
 	return "Message from your operator (ops) to standing session `supervisor`:\n\n" + text
 }
 
-// startReady starts the session and waits until the agent drew its prompt.
+// startReady starts the session and waits until the agent drew its prompt
+// and its hooks say it is idle: the boot prompt's turn has ended (its Stop,
+// which waits for the answer to reach the transcript, is applied), so a say
+// now is submitted, not queued into that turn.
 func startReady(t *testing.T, e *env) {
 	t.Helper()
 	e.must(0, "standing", "start", "supervisor")
 	waitFor(t, "the agent's prompt", func() bool {
 		screen, _ := e.tmux("capture-pane", "-p", "-t", "=loop-standing-supervisor:")
 		return strings.Contains(screen, "❯")
+	})
+	waitFor(t, "the agent idle", func() bool {
+		a := e.rows()["supervisor"].Activity
+		return a != "working" && a != "starting"
 	})
 }
 
@@ -32,7 +39,7 @@ func TestStandingSay_DeliversFramedTextOnce(t *testing.T) {
 	startReady(t, e)
 
 	r := e.must(0, "standing", "say", "supervisor", "--text", "status report, please", "--actor", "ops")
-	if strings.TrimSpace(r.stdout) != "delivered into loop-standing-supervisor (standing.said)" {
+	if strings.TrimSpace(r.stdout) != "submitted to loop-standing-supervisor: the agent took it (standing.said)" {
 		t.Fatalf("say: %s", r)
 	}
 	waitFor(t, "the message", func() bool { return len(e.agent.Messages()) == 1 })

@@ -60,7 +60,7 @@ func (c *ServeCmd) Run(a *App) error {
 	// Set before anything serves: rows and hooks read it (it runs below).
 	sup := supervisor(current, svc, log)
 	svc.Supervisor = sup
-	poller := &channels.Poller{Threads: svc, Standing: svc.Standing(current), WorkItems: &github.Mirror{WorkItems: svc.WorkItems(current), Events: svc}, Log: log}
+	poller := &channels.Poller{Threads: svc, Standing: svc.Standing(current), WorkItems: &github.Mirror{WorkItems: svc.WorkItems(current), Events: svc}, Secrets: func(cfg *config.Config) []string { return lifecycle.SecretValues(cfg, os.Getenv) }, Log: log}
 	ln, err := net.Listen("tcp", cfg.Service.Addr())
 	if err != nil {
 		return loop.Errorf(loop.EINTERNAL, "cannot listen on %s (service.host, service.port): %w", cfg.Service.Addr(), err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"time"
 
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/config"
@@ -24,6 +25,9 @@ type services struct {
 	// newer is set when a stop opened a store a newer the-loop wrote
 	// read-only (issue 16 #13): the refusal, reported at the verb's end.
 	newer error
+	// wait, when above 0, is the bound of a verb that waits for an answer
+	// (a say or a reply with --wait, waitBound) in place of verbBound.
+	wait time.Duration
 }
 
 // bound is the verb's context: Ctrl-C cancels it and it ends at verbBound
@@ -31,7 +35,11 @@ type services struct {
 // shorter bound.
 func (api services) bound(stop bool) (context.Context, context.CancelFunc) {
 	ctx, cancelSignal := signalContext()
-	ctx, cancel := context.WithTimeout(ctx, verbBound(api.cfg, stop))
+	bound := verbBound(api.cfg, stop)
+	if api.wait > 0 {
+		bound = api.wait
+	}
+	ctx, cancel := context.WithTimeout(ctx, bound)
 	return ctx, func() { cancel(); cancelSignal() }
 }
 
@@ -57,7 +65,20 @@ func (api services) finish(ctx context.Context, stderr io.Writer, err error) err
 // Ctrl-C cancelling it: for the commands that check their own arguments
 // before the config is loaded, and for the recovery verbs (tolerant).
 func (a *App) withServices(tolerant bool, fn func(ctx context.Context, api services) error) error {
-	api, done, err := a.pickServices(tolerant)
+	return a.withServicesFor(tolerant, 0, fn)
+}
+
+// withWaitingServices is withServices for a verb that waits up to wait for
+// an agent's answer (a say or a reply with --wait): its bound is
+// waitBound's, and the sdk client's per-request timeout allows it.
+func (a *App) withWaitingServices(wait time.Duration, fn func(ctx context.Context, api services) error) error {
+	return a.withServicesFor(false, wait, fn)
+}
+
+// withServicesFor is withServices with the answer wait of a waiting verb
+// (0: none).
+func (a *App) withServicesFor(tolerant bool, wait time.Duration, fn func(ctx context.Context, api services) error) error {
+	api, done, err := a.pickServicesFor(tolerant, wait)
 	if err != nil {
 		return err
 	}
@@ -72,6 +93,30 @@ func (a *App) withServices(tolerant bool, fn func(ctx context.Context, api servi
 // enabled and this state root's answers, else this process's (done closes
 // the store). Another project's service on the same address is never used.
 func (a *App) pickServices(tolerant bool) (api services, done func(), err error) {
+	return a.pickServicesFor(tolerant, 0)
+}
+
+// waitBound is the bound of a verb that waits up to wait for an answer:
+// the wait, the ready wait and the submit wait, plus 5 s; 0 when wait is 0.
+func waitBound(cfg *config.Config, wait time.Duration) time.Duration {
+	if wait <= 0 {
+		return 0
+	}
+	tm := cfg.Routing.Tmux
+	return wait + tm.ReadyTimeout() + tm.SubmitWait() + 5*time.Second
+}
+
+// pickServicesFor is pickServices for a verb that waits up to wait for an
+// answer (0: none): the services carry its bound (waitBound).
+func (a *App) pickServicesFor(tolerant bool, wait time.Duration) (api services, done func(), err error) {
+	api, done, err = a.pickServicesIn(tolerant, wait)
+	if err == nil {
+		api.wait = waitBound(api.cfg, wait)
+	}
+	return api, done, err
+}
+
+func (a *App) pickServicesIn(tolerant bool, wait time.Duration) (api services, done func(), err error) {
 	var cfg *config.Config
 	if tolerant {
 		cfg = a.LoadForStop()
@@ -84,7 +129,7 @@ func (a *App) pickServices(tolerant bool) (api services, done func(), err error)
 			return services{}, nil, err
 		}
 		if remote {
-			return a.remoteServices(cfg), func() {}, nil
+			return a.remoteServicesFor(cfg, waitBound(cfg, wait)), func() {}, nil
 		}
 	}
 	if tolerant {
@@ -95,7 +140,13 @@ func (a *App) pickServices(tolerant bool) (api services, done func(), err error)
 
 // remoteServices are this state root's service's verbs, over REST.
 func (a *App) remoteServices(cfg *config.Config) services {
-	c := a.client(cfg)
+	return a.remoteServicesFor(cfg, 0)
+}
+
+// remoteServicesFor is remoteServices whose client's requests may last
+// bound when it is longer than verbBound (a waiting say's).
+func (a *App) remoteServicesFor(cfg *config.Config, bound time.Duration) services {
+	c := a.clientFor(cfg, bound)
 	return services{Standing: c.Standing, WorkItems: c.WorkItems, Events: c, cfg: cfg, remote: true}
 }
 

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"time"
 
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/config"
@@ -109,24 +110,54 @@ func (c *SessionsStartCmd) Run(a *App) error {
 // SessionsReplyCmd is `the-loop sessions reply --work-item REF (--text T |
 // --text-file F | --text -)`.
 type SessionsReplyCmd struct {
-	WorkItem string `name:"work-item" required:"" help:"The work item whose session gets the reply." placeholder:"REF"`
-	Text     string `help:"The reply; - reads it from standard input." placeholder:"TEXT"`
-	TextFile string `name:"text-file" help:"Read the reply from a file." placeholder:"FILE" type:"path"`
-	Actor    string `help:"Who is replying (recorded for audit, never trusted)."`
+	WorkItem string        `name:"work-item" required:"" help:"The work item whose session gets the reply." placeholder:"REF"`
+	Text     string        `help:"The reply; - reads it from standard input." placeholder:"TEXT"`
+	TextFile string        `name:"text-file" help:"Read the reply from a file." placeholder:"FILE" type:"path"`
+	Actor    string        `help:"Who is replying (recorded for audit, never trusted)."`
+	Wait     bool          `help:"Wait for the turn's answer and print it (the delivery line goes to stderr)."`
+	Timeout  time.Duration `help:"How long --wait waits for the answer." default:"5m"`
+	Format   string        `enum:"text,json" default:"text" help:"Output format (text or json)."`
 }
 
 // Run replies.
 func (c *SessionsReplyCmd) Run(a *App) error {
+	if c.Wait && c.Timeout <= 0 {
+		return loop.Invalid("--timeout %s is not a positive duration; give one such as 30s or 5m", c.Timeout)
+	}
 	text, err := c.text(a.Stdin)
 	if err != nil {
 		return err
 	}
-	return a.withServices(false, func(ctx context.Context, api services) error {
-		res, err := api.WorkItems.Reply(ctx, loop.WorkItemReplyRequest{Ref: c.WorkItem, Text: text, Actor: c.Actor})
+	req := loop.WorkItemReplyRequest{Ref: c.WorkItem, Text: text, Actor: c.Actor, Wait: c.Wait}
+	if c.Wait {
+		req.TimeoutSeconds = c.Timeout.Seconds()
+	}
+	var wait time.Duration // the service's answer comes within the wait, the ready and the submit waits (waitBound)
+	if c.Wait {
+		wait = c.Timeout
+	}
+	return a.withWaitingServices(wait, func(ctx context.Context, api services) error {
+		res, err := api.WorkItems.Reply(ctx, req)
 		if err != nil {
+			if c.Wait && ctx.Err() != nil {
+				fmt.Fprintf(a.Stderr, "stopped waiting for the answer of the session for %s: a reply already pasted stays delivered\n", termSafe(c.WorkItem))
+				return &exitError{code: 1}
+			}
 			return err
 		}
-		return a.messages(res.Messages, res.ExitCode)
+		if c.Format == "json" {
+			if res.Messages == nil {
+				res.Messages = []loop.Message{}
+			}
+			if err := writeJSON(a.Stdout, res); err != nil {
+				return err
+			}
+			if res.ExitCode != 0 {
+				return &exitError{code: res.ExitCode}
+			}
+			return nil
+		}
+		return a.sayWithReply(loop.SayResult{Reply: res.Reply, ExitCode: res.ExitCode, Messages: res.Messages})
 	})
 }
 

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/alecthomas/kong"
 
@@ -84,12 +85,15 @@ func (c *StandingRestartCmd) Run(ctx context.Context, a *App, api services) erro
 	return a.control(res, err)
 }
 
-// StandingSayCmd is `the-loop standing say NAME (--text T | --text-file F | --text -)`.
+// StandingSayCmd is `the-loop standing say NAME (--text T | --text-file F | --text -) [--wait [--timeout D]]`.
 type StandingSayCmd struct {
-	Name     string `arg:"" help:"The session."`
-	Text     string `help:"The message; - reads it from standard input." placeholder:"TEXT"`
-	TextFile string `name:"text-file" help:"Read the message from a file." placeholder:"FILE" type:"path"`
-	Actor    string `help:"Who is speaking (recorded for audit, never trusted)."`
+	Name     string        `arg:"" help:"The session."`
+	Text     string        `help:"The message; - reads it from standard input." placeholder:"TEXT"`
+	TextFile string        `name:"text-file" help:"Read the message from a file." placeholder:"FILE" type:"path"`
+	Actor    string        `help:"Who is speaking (recorded for audit, never trusted)."`
+	Wait     bool          `help:"Wait for the turn's answer and print it (the delivery line goes to stderr)."`
+	Timeout  time.Duration `help:"How long --wait waits for the answer." default:"5m"`
+	Format   string        `enum:"text,json" default:"text" help:"Output format (text or json)."`
 }
 
 // maxSay bounds a message read from a file or stdin.
@@ -97,17 +101,62 @@ const maxSay = 16 << 20
 
 // Run says.
 func (c *StandingSayCmd) Run(a *App) error {
+	if c.Wait && c.Timeout <= 0 {
+		return loop.Invalid("--timeout %s is not a positive duration; give one such as 30s or 5m", c.Timeout)
+	}
 	text, err := c.text(a.Stdin)
 	if err != nil {
 		return err
 	}
-	return a.withServices(false, func(ctx context.Context, api services) error {
-		res, err := api.Standing.Say(ctx, loop.StandingSayRequest{Name: c.Name, Text: text, Actor: c.Actor})
+	req := loop.StandingSayRequest{Name: c.Name, Text: text, Actor: c.Actor, Wait: c.Wait}
+	if c.Wait {
+		req.TimeoutSeconds = c.Timeout.Seconds()
+	}
+	var wait time.Duration // the service's answer comes within the wait, the ready and the submit waits (waitBound)
+	if c.Wait {
+		wait = c.Timeout
+	}
+	return a.withWaitingServices(wait, func(ctx context.Context, api services) error {
+		res, err := api.Standing.Say(ctx, req)
 		if err != nil {
+			if c.Wait && ctx.Err() != nil {
+				fmt.Fprintf(a.Stderr, "stopped waiting for the answer of standing session '%s': a message already pasted stays delivered; its answer will be in `the-loop standing transcript %s`\n", termSafe(c.Name), termSafe(c.Name))
+				return &exitError{code: 1}
+			}
 			return err
 		}
-		return a.say(res)
+		if c.Format == "json" {
+			if res.Messages == nil {
+				res.Messages = []loop.Message{}
+			}
+			if err := writeJSON(a.Stdout, res); err != nil {
+				return err
+			}
+			if res.ExitCode != 0 {
+				return &exitError{code: res.ExitCode}
+			}
+			return nil
+		}
+		return a.sayWithReply(res)
 	})
+}
+
+// sayWithReply prints a say's messages, then its answer on stdout.
+func (a *App) sayWithReply(res loop.SayResult) error {
+	for _, m := range res.Messages {
+		w := a.Stdout
+		if m.Stream == "err" {
+			w = a.Stderr
+		}
+		fmt.Fprintln(w, termLines(m.Text))
+	}
+	if res.Reply != "" {
+		fmt.Fprintln(a.Stdout, termLines(res.Reply))
+	}
+	if res.ExitCode != 0 {
+		return &exitError{code: res.ExitCode}
+	}
+	return nil
 }
 
 func (c *StandingSayCmd) text(stdin io.Reader) (string, error) {
