@@ -277,21 +277,6 @@ func (a *App) control(res loop.StandingControlResult, err error) error {
 	return nil
 }
 
-// say prints a say result's messages; the exit status is its exitCode.
-func (a *App) say(res loop.SayResult) error {
-	for _, m := range res.Messages {
-		w := a.Stdout
-		if m.Stream == "err" {
-			w = a.Stderr
-		}
-		fmt.Fprintln(w, termLines(m.Text))
-	}
-	if res.ExitCode != 0 {
-		return &exitError{code: res.ExitCode}
-	}
-	return nil
-}
-
 // renderControl writes one line per row: name left-justified to the widest,
 // two spaces, the outcome padded to 15, then two spaces and the detail.
 func renderControl(stdout, stderr io.Writer, rows []loop.StandingRow) {
