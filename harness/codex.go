@@ -203,43 +203,30 @@ func (c *Codex) Prepare(cwd string, _ []string) error {
 // trustCodexProjects appends a trusted projects table for each key that
 // does not have one to the TOML file at path.
 func trustCodexProjects(path string, keys []string) error {
-	real, err := resolveLinks(path)
-	if err != nil {
-		return err
-	}
-	dir := filepath.Dir(real)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("create directory %s: %w", dir, err)
-	}
-	unlock, err := lockFile(real+".lock", lockWait)
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	for attempt := 1; ; attempt++ {
+	return editLocked(path, "Codex", func(real string) (rawFile, []byte, os.FileMode, error) {
 		before, doc, mode, err := readTOML(real)
 		if err != nil {
-			return err
+			return rawFile{}, nil, 0, err
 		}
 		if codexProjectsKeyRE.Match(before.data) {
 			// An inline table or dotted keys cannot be extended by a
 			// [projects."…"] header (Codex's TOML parser refuses it, even
 			// where a laxer one accepts it).
-			return fmt.Errorf("%s: \"projects\" is written as a key (projects = {…} or projects.….), which a table cannot extend; left untouched — "+
+			return rawFile{}, nil, 0, fmt.Errorf("%s: \"projects\" is written as a key (projects = {…} or projects.….), which a table cannot extend; left untouched — "+
 				"add [projects.%s] trust_level = \"trusted\" yourself", real, tomlQuote(keys[0]))
 		}
 		var add []string
 		for _, key := range keys {
 			trusted, err := codexTrusted(doc, key)
 			if err != nil {
-				return fmt.Errorf("%s: %w; left untouched", real, err)
+				return rawFile{}, nil, 0, fmt.Errorf("%s: %w; left untouched", real, err)
 			}
 			if !trusted {
 				add = append(add, key)
 			}
 		}
 		if len(add) == 0 {
-			return nil
+			return before, nil, 0, nil
 		}
 		var buf bytes.Buffer
 		buf.Write(before.data)
@@ -251,28 +238,16 @@ func trustCodexProjects(path string, keys []string) error {
 		}
 		var after map[string]any
 		if _, err := toml.Decode(buf.String(), &after); err != nil {
-			return fmt.Errorf("%s: adding the trusted projects would not give valid TOML (%v); left untouched — "+
+			return rawFile{}, nil, 0, fmt.Errorf("%s: adding the trusted projects would not give valid TOML (%v); left untouched — "+
 				"add [projects.%s] trust_level = \"trusted\" yourself", real, err, tomlQuote(add[0]))
 		}
 		for _, key := range add {
 			if ok, _ := codexTrusted(after, key); !ok {
-				return fmt.Errorf("%s: the appended table for '%s' does not read back as trusted; left untouched", real, key)
+				return rawFile{}, nil, 0, fmt.Errorf("%s: the appended table for '%s' does not read back as trusted; left untouched", real, key)
 			}
 		}
-		done, err := replaceFile(real, buf.Bytes(), mode, func() (bool, error) {
-			now, err := readRaw(real)
-			if err != nil {
-				return false, err
-			}
-			return now.exists == before.exists && bytes.Equal(now.data, before.data), nil
-		})
-		if err != nil || done {
-			return err
-		}
-		if attempt == maxRereads {
-			return fmt.Errorf("%s kept changing while it was being edited (%d tries; Codex may be writing it); left as it is — try again", real, maxRereads)
-		}
-	}
+		return before, buf.Bytes(), mode, nil
+	})
 }
 
 // codexProjectsKeyRE matches a line that sets projects as a key rather

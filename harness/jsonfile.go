@@ -40,6 +40,37 @@ const maxLinkHops = 40
 // Numbers are decoded as json.Number so values the edit does not touch are
 // written back digit for digit. Key order is not preserved.
 func updateJSONObject(path string, edit func(doc map[string]any) (bool, error)) error {
+	return editLocked(path, "another program, e.g. Claude Code,", func(real string) (rawFile, []byte, os.FileMode, error) {
+		before, err := readJSONObject(real)
+		if err != nil {
+			return rawFile{}, nil, 0, err
+		}
+		changed, err := edit(before.doc)
+		if err != nil {
+			return rawFile{}, nil, 0, fmt.Errorf("%s: %w; left untouched", real, err)
+		}
+		if !changed {
+			return before.rawFile, nil, 0, nil
+		}
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(before.doc); err != nil { // Encode ends with the trailing newline
+			return rawFile{}, nil, 0, fmt.Errorf("encode %s: %w", real, err)
+		}
+		return before.rawFile, buf.Bytes(), before.mode, nil
+	})
+}
+
+// editLocked is the one way the harness edits a CLI's config file: path's
+// links resolved, its directory made (0700), its lock held (at most
+// lockWait), then build reads the file and returns what it read and the
+// new content (nil: nothing to change); the content replaces the file by
+// rename unless the file changed since build read it, in which case build
+// runs again on the new content, at most maxRereads times. writer names
+// who else writes the file, for the message when it kept changing.
+func editLocked(path, writer string, build func(real string) (before rawFile, content []byte, mode os.FileMode, err error)) error {
 	real, err := resolveLinks(path)
 	if err != nil {
 		return err
@@ -53,27 +84,12 @@ func updateJSONObject(path string, edit func(doc map[string]any) (bool, error)) 
 		return err
 	}
 	defer unlock()
-
 	for attempt := 1; ; attempt++ {
-		before, err := readJSONObject(real)
-		if err != nil {
+		before, content, mode, err := build(real)
+		if err != nil || content == nil {
 			return err
 		}
-		changed, err := edit(before.doc)
-		if err != nil {
-			return fmt.Errorf("%s: %w; left untouched", real, err)
-		}
-		if !changed {
-			return nil
-		}
-		var buf bytes.Buffer
-		enc := json.NewEncoder(&buf)
-		enc.SetEscapeHTML(false)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(before.doc); err != nil { // Encode ends with the trailing newline
-			return fmt.Errorf("encode %s: %w", real, err)
-		}
-		done, err := replaceFile(real, buf.Bytes(), before.mode, func() (bool, error) {
+		done, err := replaceFile(real, content, mode, func() (bool, error) {
 			now, err := readRaw(real)
 			if err != nil {
 				return false, err
@@ -84,8 +100,8 @@ func updateJSONObject(path string, edit func(doc map[string]any) (bool, error)) 
 			return err
 		}
 		if attempt == maxRereads {
-			return fmt.Errorf("%s kept changing while it was being edited (%d tries; another program, e.g. Claude Code, "+
-				"is writing it); left as that program wrote it — try again", real, maxRereads)
+			return fmt.Errorf("%s kept changing while it was being edited (%d tries; %s "+
+				"is writing it); left as that program wrote it — try again", real, maxRereads, writer)
 		}
 	}
 }
