@@ -145,19 +145,10 @@ func (c *SessionsReplyCmd) Run(a *App) error {
 			}
 			return err
 		}
-		if c.Format == "json" {
-			if res.Messages == nil {
-				res.Messages = []loop.Message{}
-			}
-			if err := writeJSON(a.Stdout, res); err != nil {
-				return err
-			}
-			if res.ExitCode != 0 {
-				return &exitError{code: res.ExitCode}
-			}
-			return nil
+		if res.Messages == nil {
+			res.Messages = []loop.Message{} // JSON shows [], never null
 		}
-		return a.sayWithReply(loop.SayResult{Reply: res.Reply, ExitCode: res.ExitCode, Messages: res.Messages})
+		return a.writeSayResult(c.Format, res, loop.SayResult{Reply: res.Reply, ExitCode: res.ExitCode, Messages: res.Messages})
 	})
 }
 

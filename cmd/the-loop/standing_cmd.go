@@ -125,23 +125,31 @@ func (c *StandingSayCmd) Run(a *App) error {
 			}
 			return err
 		}
-		if c.Format == "json" {
-			if res.Messages == nil {
-				res.Messages = []loop.Message{}
-			}
-			if err := writeJSON(a.Stdout, res); err != nil {
-				return err
-			}
-			if res.ExitCode != 0 {
-				return &exitError{code: res.ExitCode}
-			}
-			return nil
+		if res.Messages == nil {
+			res.Messages = []loop.Message{} // JSON shows [], never null
 		}
-		return a.sayWithReply(res)
+		return a.writeSayResult(c.Format, res, res)
 	})
 }
 
-// sayWithReply prints a say's messages, then its answer on stdout.
+// writeSayResult prints a say's or a reply's result: v as JSON with
+// --format json, else res's messages and answer (sayWithReply); the exit
+// status is res's.
+func (a *App) writeSayResult(format string, v any, res loop.SayResult) error {
+	if format == "json" {
+		if err := writeJSON(a.Stdout, v); err != nil {
+			return err
+		}
+		if res.ExitCode != 0 {
+			return &exitError{code: res.ExitCode}
+		}
+		return nil
+	}
+	return a.sayWithReply(res)
+}
+
+// sayWithReply prints a say result's messages, then its answer; the exit
+// status is its exitCode.
 func (a *App) sayWithReply(res loop.SayResult) error {
 	for _, m := range res.Messages {
 		w := a.Stdout
