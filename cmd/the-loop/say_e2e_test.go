@@ -28,8 +28,14 @@ func startReady(t *testing.T, e *env) {
 		return strings.Contains(screen, "❯")
 	})
 	waitFor(t, "the agent idle", func() bool {
-		a := e.rows()["supervisor"].Activity
-		return a != "working" && a != "starting"
+		r := e.rows()["supervisor"]
+		switch r.Activity {
+		case "working", "starting":
+			return false
+		case "idle": // idle after SessionStart comes before the boot turn: wait for its answer
+			return r.LastAnswerAt != ""
+		}
+		return true // a harness without hooks (unknown)
 	})
 }
 
