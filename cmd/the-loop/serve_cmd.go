@@ -19,8 +19,8 @@ import (
 	"github.com/the-loop-dev/the-loop/channels"
 	"github.com/the-loop-dev/the-loop/channels/github"
 	"github.com/the-loop-dev/the-loop/config"
-	"github.com/the-loop-dev/the-loop/internal/servicelog"
 	loophttp "github.com/the-loop-dev/the-loop/http"
+	"github.com/the-loop-dev/the-loop/internal/servicelog"
 	"github.com/the-loop-dev/the-loop/lifecycle"
 	"github.com/the-loop-dev/the-loop/sdk"
 )
@@ -29,7 +29,7 @@ import (
 // the standing sessions that auto-start (unless --no-autostart: `the-loop
 // start` starts them itself) and supervises every running one.
 type ServeCmd struct {
-	NoAutostart bool `name:"no-autostart" help:"Do not start the standing sessions that auto-start (the-loop start starts them itself)."`
+	NoAutostart bool   `name:"no-autostart" help:"Do not start the standing sessions that auto-start (the-loop start starts them itself)."`
 	LogFile     string `name:"log-file" placeholder:"FILE" help:"Write the service log to FILE, rotated as service.log says (the-loop start passes <state.root>/logs/service.log); standard error without it."`
 }
 
