@@ -1,6 +1,7 @@
 package config
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -57,9 +58,16 @@ func TestPreflight_WarnsOfDisabledBlockAndIgnoredKeys(t *testing.T) {
 	}
 }
 
-func TestIgnoredKeys_AreInTheSchemaDescribedAsIgnored(t *testing.T) {
-	doc := schemaDoc()
+// TestIgnoredKeys_AreDescribedAsIgnored: every ignored key is in the
+// published schema, described "Accepted, ignored", and no other key is.
+func TestIgnoredKeys_AreDescribedAsIgnored(t *testing.T) {
+	var doc map[string]any
+	if err := json.Unmarshal(Schema(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	ignored := map[string]bool{}
 	for _, key := range IgnoredKeys() {
+		ignored[key] = true
 		node := doc
 		for _, part := range strings.Split(key, ".") {
 			props, _ := node["properties"].(map[string]any)
@@ -69,6 +77,26 @@ func TestIgnoredKeys_AreInTheSchemaDescribedAsIgnored(t *testing.T) {
 			}
 			node = next
 		}
-		_ = node
+		if d, _ := node["description"].(string); !strings.HasPrefix(d, "Accepted, ignored: ") {
+			t.Errorf("%s is ignored but described %q", key, d)
+		}
 	}
+	var walk func(node map[string]any, path string, under bool)
+	walk = func(node map[string]any, path string, under bool) {
+		d, _ := node["description"].(string)
+		if d != "" && strings.HasPrefix(d, "Accepted, ignored") != under {
+			t.Errorf("%s: ignored %v, described %q", path, under, d)
+		}
+		props, _ := node["properties"].(map[string]any)
+		for k, v := range props {
+			if m, ok := v.(map[string]any); ok {
+				p := strings.TrimPrefix(path+"."+k, ".")
+				walk(m, p, under || ignored[p])
+			}
+		}
+		if items, ok := node["items"].(map[string]any); ok && items["description"] != nil {
+			walk(items, path+"[]", under)
+		}
+	}
+	walk(doc, "", false)
 }
