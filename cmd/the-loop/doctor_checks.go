@@ -55,6 +55,10 @@ func (a *App) doctorConfig() (*config.Config, []check) {
 	}
 	cfg := config.LoadTolerant(path)
 	var out []check
+	if err := sdk.CheckPrivate(path, "CLI config"); err != nil {
+		out = append(out, check{Check: "config", Status: checkProblem, Detail: loop.ErrorMessage(err),
+			Remedy: "chmod go-w " + path + " (and chown it to this user): the service refuses to start on it"})
+	}
 	for _, p := range cfg.Problems {
 		out = append(out, check{Check: "config", Status: checkProblem, Detail: loop.ErrorMessage(p),
 			Remedy: "fix the key it names (`the-loop config validate` lists every problem; `the-loop config schema` says what each key takes)"})

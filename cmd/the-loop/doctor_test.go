@@ -214,6 +214,13 @@ func TestDoctor_BrokenConfig(t *testing.T) {
 	wantProblem(t, rep, code, "config", "service.port", "the-loop config validate")
 	wantProblem(t, rep, code, "config", "standingSessions.sessions[0].cwd", "fix the path")
 
+	w.config("")
+	if err := os.Chmod(w.cfg, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	rep, code = w.report()
+	wantProblem(t, rep, code, "config", "lets group or others write it", "chmod go-w "+w.cfg)
+
 	w.cfg = filepath.Join(w.dir, "absent.yaml")
 	rep, code = w.report()
 	wantProblem(t, rep, code, "config", "absent.yaml", "create the file")
