@@ -36,7 +36,7 @@ func (a *App) doctorChecks() []check {
 	checks = append(checks, doctorHarnesses(cfg)...)
 	checks = append(checks, doctorStateRoot(cfg), doctorToken(cfg))
 	checks = append(checks, a.doctorService(cfg)...)
-	checks = append(checks, doctorLogin(cfg, lookupUser()))
+	checks = append(checks, doctorLogin(cfg, lookupUser(), servicePID(cfg)))
 	return checks
 }
 
@@ -334,51 +334,71 @@ func lookupUser() string {
 }
 
 // doctorLogin says whether the service and its sessions outlive the login:
-// not applicable without a systemd user manager (macOS, a container); with
-// one, linger on keeps the user manager and everything under it running,
-// and with linger off logind's KillUserProcesses decides. The unit of
-// `the-loop service install` is reported when it is there.
-func doctorLogin(cfg *config.Config, name string) check {
+// not applicable without a systemd user manager (macOS, a container). With
+// one, linger on keeps the user manager, and everything under it, running.
+// With linger off the user manager stops at the last logout, ending a
+// service that runs under it (the scope `start` makes when
+// routing.tmux.socketName is set, or the unit of `the-loop service
+// install`); a service outside it survives unless logind's
+// KillUserProcesses ends it. A running service is judged by its cgroup.
+func doctorLogin(cfg *config.Config, name string, servicePID int) check {
 	if runtime.GOOS != "linux" {
 		return check{Check: "survives logout", Status: checkNA, Detail: "no systemd on " + runtime.GOOS + " (launchd: `the-loop service install`)"}
 	}
 	if !systemdUser() {
 		return check{Check: "survives logout", Status: checkNA, Detail: "no systemd user manager runs for this user"}
 	}
-	unit := unitNote(cfg)
+	unit, enabled := unitNote(cfg)
 	linger := ""
 	if name != "" && haveBinary("loginctl") {
 		linger, _ = toolOutput("loginctl", "show-user", name, "-p", "Linger")
 	}
-	switch {
-	case linger == "Linger=yes":
+	if linger == "Linger=yes" {
 		return check{Check: "survives logout", Status: checkOK, Detail: "linger is on for " + name + unit}
-	case !killUserProcesses(logindConfs()):
-		return check{Check: "survives logout", Status: checkOK, Detail: "logind keeps processes at logout (KillUserProcesses=no)" + unit}
+	}
+	under := enabled || wantScope(cfg)
+	if servicePID > 0 {
+		under = underUserManager(servicePID)
+	}
+	if under {
+		return check{Check: "survives logout", Status: checkProblem,
+			Detail: fmt.Sprintf("the service runs under your systemd user manager (its scope or unit), which stops at your last logout while linger is off for %s%s", name, unit),
+			Remedy: fmt.Sprintf("loginctl enable-linger %s", name)}
+	}
+	if !killUserProcesses(logindConfs()) {
+		return check{Check: "survives logout", Status: checkOK, Detail: "outside the user manager, and logind keeps processes at logout (KillUserProcesses=no)" + unit}
 	}
 	return check{Check: "survives logout", Status: checkProblem,
 		Detail: fmt.Sprintf("logind ends your processes at logout (KillUserProcesses=yes) and linger is off for %s: the service and its sessions end with your last login%s", name, unit),
 		Remedy: fmt.Sprintf("loginctl enable-linger %s", name)}
 }
 
+// underUserManager reports whether process pid runs in a unit of a systemd
+// user manager (its cgroup lies under user@<uid>.service).
+func underUserManager(pid int) bool {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
+	return err == nil && strings.Contains(string(data), "/user@")
+}
+
 // unitNote is "; unit <name> <state>" for the unit `the-loop service
-// install` writes for this state root, or "; no unit installed".
-func unitNote(cfg *config.Config) string {
+// install` writes for this state root, or "; no unit installed", and
+// whether the unit is enabled.
+func unitNote(cfg *config.Config) (string, bool) {
 	base := os.Getenv("XDG_CONFIG_HOME")
 	if !filepath.IsAbs(base) {
 		home, err := os.UserHomeDir()
 		if err != nil {
-			return ""
+			return "", false
 		}
 		base = filepath.Join(home, ".config")
 	}
 	name := "the-loop-" + bootunit.ID(cfg.StateDir()) + ".service"
 	if _, err := os.Stat(filepath.Join(base, "systemd", "user", name)); err != nil {
-		return "; no unit installed (`the-loop service install` writes one)"
+		return "; no unit installed (`the-loop service install` writes one)", false
 	}
 	state, _ := toolOutput("systemctl", "--user", "is-enabled", name)
 	if state == "" {
 		state = "state unknown"
 	}
-	return fmt.Sprintf("; unit %s %s", name, state)
+	return fmt.Sprintf("; unit %s %s", name, state), state == "enabled"
 }

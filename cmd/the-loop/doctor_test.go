@@ -18,7 +18,7 @@ import (
 // doctorWorld is a work dir with a config, a home, and a bin dir that is
 // the whole PATH: a fake claude that prints its version, fakes of
 // systemctl and loginctl (a user manager runs; linger is on), and tmux
-// unless a test leaves it out.
+// unless a test leaves it out. systemd-run is not there: start would make no scope.
 type doctorWorld struct {
 	t                testing.TB
 	dir, home, bin   string
@@ -254,4 +254,15 @@ func TestDoctor_NoSystemdIsNotApplicable(t *testing.T) {
 	if code != 0 || len(got) != 1 || got[0].Status != checkNA {
 		t.Errorf("exit %d, survives logout %+v; want 0 and n/a", code, got)
 	}
+}
+
+// TestDoctor_LingerOffUnderTheUserManager: with linger off, a service that
+// `start` puts in a scope of the user manager (routing.tmux.socketName set,
+// systemd-run there) ends at the last logout: a problem, with the remedy.
+func TestDoctor_LingerOffUnderTheUserManager(t *testing.T) {
+	w := newDoctorWorld(t, true)
+	w.script("loginctl", `echo Linger=no`)
+	w.script("systemd-run", `exit 0`)
+	rep, code := w.report()
+	wantProblem(t, rep, code, "survives logout", "stops at your last logout while linger is off for tester", "loginctl enable-linger tester")
 }
