@@ -1,4 +1,5 @@
-# the-loop — `just` lists the recipes.
+# the-loop — `just` lists the recipes. Without just installed, `npx -y rust-just <recipe>`
+# runs the same (recipes call just as {{just_executable()}}, never by name).
 
 set shell := ["bash", "-euo", "pipefail", "-c"]
 
@@ -8,7 +9,7 @@ govulncheck_version := "v1.9.0"
 
 # List the recipes.
 default:
-    @just --list
+    @{{just_executable()}} --list
 
 # Build the binary into bin/the-loop (static, cgo off: it starts faster and smaller; stamped with the commit for --version when git is there).
 build:
@@ -18,11 +19,11 @@ build:
 test: unit e2e
 
 # Every test but the end-to-end part (race detector on; real tmux on private servers; a hang fails after 8 minutes).
-unit:
+unit: tmux
     go test -race -count=1 -timeout 8m $(go list ./... | grep -v '/e2e$')
 
 # The end-to-end part: the real Claude Code (installed into the cache when missing) driven offline through the-loop against a fake Messages API; fails, not skips, when it cannot be had.
-e2e: claude-code
+e2e: claude-code tmux
     THE_LOOP_E2E=1 go test -race -count=1 -timeout 8m ./e2e/...
 
 # Install Claude Code 2.1.332 from npm into ${XDG_CACHE_HOME:-~/.cache}/the-loop/claude-code (outside the checkout) unless it is there.
@@ -57,22 +58,42 @@ cross:
 bench:
     go test -p 1 -run '^$' -bench . -benchmem -count=1 ./...
 
-# Start the-loop (service and standing sessions) on the example config (a stand-in agent is used when `claude` is not installed).
-run config="examples/cli-config.yaml": build
+# Install tmux where apt-get runs as root; otherwise fail naming the command to run (.ci/need-tmux).
+tmux:
+    @.ci/need-tmux
+
+# Start the-loop (service and standing sessions) on the example config with the stand-in agent; `just run real=1` (or THE_LOOP_REAL_AGENT=1) runs the real Claude Code instead, and `just run FILE` another config.
+run *args: build tmux
     #!/usr/bin/env bash
     set -euo pipefail
-    if ! command -v claude >/dev/null; then
-        mkdir -p bin/demo
+    config=examples/cli-config.yaml
+    real="${THE_LOOP_REAL_AGENT:-0}"
+    for a in {{args}}; do
+        case "$a" in
+            real=*) real="${a#real=}" ;;
+            config=*) config="${a#config=}" ;;
+            *) config="$a" ;;
+        esac
+    done
+    if [ "$real" = 1 ]; then
+        cached="${XDG_CACHE_HOME:-$HOME/.cache}/the-loop/claude-code/2.1.332/bin"
+        if ! command -v claude >/dev/null && [ -x "$cached/claude" ]; then export PATH="$cached:$PATH"; fi
+        if ! command -v claude >/dev/null; then
+            echo "real=1 asks for the real Claude Code, but claude is not on PATH: run \`{{just_executable()}} claude-code\` (installs it into $cached) or install it, or drop real=1 for the stand-in" >&2
+            exit 1
+        fi
+        echo "agent: the real Claude Code ($(command -v claude)): it bills the account it is logged in to and works in the session's cwd in this checkout; the-loop writes trust for that directory into Claude Code's config (~/.claude.json)"
+    else
+        mkdir -p bin/demo .the-loop/demo-agent
         go build -o bin/demo/fakeagent ./internal/fakeagent
-        mkdir -p .the-loop/demo-agent
         printf '#!/bin/sh\nFAKE_AGENT_DIR=%s exec %s "$@"\n' "$PWD/.the-loop/demo-agent" "$PWD/bin/demo/fakeagent" > bin/demo/claude
         chmod +x bin/demo/claude
         export PATH="$PWD/bin/demo:$PATH"
-        echo "claude is not installed: using the stand-in agent in bin/demo/claude"
+        echo "agent: the stand-in (bin/demo/claude, internal/fakeagent: no account, no model); \`{{just_executable()}} run real=1\` runs the real Claude Code"
     fi
-    ./bin/the-loop -c {{config}} start
-    ./bin/the-loop -c {{config}} status
-    echo "talk to it: ./bin/the-loop -c {{config}} standing say supervisor --text 'hello'; stop it all: ./bin/the-loop -c {{config}} stop"
+    ./bin/the-loop -c "$config" start
+    ./bin/the-loop -c "$config" status
+    echo "talk to it: ./bin/the-loop -c $config standing say supervisor --text 'hello'; stop it all: ./bin/the-loop -c $config stop"
 
 # Screenshots of the dashboard (overview, a session, the events) at 1280×800 and 390×844 into docs/img/, taken in headless Chromium.
 screenshots:

@@ -178,6 +178,16 @@ type Service struct {
 	// StreamKeepAliveSeconds is service.stream.keepAliveSeconds (default
 	// 15, at least 1): the interval of a stream's keep-alive comments.
 	StreamKeepAliveSeconds int
+	// Log is service.log: the service log's format, level and rotation.
+	Log Log
+}
+
+// Log is service.log: how the service writes its own log.
+type Log struct {
+	Format    string // service.log.format: text (default) | json
+	Level     string // service.log.level: debug | info (default) | warn | error
+	MaxSizeMB int    // service.log.maxSizeMB (default 10, at least 1): rotation size of service.log
+	MaxFiles  int    // service.log.maxFiles (default 5, at least 0; 0 keeps all): rotated files kept
 }
 
 // The values of service.auth.
@@ -276,6 +286,8 @@ func Default() *Config {
 			StreamEnabled:          true,
 			StreamMaxSubscribers:   8,
 			StreamKeepAliveSeconds: 15,
+
+			Log: Log{Format: "text", Level: "info", MaxSizeMB: 10, MaxFiles: 5},
 		},
 		EventLog: EventLog{Enabled: true, MaxEvents: 100000},
 		Slack: Slack{
@@ -458,6 +470,17 @@ func (c *Config) apply(doc map[string]any) {
 	c.Service.StreamEnabled = boolean(st, "enabled", c.Service.StreamEnabled)
 	c.Service.StreamMaxSubscribers = max(1, int(number(st, "maxSubscribers", float64(c.Service.StreamMaxSubscribers))))
 	c.Service.StreamKeepAliveSeconds = max(1, int(number(st, "keepAliveSeconds", float64(c.Service.StreamKeepAliveSeconds))))
+	lg := mapping(s["log"])
+	switch f := str(lg, "format", c.Service.Log.Format); f {
+	case "text", "json":
+		c.Service.Log.Format = f
+	}
+	switch l := str(lg, "level", c.Service.Log.Level); l {
+	case "debug", "info", "warn", "error":
+		c.Service.Log.Level = l
+	}
+	c.Service.Log.MaxSizeMB = max(1, int(number(lg, "maxSizeMB", float64(c.Service.Log.MaxSizeMB))))
+	c.Service.Log.MaxFiles = max(0, int(number(lg, "maxFiles", float64(c.Service.Log.MaxFiles))))
 
 	e := mapping(doc["eventLog"])
 	c.EventLog.Enabled = boolean(e, "enabled", c.EventLog.Enabled)

@@ -345,7 +345,7 @@ standingSessions:
 		msgs = append(msgs, e.Error())
 		noPointers(t, e.Error())
 	}
-	want := []string{"foo: ", "routing.tmux.resumeProbeSeconds: ", "routing.tmux.socketName: ", "standingSessions.sessions[0]: "}
+	want := []string{"foo: ", "routing.tmux.resumeProbeSeconds: ", "routing.tmux.socketName: ", "standingSessions.sessions[0].name: "}
 	if len(msgs) != len(want) {
 		t.Fatalf("got %d problems, want %d:\n%s", len(msgs), len(want), strings.Join(msgs, "\n"))
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	loop "github.com/the-loop-dev/the-loop"
 )
@@ -112,8 +113,8 @@ func parseStanding(doc map[string]any, r Routing) (*StandingConfig, []problem) {
 				msg: "name is missing; every entry needs one of lowercase letters/digits/hyphens starting with a letter or digit (max 40), as it becomes a tmux session and a file name"})
 			bad = true
 		case !isString || !loop.ValidName(name):
-			problems = append(problems, problem{path: at, cover: at.child("name"),
-				msg: fmt.Sprintf("name %s is not lowercase letters/digits/hyphens starting with a letter or digit (max 40); the name becomes a tmux session and a file name", describe(entry["name"]))})
+			problems = append(problems, problem{path: at.child("name"), cover: at.child("name"),
+				msg: fmt.Sprintf("%s is not lowercase letters/digits/hyphens starting with a letter or digit (max 40), e.g. '%s'; the name becomes a tmux session and a file name", describe(entry["name"]), ValidNameLike(scalarString(entry["name"])))})
 			bad = true
 		default:
 			// 7. Duplicates.
@@ -190,4 +191,29 @@ func parseStanding(doc map[string]any, r Routing) (*StandingConfig, []problem) {
 		out.Sessions = append(out.Sessions, def)
 	}
 	return out, problems
+}
+
+// ValidNameLike is a valid standing-session name close to s, to show next
+// to an invalid one: lowercased, every run of other characters made one
+// hyphen, trimmed to 40 ("supervisor" when nothing is left).
+func ValidNameLike(s string) string {
+	var b strings.Builder
+	hyphen := false
+	for _, r := range strings.ToLower(s) {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
+			b.WriteRune(r)
+			hyphen = false
+		} else if !hyphen && b.Len() > 0 {
+			b.WriteByte('-')
+			hyphen = true
+		}
+	}
+	out := strings.Trim(b.String(), "-")
+	if len(out) > 40 {
+		out = strings.Trim(out[:40], "-")
+	}
+	if !loop.ValidName(out) {
+		return "supervisor"
+	}
+	return out
 }

@@ -40,7 +40,7 @@ func TestLoadTolerant_ReadsWhatItCanOfABrokenFile(t *testing.T) {
 	joined := strings.Join(all, "\n")
 	mustContain(t, joined,
 		"cannot parse the YAML", "version:", "polling.stateFile:", "unknownTopLevel: unknown key",
-		"routing.tmux.resumeProbeSeconds:", "standingSessions.sessions[1]: name 'Bad Name'",
+		"routing.tmux.resumeProbeSeconds:", "standingSessions.sessions[1].name: 'Bad Name'",
 		"standingSessions.sessions[2]: name 'good' is already declared at sessions[0]")
 	noPointers(t, joined)
 }

@@ -333,7 +333,7 @@ func TestOpenAPI_ValidationBites(t *testing.T) {
 	misconfigured := `{"name":"standingSessions","declared":false,"description":"","autoStart":false,"harness":"","cwd":"","tmuxTarget":"","ref":"",` +
 		`"status":"","running":false,"harnessSessionId":"","slackChannel":"","slackThread":"","startedAt":"","lastMessageAt":"",` +
 		`"activity":"","activityAt":"","lastAnswerAt":"","tokens":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0},` +
-		`"outcome":"misconfigured","detail":"standingSessions.sessions[1]: name 'Beta!'"}`
+		`"outcome":"misconfigured","detail":"standingSessions.sessions[1].name: 'Beta!'"}`
 	service := `{"service":"service","enabled":true,"running":true,"pid":7,"url":"http://127.0.0.1:4114","healthy":true,"mcp":{"enabled":true,"path":"/mcp"}}`
 	const control = "POST /api/v1/standing-sessions/control"
 	cases := []struct {

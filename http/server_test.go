@@ -176,7 +176,7 @@ func TestConfig_ReReadWhenTheFileChanges(t *testing.T) {
 	// A malformed standingSessions block loads: the standing verbs refuse it.
 	f.writeConfig(strings.Replace(good, "name: beta", "name: Beta!", 1))
 	r := f.get("/api/v1/standing-sessions")
-	if r.status != 400 || !strings.Contains(r.detail(t), "standingSessions.sessions[1]: name 'Beta!'") {
+	if r.status != 400 || !strings.Contains(r.detail(t), "standingSessions.sessions[1].name: 'Beta!'") {
 		t.Fatalf("malformed block: %d %s", r.status, r.body)
 	}
 	r = f.get("/api/v1/status")

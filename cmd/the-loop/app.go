@@ -41,6 +41,7 @@ type CLI struct {
 	Channels ChannelsCmd     `cmd:"" help:"The Slack channel: poll its bound threads once, or show its settings."`
 	Cfg      ConfigCmd       `cmd:"" name:"config" help:"Check or print the CLI config's schema."`
 	Token    TokenCmd        `cmd:"" help:"Print the operator's token (or replace it with --rotate)."`
+	Doctor   DoctorCmd       `cmd:"" help:"Check tmux, the harness CLIs, the state root, the token, the port, the service, the config and the login; exit 1 on a problem, each with its remedy."`
 	Dash     DashboardCmd    `cmd:"" name:"dashboard" help:"Print a one-time login link for the web dashboard (or end every dashboard session with --logout-all)."`
 	Exec     InternalExecCmd `cmd:"" name:"internal-exec" hidden:"" help:"Exec a harness argv from a file (used inside tmux panes)."`
 	Hook     HookCmd         `cmd:"" hidden:"" help:"Hand one Claude Code hook payload (stdin) to the-loop; always exits 0."`
@@ -147,12 +148,13 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 }
 
 // needsConfig reports whether the command reads the CLI config: all but
-// `config schema`, `config validate FILE`, internal-exec, hook and
-// completion (which reads it only when it can) do.
+// `config schema`, `config validate FILE`, internal-exec, hook,
+// completion (which reads it only when it can) and doctor (which reports a
+// config it cannot find or load as a problem) do.
 func needsConfig(kctx *kong.Context, cli *CLI) bool {
 	switch cmd := kctx.Command(); {
 	case strings.HasPrefix(cmd, "config schema"), strings.HasPrefix(cmd, "internal-exec"), strings.HasPrefix(cmd, "hook"),
-		strings.HasPrefix(cmd, "completion"), strings.HasPrefix(cmd, "__complete"):
+		strings.HasPrefix(cmd, "completion"), strings.HasPrefix(cmd, "__complete"), strings.HasPrefix(cmd, "doctor"):
 		return false
 	case strings.HasPrefix(cmd, "config validate"):
 		return cli.Cfg.Validate.File == ""

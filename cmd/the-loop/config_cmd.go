@@ -18,7 +18,11 @@ type ConfigValidateCmd struct {
 	File string `arg:"" optional:"" help:"The file (default: the config the-loop would load)." type:"path"`
 }
 
-// Run validates, printing every problem with its dotted key path.
+// Run validates, printing every problem with its dotted key path, then
+// checks what `start` would hit (config.Preflight): a cwd or promptFile
+// that does not exist is a problem too; standingSessions without
+// `enabled: true` and every key this the-loop ignores are warnings, which
+// leave the exit status 0.
 func (c *ConfigValidateCmd) Run(a *App) error {
 	path := c.File
 	if path == "" {
@@ -28,15 +32,27 @@ func (c *ConfigValidateCmd) Run(a *App) error {
 		fmt.Fprintln(a.Stdout, "no CLI config found; the defaults apply")
 		return nil
 	}
-	problems := config.ValidateFile(path)
-	if len(problems) == 0 {
-		fmt.Fprintf(a.Stdout, "%s: valid\n", path)
+	var problems []string
+	for _, p := range config.ValidateFile(path) {
+		problems = append(problems, loop.ErrorMessage(p))
+	}
+	errs, warnings := config.LoadTolerant(path).Preflight()
+	problems = append(problems, errs...)
+	for _, p := range problems {
+		fmt.Fprintf(a.Stderr, "%s: %s\n", termSafe(path), termLines(p))
+	}
+	for _, w := range warnings {
+		fmt.Fprintf(a.Stderr, "%s: warning: %s\n", termSafe(path), termLines(w))
+	}
+	if len(problems) > 0 {
+		return &exitError{code: 2}
+	}
+	if len(warnings) > 0 {
+		fmt.Fprintf(a.Stdout, "%s: valid (%d warnings)\n", path, len(warnings))
 		return nil
 	}
-	for _, p := range problems {
-		fmt.Fprintf(a.Stderr, "%s: %s\n", termSafe(path), termLines(loop.ErrorMessage(p)))
-	}
-	return &exitError{code: 2}
+	fmt.Fprintf(a.Stdout, "%s: valid\n", path)
+	return nil
 }
 
 // ConfigSchemaCmd is `the-loop config schema`.

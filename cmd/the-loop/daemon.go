@@ -17,6 +17,7 @@ import (
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/config"
 	loophttp "github.com/the-loop-dev/the-loop/http"
+	"github.com/the-loop-dev/the-loop/internal/servicelog"
 	"github.com/the-loop-dev/the-loop/sdk"
 )
 
@@ -277,6 +278,13 @@ func (a *App) spawnServiceIn(cfg *config.Config, scope bool) (int, error) {
 	if err := os.MkdirAll(filepath.Dir(logPath(cfg)), 0o700); err != nil {
 		return 0, err
 	}
+	// A full log is rotated first, so the lines a failed start quotes are
+	// this start's; the service rotates it from then on (--log-file). Output
+	// the service cannot route through its logger (a crash) goes to the
+	// file that was current when it started.
+	if err := servicelog.RotateIfFull(cfg.Service.Log, logPath(cfg)); err != nil {
+		fmt.Fprintf(a.Stderr, "warning: could not rotate %s: %s\n", termSafe(logPath(cfg)), termSafe(err.Error()))
+	}
 	logf, err := os.OpenFile(logPath(cfg), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
 		return 0, err
@@ -286,7 +294,7 @@ func (a *App) spawnServiceIn(cfg *config.Config, scope bool) (int, error) {
 	if fi, err := logf.Stat(); err == nil {
 		from = fi.Size()
 	}
-	args := []string{"serve", "--no-autostart"} // start starts the sessions itself
+	args := []string{"serve", "--no-autostart", "--log-file", logPath(cfg)} // start starts the sessions itself
 	if a.ConfigPath != "" {
 		args = append([]string{"-c", a.ConfigPath}, args...)
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/the-loop-dev/the-loop/channels/github"
 	"github.com/the-loop-dev/the-loop/config"
 	loophttp "github.com/the-loop-dev/the-loop/http"
+	"github.com/the-loop-dev/the-loop/internal/servicelog"
 	"github.com/the-loop-dev/the-loop/lifecycle"
 	"github.com/the-loop-dev/the-loop/sdk"
 )
@@ -28,19 +29,21 @@ import (
 // the standing sessions that auto-start (unless --no-autostart: `the-loop
 // start` starts them itself) and supervises every running one.
 type ServeCmd struct {
-	NoAutostart bool `name:"no-autostart" help:"Do not start the standing sessions that auto-start (the-loop start starts them itself)."`
+	NoAutostart bool   `name:"no-autostart" help:"Do not start the standing sessions that auto-start (the-loop start starts them itself)."`
+	LogFile     string `name:"log-file" placeholder:"FILE" help:"Write the service log to FILE, rotated as service.log says (the-loop start passes <state.root>/logs/service.log); standard error without it."`
 }
 
 // Run serves until SIGTERM or SIGINT (SIGHUP re-reads the config), holding the store and the
 // single-instance lock of its state root.
 func (c *ServeCmd) Run(a *App) error {
-	log := slog.New(slog.NewTextHandler(a.Stderr, nil))
 	holder, err := config.NewHolder(a.ConfigPath)
 	if err != nil {
 		return err
 	}
-	holder.Logger = log
 	cfg := holder.Current()
+	log, closeLog := servicelog.New(cfg.Service.Log, c.LogFile, a.Stderr)
+	defer closeLog.Close()
+	holder.Logger = log
 	current := restartNotes(holder.Current, cfg, log)
 	token, err := serveToken(cfg)
 	if err != nil {
@@ -139,7 +142,7 @@ func (c *ServeCmd) Run(a *App) error {
 // restartNotes wraps the holder's Current: when it hands out a reloaded
 // config, the keys that only take effect when the service restarts
 // (service.host, service.port, service.tokenEnv, service.auth, eventLog.maxEvents,
-// state.root) and changed from the ones it started with are logged, once
+// state.root, service.log) and changed from the ones it started with are logged, once
 // per reload. Everything else is read per request.
 func restartNotes(current func() *config.Config, started *config.Config, log *slog.Logger) func() *config.Config {
 	var mu sync.Mutex
@@ -175,6 +178,7 @@ func restartKeys(old, new *config.Config) []string {
 	changed("service.auth", old.Service.Auth != new.Service.Auth)
 	changed("eventLog.maxEvents", old.EventLog.MaxEvents != new.EventLog.MaxEvents)
 	changed("state.root", old.StateDir() != new.StateDir())
+	changed("service.log", old.Service.Log != new.Service.Log)
 	return keys
 }
 
