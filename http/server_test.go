@@ -201,6 +201,7 @@ func TestRoutes_TableMatchesOriginal(t *testing.T) {
 		{"GET", "/api/v1/standing-sessions/peek", "peekStandingSession"},
 		{"GET", "/api/v1/openapi.yaml", "getOpenAPI"},
 		{"POST", "/api/v1/hooks", "postHook"},
+		{"GET", "/metrics", "getMetrics"},
 		{"GET", "/api/v1/sessions", "listSessions"},
 		{"GET", "/api/v1/sessions/one", "getSession"},
 		{"POST", "/api/v1/sessions/start", "startSession"},

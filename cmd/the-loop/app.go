@@ -248,9 +248,16 @@ func refuseMovedStore(cfg *config.Config) error {
 // OpenStore opens the store under the config's state root. transient opens
 // the file only around each transaction (the CLI, decisions D3).
 func (a *App) OpenStore(cfg *config.Config, transient bool) (*store.DB, error) {
+	return a.openStoreHeard(cfg, transient, nil)
+}
+
+// openStoreHeard is OpenStore whose committed events go to committed too
+// (the service's metrics; nil: nowhere).
+func (a *App) openStoreHeard(cfg *config.Config, transient bool, committed func([]loop.Event)) (*store.DB, error) {
 	return store.Open(filepath.Join(cfg.StateDir(), "the-loop.db"), store.Options{
 		Transient: transient,
 		MaxEvents: cfg.EventLog.MaxEvents,
+		Committed: committed,
 	})
 }
 
