@@ -1,0 +1,71 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// bare runs the-loop with no -c in dir, with a HOME and XDG_CONFIG_HOME of
+// its own that hold no config: the defaults apply.
+func bare(t *testing.T, dir string, args ...string) result {
+	t.Helper()
+	home := t.TempDir()
+	cmd := exec.Command(binary, args...)
+	cmd.Dir = dir
+	cmd.Env = append(filterEnv(os.Environ(), "TMUX", "TMUX_PANE", "HOME", "XDG_CONFIG_HOME", "THE_LOOP_CLI_CONFIG"),
+		"HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"), "GORACE=atexit_sleep_ms=0")
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	code := 0
+	if err := cmd.Run(); err != nil {
+		ee, ok := err.(*exec.ExitError)
+		if !ok {
+			t.Fatalf("the-loop %v: %v", args, err)
+		}
+		code = ee.ExitCode()
+	}
+	return result{out.String(), errb.String(), code}
+}
+
+// TestReadVerbs_NoConfigSaysSoAndCreatesNoStore: in a directory with no
+// config, every verb that only reads says "no config found; using
+// defaults" on stderr, answers as an empty store would, and leaves the
+// directory as it found it (no state root, no store).
+func TestReadVerbs_NoConfigSaysSoAndCreatesNoStore(t *testing.T) {
+	dir := t.TempDir()
+	for _, args := range [][]string{
+		{"status"}, {"standing", "list"}, {"standing", "list", "--json"}, {"sessions", "list"}, {"events"},
+		{"standing", "peek", "nobody"}, {"standing", "transcript", "nobody"}, {"channels", "status"},
+	} {
+		r := bare(t, dir, args...)
+		if !strings.HasPrefix(r.stderr, noConfigNote+"\n") {
+			t.Errorf("%v: stderr does not begin with the note: %s", args, r)
+		}
+		if strings.Contains(r.stdout, noConfigNote) {
+			t.Errorf("%v: the note went to stdout: %s", args, r)
+		}
+		if entries, _ := os.ReadDir(dir); len(entries) > 0 {
+			t.Fatalf("%v left %v in the directory: %s", args, entries, r)
+		}
+	}
+	if r := bare(t, dir, "standing", "list", "--json"); strings.TrimSpace(r.stdout) != "[]" || r.code != 0 {
+		t.Errorf("standing list --json with no store: %s", r)
+	}
+}
+
+// TestReadVerbs_NoteOnlyWithoutConfig: with a config, a read verb says
+// nothing about defaults, and a verb that acts never does.
+func TestReadVerbs_NoteOnlyWithoutConfig(t *testing.T) {
+	e := newEnv(t)
+	e.config(oneSession)
+	if r := e.run("standing", "list"); strings.Contains(r.stderr, noConfigNote) {
+		t.Errorf("with a config: %s", r)
+	}
+	if r := bare(t, t.TempDir(), "config", "schema"); strings.Contains(r.stderr, noConfigNote) {
+		t.Errorf("config schema: %s", r)
+	}
+}
