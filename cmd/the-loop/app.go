@@ -82,7 +82,6 @@ func readVerb(cmd string) bool {
 // found.
 const noConfigNote = "no config found; using defaults"
 
-
 // exitError carries an exit status without a message of its own (the
 // command already printed what it had to say).
 type exitError struct{ code int }
