@@ -326,14 +326,15 @@ func (s *Server) run(h echo.HandlerFunc, c echo.Context) (err error) {
 	return h(c)
 }
 
-// logRequest appends api.request (original §5.13: method, path, status).
+// logRequest appends api.request (original §5.13: method, path, status),
+// at debug level: one per state change, it would crowd the events table.
 func (s *Server) logRequest(c echo.Context) {
 	w := s.opt.Recorder
 	if w == nil {
 		return
 	}
 	req := c.Request()
-	ev := w.NewEvent("api.request", loop.LevelInfo,
+	ev := w.NewEvent("api.request", loop.LevelDebug,
 		loop.F("method", req.Method), loop.F("path", req.URL.Path), loop.F("status", c.Response().Status))
 	if ev.Source == "" {
 		ev.Source = "service"

@@ -114,7 +114,7 @@ func TestAPIRequest_LoggedForWritesNotReads(t *testing.T) {
 	}
 	var got []req
 	for _, e := range evs {
-		if e.Source != "service" || e.Level != loop.LevelInfo {
+		if e.Source != "service" || e.Level != loop.LevelDebug {
 			t.Errorf("envelope %+v", e)
 		}
 		got = append(got, req{e.Field("method").(string), e.Field("path").(string), e.Field("status")})

@@ -334,21 +334,37 @@ func renderList(stdout, stderr io.Writer, rows []loop.StandingRow) {
 }
 
 // writeTable writes cells left-justified to each column's width, joined by
-// two spaces (the last column padded too, as the original does), in one
-// write (not a system call per row).
+// two spaces, in one write (not a system call per row). The last column is
+// not padded: a long detail in one row must not pad every other line.
 func writeTable(w io.Writer, table [][]string) {
+	var l tableLayout
+	l.write(w, table)
+}
+
+// tableLayout keeps a table's column widths across writes, so rows written
+// later (events --follow) line up with the header written first.
+type tableLayout struct{ widths []int }
+
+// write writes table in the layout, widening a column a cell is too wide
+// for (the rows before stay as they were).
+func (l *tableLayout) write(w io.Writer, table [][]string) {
 	table = escapeTable(table)
-	widths := make([]int, len(table[0]))
 	for _, row := range table {
+		for len(l.widths) < len(row) {
+			l.widths = append(l.widths, 0)
+		}
 		for i, c := range row {
-			widths[i] = max(widths[i], len([]rune(c)))
+			l.widths[i] = max(l.widths[i], len([]rune(c)))
 		}
 	}
 	var b strings.Builder
 	for _, row := range table {
 		cells := make([]string, len(row))
 		for i, c := range row {
-			cells[i] = c + strings.Repeat(" ", widths[i]-len([]rune(c)))
+			cells[i] = c
+			if i < len(row)-1 {
+				cells[i] += strings.Repeat(" ", l.widths[i]-len([]rune(c)))
+			}
 		}
 		b.WriteString(strings.Join(cells, "  ") + "\n")
 	}
