@@ -20,7 +20,7 @@ func (c *RestartCmd) Run(a *App) error {
 	}
 	fmt.Fprintln(a.Stdout, "stopping:")
 	down := a.stopAll(ctx, cfg)
-	renderLifecycle(a.Stdout, a.Stderr, down, "")
+	renderStop(a.Stdout, a.Stderr, down)
 	fmt.Fprintln(a.Stdout, "starting:")
 	up, note := a.startAll(ctx, cfg)
 	renderLifecycle(a.Stdout, a.Stderr, up, note)

@@ -12,6 +12,6 @@ func (c *StopCmd) Run(a *App) error {
 	ctx, stop := signalContext()
 	defer stop()
 	rep := a.stopAll(ctx, a.LoadForStop())
-	renderLifecycle(a.Stdout, a.Stderr, rep, "")
+	renderStop(a.Stdout, a.Stderr, rep)
 	return okExit(rep.OK)
 }
