@@ -22,3 +22,71 @@ func TestRenderStop_PrintsInTheOrderItActs(t *testing.T) {
 		t.Fatalf("stop's report:\n%s", out.String())
 	}
 }
+
+// TestStatusWords_OneVocabulary: status and standing list word a session's
+// status alike, from the row's own status.
+func TestStatusWords_OneVocabulary(t *testing.T) {
+	rows := []loop.StandingRow{
+		{Name: "live", Status: loop.StatusRunning, Running: true, Declared: true, AutoStart: true, Activity: loop.ActivityIdle},
+		{Name: "gone", Status: loop.StatusRunning, Running: false, Declared: true, AutoStart: true},
+		{Name: "halted", Status: loop.StatusStopped, Declared: true, AutoStart: true},
+		{Name: "never", Status: loop.StatusAbsent, Declared: true, AutoStart: true},
+		{Name: "gaveup", Status: loop.StatusFailed, Declared: true, AutoStart: true},
+	}
+	want := map[string]string{"live": "running", "gone": "not running", "halted": "stopped", "never": "absent", "gaveup": "failed"}
+	var status, list, hint bytes.Buffer
+	renderStatus(&status, loop.Report{StandingSessions: rows})
+	renderList(&list, &hint, rows)
+	for _, r := range rows {
+		line := func(out string) string {
+			for _, l := range strings.Split(out, "\n") {
+				if strings.HasPrefix(l, r.Name+" ") {
+					return l
+				}
+			}
+			return ""
+		}
+		if l := line(status.String()); !strings.Contains(l, " "+want[r.Name]+" [declared]") {
+			t.Errorf("status words %s as %q, want %q", r.Name, l, want[r.Name])
+		}
+		if l := line(list.String()); !strings.Contains(l, "  "+want[r.Name]+"  ") {
+			t.Errorf("list words %s as %q, want %q", r.Name, l, want[r.Name])
+		}
+	}
+}
+
+// TestRenderList_DescriptionAndAttach: standing list shows each session's
+// description (on one line) and, on stderr, the command that attaches to a
+// running one.
+func TestRenderList_DescriptionAndAttach(t *testing.T) {
+	rows := []loop.StandingRow{
+		{Name: "idle", Status: loop.StatusStopped, Description: "Nothing\nmuch"},
+		{Name: "ops", Status: loop.StatusRunning, Running: true, Description: "Watches the work items."},
+	}
+	var out, errb bytes.Buffer
+	renderList(&out, &errb, rows)
+	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	if len(lines) != 3 || !strings.HasSuffix(lines[0], "  Description") || !strings.HasSuffix(lines[1], "  Nothing much") ||
+		!strings.HasSuffix(lines[2], "  Watches the work items.") {
+		t.Fatalf("table:\n%s", out.String())
+	}
+	if !strings.Contains(errb.String(), "the-loop standing attach ops") || !strings.Contains(errb.String(), "--write") {
+		t.Fatalf("stderr: %q", errb.String())
+	}
+	errb.Reset()
+	renderList(&out, &errb, rows[:1])
+	if errb.Len() != 0 {
+		t.Fatalf("an attach hint with nothing running: %q", errb.String())
+	}
+}
+
+// TestRenderSessions_ActivityColumn: sessions list shows the hooks'
+// activity, as standing list does.
+func TestRenderSessions_ActivityColumn(t *testing.T) {
+	var out, errb bytes.Buffer
+	renderSessions(&out, &errb, []loop.WorkItemRow{{Ref: "github:o/r#1", Harness: "claude", Status: loop.SessionActive, Activity: loop.ActivityWorking}})
+	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	if len(lines) != 2 || !strings.Contains(lines[0], "Status  Activity") || !strings.Contains(lines[1], "active  working") {
+		t.Fatalf("table:\n%s", out.String())
+	}
+}

@@ -45,8 +45,9 @@ func (c *SessionsListCmd) Run(ctx context.Context, a *App, api services) error {
 }
 
 // renderSessions writes the original's table (Work item, Harness, Session
-// id, Tmux, Status, Control, Last event); with no rows, the header and
-// "(no registered sessions)" on stderr.
+// id, Tmux, Status, Control, Last event) with the hooks' Activity after the
+// Status, as standing list has it; with no rows, the header and "(no
+// registered sessions)" on stderr.
 func renderSessions(stdout, stderr io.Writer, rows []loop.WorkItemRow) {
 	or := func(s string) string {
 		if s == "" {
@@ -54,13 +55,17 @@ func renderSessions(stdout, stderr io.Writer, rows []loop.WorkItemRow) {
 		}
 		return s
 	}
-	table := [][]string{{"Work item", "Harness", "Session id", "Tmux", "Status", "Control", "Last event"}}
+	table := [][]string{{"Work item", "Harness", "Session id", "Tmux", "Status", "Activity", "Control", "Last event"}}
 	for _, r := range rows {
 		last := "-"
 		if r.LastEventAt != nil && *r.LastEventAt != "" {
 			last = *r.LastEventAt
 		}
-		table = append(table, []string{r.Ref, r.Harness, r.HarnessSessionID, or(r.TmuxTarget), r.Status, "-", last})
+		activity := r.Activity
+		if activity == "" {
+			activity = loop.ActivityUnknown
+		}
+		table = append(table, []string{r.Ref, r.Harness, r.HarnessSessionID, or(r.TmuxTarget), r.Status, activity, "-", last})
 	}
 	writeTable(stdout, table)
 	if len(rows) == 0 {

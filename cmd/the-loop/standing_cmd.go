@@ -307,7 +307,10 @@ func renderControl(stdout, stderr io.Writer, rows []loop.StandingRow) {
 }
 
 // renderList writes the list table (Name, Harness, Tmux, Declared, Status,
-// Live, Slack), each cell left-justified to its column's width.
+// Live, Activity, Slack, Description), each cell but the last
+// left-justified to its column's width; the status is statusWord's, as in
+// status. When a session runs, stderr then offers the command that
+// attaches to it.
 func renderList(stdout, stderr io.Writer, rows []loop.StandingRow) {
 	if len(rows) == 0 {
 		fmt.Fprintln(stderr, "(no standing sessions declared)")
@@ -325,13 +328,24 @@ func renderList(stdout, stderr io.Writer, rows []loop.StandingRow) {
 		}
 		return s
 	}
-	table := [][]string{{"Name", "Harness", "Tmux", "Declared", "Status", "Live", "Activity", "Slack"}}
+	table := [][]string{{"Name", "Harness", "Tmux", "Declared", "Status", "Live", "Activity", "Slack", "Description"}}
+	attach := ""
 	for _, r := range rows {
-		table = append(table, []string{r.Name, or(r.Harness, "-"), r.TmuxTarget, yes(r.Declared), r.Status, yes(r.Running),
-			or(r.Activity, "unknown"), or(r.SlackThread, "-")})
+		table = append(table, []string{r.Name, or(r.Harness, "-"), r.TmuxTarget, yes(r.Declared), statusWord(r), yes(r.Running),
+			or(r.Activity, "unknown"), or(r.SlackThread, "-"), or(oneLine(r.Description), "-")})
+		if r.Running && attach == "" {
+			attach = r.Name
+		}
 	}
 	writeTable(stdout, table)
+	if attach != "" {
+		fmt.Fprintf(stderr, "attach: the-loop standing attach %s  (read-only; add --write to type into it)\n", termSafe(attach))
+	}
 }
+
+// oneLine is s with its line breaks and runs of spaces folded into single
+// spaces (a table cell holds one line).
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // writeTable writes cells left-justified to each column's width, joined by
 // two spaces, in one write (not a system call per row). The last column is

@@ -65,15 +65,26 @@ func renderStatus(w io.Writer, rep loop.Report) {
 			fmt.Fprintf(w, "%-11s %s  %s\n", termSafe(r.Name), r.Outcome, termSafe(r.Detail))
 			continue
 		}
-		running := "not running"
-		if r.Running {
-			running = "running"
-		}
+		line := fmt.Sprintf("%-11s %s [%s]", termSafe(r.Name), statusWord(r), where(r))
 		if r.Status == loop.StatusFailed { // the supervisor gave up on it
-			running = "failed after repeated restarts (`the-loop standing start " + r.Name + "` starts it again)"
+			line += " — it failed after repeated restarts; `the-loop standing start " + r.Name + "` starts it again"
 		}
-		fmt.Fprintf(w, "%-11s %s [%s]\n", termSafe(r.Name), running, where(r))
+		fmt.Fprintln(w, line)
 	}
+}
+
+// statusWord is a standing session's status in every text view (status,
+// standing list): the row's status as JSON gives it (running, stopped,
+// absent, failed, broken), except that a session recorded running whose
+// pane is not live (or whose liveness tmux cannot tell) is "not running".
+func statusWord(r loop.StandingRow) string {
+	switch {
+	case r.Status == loop.StatusRunning && !r.Running:
+		return "not running"
+	case r.Status == "":
+		return loop.StatusAbsent
+	}
+	return r.Status
 }
 
 // where says where a status row comes from (decisions D20).
