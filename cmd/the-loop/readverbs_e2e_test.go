@@ -69,3 +69,24 @@ func TestReadVerbs_NoteOnlyWithoutConfig(t *testing.T) {
 		t.Errorf("config schema: %s", r)
 	}
 }
+
+// TestNotFound_WordedOneWay: every standing verb asked about a name that
+// is neither declared nor recorded words it the same way (and exits 1).
+func TestNotFound_WordedOneWay(t *testing.T) {
+	e := newEnv(t)
+	e.config(oneSession)
+	const want = "error: no standing session 'nobody' — it is neither declared in standingSessions.sessions nor recorded; `the-loop standing list` shows the ones there are\n"
+	for _, args := range [][]string{
+		{"standing", "peek", "nobody"}, {"standing", "transcript", "nobody"}, {"standing", "start", "nobody"},
+		{"standing", "restart", "nobody"}, {"standing", "delete", "nobody"},
+	} {
+		if r := e.run(args...); r.code != 1 || r.stderr != want {
+			t.Errorf("%v: %s", args, r)
+		}
+	}
+	// A declared session never started: peek says so, naming the remedy.
+	if r := e.run("standing", "peek", "supervisor"); r.code != 1 || !strings.Contains(r.stderr, "standing session 'supervisor' has never been started") ||
+		!strings.Contains(r.stderr, "the-loop standing start supervisor") {
+		t.Errorf("peek of a declared session never started: %s", r)
+	}
+}
