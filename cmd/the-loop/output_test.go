@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/alecthomas/kong"
+
 	loop "github.com/the-loop-dev/the-loop"
 )
 
@@ -88,5 +90,49 @@ func TestRenderSessions_ActivityColumn(t *testing.T) {
 	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
 	if len(lines) != 2 || !strings.Contains(lines[0], "Status  Activity") || !strings.Contains(lines[1], "active  working") {
 		t.Fatalf("table:\n%s", out.String())
+	}
+}
+
+// noRows are the commands that print no rows, so take no --format: they
+// replace the process (attach), print a script, a secret or a link, run a
+// service, or are the hooks' and tmux's own.
+var noRows = map[string]bool{
+	"serve": true, "service install": true, "service uninstall": true, "standing attach": true, "token": true,
+	"dashboard": true, "config schema": true, "config validate": true, "completion": true, "hook": true,
+	"internal-exec": true, "__complete": true,
+}
+
+// TestFormatJSON_OnEveryVerbThatPrintsRows: every command but noRows takes
+// --format with a json value.
+func TestFormatJSON_OnEveryVerbThatPrintsRows(t *testing.T) {
+	var cli CLI
+	parser, err := kong.New(&cli, kong.Name("the-loop"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var walk func(n *kong.Node)
+	checked := 0
+	walk = func(n *kong.Node) {
+		if len(n.Children) > 0 {
+			for _, c := range n.Children {
+				walk(c)
+			}
+			return
+		}
+		path := strings.TrimPrefix(n.FullPath(), "the-loop ")
+		if noRows[path] {
+			return
+		}
+		checked++
+		for _, f := range n.Flags {
+			if f.Name == "format" && strings.Contains(f.Tag.Enum, "json") {
+				return
+			}
+		}
+		t.Errorf("`the-loop %s` prints rows but takes no --format json", path)
+	}
+	walk(parser.Model.Node)
+	if checked < 20 {
+		t.Fatalf("only %d commands checked", checked)
 	}
 }

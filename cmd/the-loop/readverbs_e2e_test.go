@@ -2,11 +2,14 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	loop "github.com/the-loop-dev/the-loop"
 )
 
 // bare runs the-loop with no -c in dir, with a HOME and XDG_CONFIG_HOME of
@@ -88,5 +91,31 @@ func TestNotFound_WordedOneWay(t *testing.T) {
 	if r := e.run("standing", "peek", "supervisor"); r.code != 1 || !strings.Contains(r.stderr, "standing session 'supervisor' has never been started") ||
 		!strings.Contains(r.stderr, "the-loop standing start supervisor") {
 		t.Errorf("peek of a declared session never started: %s", r)
+	}
+}
+
+// TestFormatJSON_ControlAndLifecycleVerbs: the verbs that act print their
+// rows as JSON with --format json — the control result of standing start
+// and stop, stop's report — with the exit status text gives.
+func TestFormatJSON_ControlAndLifecycleVerbs(t *testing.T) {
+	e := newEnv(t)
+	e.config(oneSession)
+	var res loop.StandingControlResult
+	r := e.must(0, "standing", "start", "supervisor", "--format", "json")
+	if err := json.Unmarshal([]byte(r.stdout), &res); err != nil || !res.OK || len(res.Sessions) != 1 || res.Sessions[0].Outcome != loop.OutcomeStarted {
+		t.Fatalf("standing start --format json: %+v %v\n%s", res, err, r)
+	}
+	r = e.must(0, "standing", "stop", "supervisor", "--format", "json")
+	if err := json.Unmarshal([]byte(r.stdout), &res); err != nil || len(res.Sessions) != 1 || res.Sessions[0].Outcome != loop.OutcomeStopped {
+		t.Fatalf("standing stop --format json: %+v %v\n%s", res, err, r)
+	}
+	r = e.must(1, "standing", "start", "nobody", "--format", "json")
+	if r.stdout != "" || !strings.Contains(r.stderr, "no standing session 'nobody'") {
+		t.Fatalf("a refused verb in json: %s", r)
+	}
+	var rep loop.Report
+	r = e.must(0, "stop", "--format", "json")
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil || len(rep.Services) != 1 || !rep.OK {
+		t.Fatalf("stop --format json: %+v %v\n%s", rep, err, r)
 	}
 }

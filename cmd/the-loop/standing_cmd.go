@@ -52,37 +52,40 @@ func (c *StandingListCmd) Run(ctx context.Context, a *App, api services) error {
 
 // StandingStartCmd is `the-loop standing start [NAME]`.
 type StandingStartCmd struct {
-	Name string `arg:"" optional:"" help:"The session (default: every declared and created one)."`
+	Name   string `arg:"" optional:"" help:"The session (default: every declared and created one)."`
+	Format string `enum:"text,json" default:"text" help:"Output format (text or json)."`
 }
 
 // Run starts.
 func (c *StandingStartCmd) Run(ctx context.Context, a *App, api services) error {
 	res, err := api.Standing.Control(ctx, loop.StandingControlRequest{Name: c.Name, Verb: loop.VerbStart})
-	return a.control(res, err)
+	return a.controlAs(c.Format, res, err)
 }
 
 // StandingStopCmd is `the-loop standing stop [NAME]`.
 type StandingStopCmd struct {
-	Name string `arg:"" optional:"" help:"The session (default: every recorded one)."`
+	Name   string `arg:"" optional:"" help:"The session (default: every recorded one)."`
+	Format string `enum:"text,json" default:"text" help:"Output format (text or json)."`
 }
 
 // Run stops; it works from the records even when the config is broken.
 func (c *StandingStopCmd) Run(a *App) error {
 	return a.withServices(true, func(ctx context.Context, api services) error {
 		res, err := api.Standing.Control(ctx, loop.StandingControlRequest{Name: c.Name, Verb: loop.VerbStop})
-		return a.control(res, err)
+		return a.controlAs(c.Format, res, err)
 	})
 }
 
 // StandingRestartCmd is `the-loop standing restart NAME`.
 type StandingRestartCmd struct {
-	Name string `arg:"" help:"The session."`
+	Name   string `arg:"" help:"The session."`
+	Format string `enum:"text,json" default:"text" help:"Output format (text or json)."`
 }
 
 // Run restarts.
 func (c *StandingRestartCmd) Run(ctx context.Context, a *App, api services) error {
 	res, err := api.Standing.Control(ctx, loop.StandingControlRequest{Name: c.Name, Verb: loop.VerbRestart})
-	return a.control(res, err)
+	return a.controlAs(c.Format, res, err)
 }
 
 // StandingSayCmd is `the-loop standing say NAME (--text T | --text-file F | --text -) [--wait [--timeout D]]`.
@@ -220,6 +223,7 @@ type StandingCreateCmd struct {
 	NoAutoStart bool     `name:"no-auto-start" help:"Do not start it with the-loop start."`
 	NoStart     bool     `name:"no-start" help:"Record it without starting it."`
 	Restart     string   `help:"Restart policy when its agent dies: on-failure, always or never (default standingSessions.restart.policy)."`
+	Format      string   `enum:"text,json" default:"text" help:"Output format (text or json)."`
 }
 
 // Run creates.
@@ -252,27 +256,43 @@ func (c *StandingCreateCmd) Run(a *App, kctx *kong.Context) error {
 	}
 	return a.withServices(false, func(ctx context.Context, api services) error {
 		res, err := api.Standing.Create(ctx, req)
-		return a.control(res, err)
+		return a.controlAs(c.Format, res, err)
 	})
 }
 
 // StandingDeleteCmd is `the-loop standing delete NAME`.
 type StandingDeleteCmd struct {
-	Name string `arg:"" help:"The created session to forget."`
+	Name   string `arg:"" help:"The created session to forget."`
+	Format string `enum:"text,json" default:"text" help:"Output format (text or json)."`
 }
 
 // Run deletes. Unlike stop, it needs a config that validates (decisions
 // D8: only stop works from the records alone).
 func (c *StandingDeleteCmd) Run(ctx context.Context, a *App, api services) error {
 	res, err := api.Standing.Delete(ctx, loop.StandingDeleteRequest{Name: c.Name})
-	return a.control(res, err)
+	return a.controlAs(c.Format, res, err)
 }
 
 // control renders a control result (original §8.1): failed rows on stderr,
 // the others on stdout; exit 0 iff ok.
 func (a *App) control(res loop.StandingControlResult, err error) error {
+	return a.controlAs("text", res, err)
+}
+
+// controlAs is control in format: text, or json (the result as REST gives
+// it, on stdout, with the same exit status).
+func (a *App) controlAs(format string, res loop.StandingControlResult, err error) error {
 	if err != nil {
 		return err
+	}
+	if format == "json" {
+		if res.Sessions == nil {
+			res.Sessions = []loop.StandingRow{}
+		}
+		if err := writeJSON(a.Stdout, res); err != nil {
+			return err
+		}
+		return okExit(res.OK)
 	}
 	if len(res.Sessions) == 0 {
 		fmt.Fprintln(a.Stderr, "(no standing sessions declared)")
