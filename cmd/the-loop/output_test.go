@@ -136,3 +136,19 @@ func TestFormatJSON_OnEveryVerbThatPrintsRows(t *testing.T) {
 		t.Fatalf("only %d commands checked", checked)
 	}
 }
+
+// TestRenderControl_DetailDoesNotRepeatTheOutcome: "started loop-… (…)"
+// under the outcome started prints as "loop-… (…)"; a detail that says
+// something else is kept whole.
+func TestRenderControl_DetailDoesNotRepeatTheOutcome(t *testing.T) {
+	var out, errb bytes.Buffer
+	renderControl(&out, &errb, []loop.StandingRow{
+		{Name: "a", Outcome: loop.OutcomeStarted, Detail: "started loop-standing-a (claude 123)"},
+		{Name: "b", Outcome: loop.OutcomeDeleted, Detail: "stopped and forgot loop-standing-b"},
+		{Name: "c", Outcome: loop.OutcomeResumed, Detail: "resumed loop-standing-c (claude 9)"},
+	})
+	want := "a  started          loop-standing-a (claude 123)\nb  deleted          stopped and forgot loop-standing-b\nc  resumed          loop-standing-c (claude 9)\n"
+	if out.String() != want {
+		t.Fatalf("rows:\n%q\nwant:\n%q", out.String(), want)
+	}
+}

@@ -306,7 +306,8 @@ func (a *App) controlAs(format string, res loop.StandingControlResult, err error
 }
 
 // renderControl writes one line per row: name left-justified to the widest,
-// two spaces, the outcome padded to 15, then two spaces and the detail.
+// two spaces, the outcome padded to 15, then two spaces and the detail
+// (without a repeat of the outcome, ownDetail).
 func renderControl(stdout, stderr io.Writer, rows []loop.StandingRow) {
 	width := 0
 	for _, r := range rows {
@@ -315,8 +316,8 @@ func renderControl(stdout, stderr io.Writer, rows []loop.StandingRow) {
 	for _, r := range rows {
 		name := termSafe(r.Name)
 		line := fmt.Sprintf("%s%s  %-15s", name, strings.Repeat(" ", width-len([]rune(name))), termSafe(r.Outcome))
-		if r.Detail != "" {
-			line += "  " + termSafe(r.Detail)
+		if detail := ownDetail(r.Outcome, r.Detail); detail != "" {
+			line += "  " + termSafe(detail)
 		}
 		w := stdout
 		if r.Outcome == loop.OutcomeFailed {
@@ -324,6 +325,16 @@ func renderControl(stdout, stderr io.Writer, rows []loop.StandingRow) {
 		}
 		fmt.Fprintln(w, strings.TrimRight(line, " "))
 	}
+}
+
+// ownDetail is a row's detail without the outcome it begins with
+// ("started loop-standing-x (…)" under the outcome started reads
+// "loop-standing-x (…)"): the row's outcome column already says it.
+func ownDetail(outcome, detail string) string {
+	if rest, ok := strings.CutPrefix(detail, outcome+" "); ok && outcome != "" {
+		return rest
+	}
+	return detail
 }
 
 // renderList writes the list table (Name, Harness, Tmux, Declared, Status,
