@@ -57,9 +57,10 @@ func (e *env) metricMoves(name string, labels map[string]string, want float64) {
 	}, 15*time.Second, "%s%v to reach %v (last %v)", name, labels, want, got)
 }
 
-// TestMetrics_MoveWhenASessionStartsASayIsSubmittedAndAnAgentRestarts is
-// issue 23's acceptance 3: the service's /metrics, scraped over real HTTP
-// and parsed with Prometheus's parser, moves as the service works.
+// TestMetrics_MoveWhenASessionStartsASayIsSubmittedAndAnAgentRestarts: the
+// service's /metrics, scraped over real HTTP and parsed with Prometheus's
+// parser, moves when a session starts, a say is submitted and an agent
+// restarts.
 func TestMetrics_MoveWhenASessionStartsASayIsSubmittedAndAnAgentRestarts(t *testing.T) {
 	e := supervisedEnv(t, "", "")
 	running := map[string]string{"status": "running"}

@@ -48,7 +48,7 @@ func TestStatusWords_OneVocabulary(t *testing.T) {
 			}
 			return ""
 		}
-		if l := line(status.String()); !strings.Contains(l, " "+want[r.Name]+" [declared]") {
+		if l := line(status.String()); !strings.Contains(l, " "+want[r.Name]+" ") || !strings.Contains(l, " [declared]") {
 			t.Errorf("status words %s as %q, want %q", r.Name, l, want[r.Name])
 		}
 		if l := line(list.String()); !strings.Contains(l, "  "+want[r.Name]+"  ") {

@@ -65,9 +65,13 @@ func renderStatus(w io.Writer, rep loop.Report) {
 			fmt.Fprintf(w, "%-11s %s  %s\n", termSafe(r.Name), r.Outcome, termSafe(r.Detail))
 			continue
 		}
-		line := fmt.Sprintf("%-11s %s [%s]", termSafe(r.Name), statusWord(r), where(r))
+		word := statusWord(r)
 		if r.Status == loop.StatusFailed { // the supervisor gave up on it
-			line += " — it failed after repeated restarts; `the-loop standing start " + r.Name + "` starts it again"
+			word += " after repeated restarts"
+		}
+		line := fmt.Sprintf("%-11s %s [%s]", termSafe(r.Name), word, where(r))
+		if r.Status == loop.StatusFailed {
+			line += " — `the-loop standing start " + termSafe(r.Name) + "` starts it again"
 		}
 		fmt.Fprintln(w, line)
 	}
