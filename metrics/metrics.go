@@ -43,6 +43,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
@@ -131,7 +132,7 @@ func New(version string) *Metrics {
 		Help: "Always 1; its label is the service's version."}, []string{"version"})
 	build.WithLabelValues(version).Set(1)
 	m.reg.MustRegister(m.restarts, m.says, m.turns, m.requests, m.pollCycles, m.pollErrors, build,
-		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	// Zero series for the known labels, so a rate over them starts at 0.
 	for _, o := range []string{loop.SayQueued, loop.SaySubmitted, loop.SayDelivered, loop.SayNotReady, loop.SayNotSubmitted, OutcomeFailed, OutcomeError} {
 		m.says.WithLabelValues(o)

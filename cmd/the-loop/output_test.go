@@ -152,3 +152,17 @@ func TestRenderControl_DetailDoesNotRepeatTheOutcome(t *testing.T) {
 		t.Fatalf("rows:\n%q\nwant:\n%q", out.String(), want)
 	}
 }
+
+// TestRenderStatus_LongNamesLineUp: a name longer than the column's eleven
+// characters widens it for every row, so the status words line up.
+func TestRenderStatus_LongNamesLineUp(t *testing.T) {
+	var b bytes.Buffer
+	renderStatus(&b, loop.Report{StandingSessions: []loop.StandingRow{
+		{Name: "a-rather-long-name", Status: loop.StatusRunning, Running: true, Declared: true, AutoStart: true},
+		{Name: "short", Status: loop.StatusStopped, Declared: true, AutoStart: true},
+	}})
+	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+	if len(lines) != 3 || strings.Index(lines[1], "running") != strings.Index(lines[2], "stopped") {
+		t.Fatalf("status:\n%s", b.String())
+	}
+}

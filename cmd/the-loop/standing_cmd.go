@@ -273,14 +273,9 @@ func (c *StandingDeleteCmd) Run(ctx context.Context, a *App, api services) error
 	return a.controlAs(c.Format, res, err)
 }
 
-// control renders a control result (original §8.1): failed rows on stderr,
-// the others on stdout; exit 0 iff ok.
-func (a *App) control(res loop.StandingControlResult, err error) error {
-	return a.controlAs("text", res, err)
-}
-
-// controlAs is control in format: text, or json (the result as REST gives
-// it, on stdout, with the same exit status).
+// controlAs renders a control result in format: text (original §8.1:
+// failed rows on stderr, the others on stdout), or json (the result as REST
+// gives it, on stdout); exit 0 iff ok.
 func (a *App) controlAs(format string, res loop.StandingControlResult, err error) error {
 	if err != nil {
 		return err

@@ -60,16 +60,20 @@ func renderStatus(w io.Writer, rep loop.Report) {
 		return
 	}
 	fmt.Fprintln(w, "standing sessions:")
+	width := 11 // "service" and its column, as the original lays them out
+	for _, r := range rep.StandingSessions {
+		width = max(width, len([]rune(termSafe(r.Name))))
+	}
 	for _, r := range rep.StandingSessions {
 		if r.Outcome == loop.OutcomeMisconfigured || r.Outcome == loop.OutcomeFailed {
-			fmt.Fprintf(w, "%-11s %s  %s\n", termSafe(r.Name), r.Outcome, termSafe(r.Detail))
+			fmt.Fprintf(w, "%-*s %s  %s\n", width, termSafe(r.Name), r.Outcome, termSafe(r.Detail))
 			continue
 		}
 		word := statusWord(r)
 		if r.Status == loop.StatusFailed { // the supervisor gave up on it
 			word += " after repeated restarts"
 		}
-		line := fmt.Sprintf("%-11s %s [%s]", termSafe(r.Name), word, where(r))
+		line := fmt.Sprintf("%-*s %s [%s]", width, termSafe(r.Name), word, where(r))
 		if r.Status == loop.StatusFailed {
 			line += " — `the-loop standing start " + termSafe(r.Name) + "` starts it again"
 		}
