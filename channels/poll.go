@@ -72,6 +72,10 @@ type Poller struct {
 	// Secrets are the values a post of an agent's answer never carries
 	// (lifecycle.SecretValues); nil: none.
 	Secrets func(cfg *config.Config) []string
+	// Observe, when set, hears of every cycle's end (the service's
+	// metrics): why it was skipped ("" when it ran), how many threads could
+	// not be read, and its error.
+	Observe func(skipped string, threadErrors int, err error)
 
 	mu        sync.Mutex // one cycle at a time
 	client    *slack.Client
@@ -164,6 +168,17 @@ func Skipped(cfg *config.Config) string {
 func (p *Poller) Poll(ctx context.Context, cfg *config.Config) (loop.PollSummary, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	threadErrors := 0
+	sum, err := p.poll(ctx, cfg, &threadErrors)
+	if p.Observe != nil {
+		p.Observe(sum.Skipped, threadErrors, err)
+	}
+	return sum, err
+}
+
+// poll is Poll's cycle, p.mu held; threadErrors counts the threads that
+// could not be read.
+func (p *Poller) poll(ctx context.Context, cfg *config.Config, threadErrors *int) (loop.PollSummary, error) {
 	var sum loop.PollSummary
 	if why := Skipped(cfg); why != "" {
 		sum.Skipped = why
@@ -209,6 +224,7 @@ func (p *Poller) Poll(ctx context.Context, cfg *config.Config) (loop.PollSummary
 				p.rateLimited(limited.RetryAfter, th)
 				return sum, nil
 			}
+			*threadErrors++
 			p.log().Warn("slack: could not read a thread; it is read again next cycle",
 				"thread", th.ThreadTS, "work_item", th.Ref, "channel", channel, "error", loop.ErrorMessage(err))
 			continue

@@ -21,6 +21,7 @@ import (
 	"github.com/the-loop-dev/the-loop/harness"
 	"github.com/the-loop-dev/the-loop/internal/testkit"
 	"github.com/the-loop-dev/the-loop/lifecycle"
+	"github.com/the-loop-dev/the-loop/metrics"
 	"github.com/the-loop-dev/the-loop/runner"
 	"github.com/the-loop-dev/the-loop/sdk"
 	"github.com/the-loop-dev/the-loop/store"
@@ -60,6 +61,9 @@ type fixtureOptions struct {
 	token string
 	// logger is the service's log (default: discarded).
 	logger *slog.Logger
+	// meter, when set, is wired as the service wires its metrics: it hears
+	// the store's commits, counts the says, the sessions and the requests.
+	meter *metrics.Metrics
 }
 
 // configYAML renders the fixture's config.
@@ -110,7 +114,11 @@ func newFixture(t testing.TB, o fixtureOptions) *fixture {
 	}
 	holder.Logger = slog.New(slog.DiscardHandler)
 	cfg := holder.Current()
-	db, err := store.Open(filepath.Join(cfg.StateDir(), "the-loop.db"), store.Options{})
+	var committed func([]loop.Event)
+	if o.meter != nil {
+		committed = o.meter.Observe
+	}
+	db, err := store.Open(filepath.Join(cfg.StateDir(), "the-loop.db"), store.Options{Committed: committed})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,9 +149,14 @@ func newFixture(t testing.TB, o fixtureOptions) *fixture {
 		o.token = NewSecret()
 	}
 	f.token = o.token
-	f.server = NewServer(Options{Standing: f.svc.Standing(holder.Current), WorkItems: f.svc.WorkItems(holder.Current),
+	opt := Options{Standing: f.svc.Standing(holder.Current), WorkItems: f.svc.WorkItems(holder.Current),
 		Events: f.svc, Recorder: f.svc, Config: holder.Current, Version: "test-version", Token: o.token, Logger: o.logger,
-		TokenSource: TokenSource(cfg), Agents: f.svc, Hooks: f.svc})
+		TokenSource: TokenSource(cfg), Agents: f.svc, Hooks: f.svc}
+	if o.meter != nil {
+		o.meter.CountSessions(metrics.Rows{Standing: opt.Standing, WorkItems: opt.WorkItems})
+		opt.Standing, opt.Metrics = o.meter.Standing(opt.Standing), o.meter
+	}
+	f.server = NewServer(opt)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -146,8 +146,8 @@ func TestMCP_UnknownNamesAreToolErrors(t *testing.T) {
 		want string
 	}{
 		{"get_standing_session", map[string]any{"name": "nobody"}, "no standing session 'nobody'"},
-		{"say_to_standing_session", map[string]any{"name": "nobody", "text": "hi"}, "no standing session 'nobody' has been started"},
-		{"say_to_standing_session", map[string]any{"name": "alpha", "text": "hi"}, "no standing session 'alpha' has been started"},
+		{"say_to_standing_session", map[string]any{"name": "nobody", "text": "hi"}, "no standing session 'nobody' — it is neither declared"},
+		{"say_to_standing_session", map[string]any{"name": "alpha", "text": "hi"}, "standing session 'alpha' has never been started"},
 		{"say_to_standing_session", map[string]any{"name": "alpha", "text": "   "}, "the message is empty"},
 		{"say_to_standing_session", map[string]any{"name": "alpha"}, "text"},
 	}

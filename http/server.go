@@ -68,11 +68,27 @@ type Options struct {
 	// Hooks applies the payloads of POST /api/v1/hooks (issue 17); nil:
 	// the route answers an internal error.
 	Hooks loop.HookSink
+	// Metrics serves GET /metrics and times every request (metrics.Metrics;
+	// nil: the route answers 404 and nothing is timed).
+	Metrics Metrics
 	// StateRoot is the absolute state root whose store the service holds,
 	// reported by health so a CLI can tell its own service from another
 	// project's (default: the request's config's state root).
 	StateRoot string
 }
+
+// Metrics is what the service's metrics give the server: the scrape's
+// handler (Prometheus's text format) and a timer of each request by its
+// route template.
+type Metrics interface {
+	http.Handler
+	// ObserveRequest times one answered request; route is the route
+	// template the request matched ("" for none).
+	ObserveRequest(method, route string, status int, elapsed time.Duration)
+}
+
+// MetricsPath serves the metrics, behind the operator's token.
+const MetricsPath = "/metrics"
 
 // Route is one operation of the REST API as registered in code: B2's parity
 // test compares these triples with the authored OpenAPI file.
@@ -169,6 +185,7 @@ func (s *Server) table() []route {
 		{Route{http.MethodGet, v1 + "/standing-sessions/peek", "peekStandingSession"}, s.peekStanding},
 		{Route{http.MethodGet, v1 + "/openapi.yaml", "getOpenAPI"}, s.openAPI},
 		{Route{http.MethodPost, HooksPath, "postHook"}, s.postHook},
+		{Route{http.MethodGet, MetricsPath, "getMetrics"}, s.metrics},
 	}
 	routes = append(routes, s.sessionRoutes(v1)...)
 	routes = append(routes, s.channelRoutes(v1)...)
@@ -241,9 +258,13 @@ func admitted(c echo.Context) bool {
 // not be able to prune the event log with them.
 func (s *Server) perRequest(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
+		began := time.Now()
 		c.Set(configKey, s.opt.Config())
 		if err := s.run(next, c); err != nil {
 			c.Error(err)
+		}
+		if s.opt.Metrics != nil {
+			s.opt.Metrics.ObserveRequest(c.Request().Method, c.Path(), c.Response().Status, time.Since(began))
 		}
 		switch {
 		case !admitted(c):
@@ -305,14 +326,15 @@ func (s *Server) run(h echo.HandlerFunc, c echo.Context) (err error) {
 	return h(c)
 }
 
-// logRequest appends api.request (original §5.13: method, path, status).
+// logRequest appends api.request (original §5.13: method, path, status),
+// at debug level: one per state change, it would crowd the events table.
 func (s *Server) logRequest(c echo.Context) {
 	w := s.opt.Recorder
 	if w == nil {
 		return
 	}
 	req := c.Request()
-	ev := w.NewEvent("api.request", loop.LevelInfo,
+	ev := w.NewEvent("api.request", loop.LevelDebug,
 		loop.F("method", req.Method), loop.F("path", req.URL.Path), loop.F("status", c.Response().Status))
 	if ev.Source == "" {
 		ev.Source = "service"
@@ -370,6 +392,16 @@ func (s *Server) status(c echo.Context) error {
 		SlackTokenPresent: new(strings.TrimSpace(os.Getenv(cfg.Slack.BotTokenEnv)) != ""),
 	}
 	return writeJSON(c, http.StatusOK, loop.Report{Services: []loop.ServiceRow{svc}, StandingSessions: rows, OK: ok})
+}
+
+// metrics answers GET /metrics: the service's series in Prometheus's text
+// format (the metrics package lists them).
+func (s *Server) metrics(c echo.Context) error {
+	if s.opt.Metrics == nil {
+		return loop.NotFound("this service serves no metrics")
+	}
+	s.opt.Metrics.ServeHTTP(c.Response(), c.Request())
+	return nil
 }
 
 // describe names a request for messages: "POST /api/v1/…".

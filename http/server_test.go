@@ -47,7 +47,7 @@ func TestErrorCodes(t *testing.T) {
 		{"restart of an invalid name", "POST", "/api/v1/standing-sessions/control", `{"name":"-x","verb":"restart"}`, 400, "invalid standing-session name"},
 		{"one of an invalid name", "GET", "/api/v1/standing-sessions/one?name=Bad%20Name", "", 400, "invalid standing-session name"},
 		{"delete of an invalid name", "POST", "/api/v1/standing-sessions/delete", `{"name":"Bad Name"}`, 400, "invalid standing-session name"},
-		{"say to unknown", "POST", "/api/v1/standing-sessions/say", `{"name":"nobody","text":"hi"}`, 404, "no standing session 'nobody' has been started"},
+		{"say to unknown", "POST", "/api/v1/standing-sessions/say", `{"name":"nobody","text":"hi"}`, 404, "no standing session 'nobody' — it is neither declared"},
 		{"say without text", "POST", "/api/v1/standing-sessions/say", `{"name":"alpha"}`, 422, "body.text: field required"},
 		{"create of a declared name", "POST", "/api/v1/standing-sessions/create", `{"name":"alpha"}`, 400, "already declared"},
 		{"create of an invalid name", "POST", "/api/v1/standing-sessions/create", `{"name":"Not Valid"}`, 400, "invalid standing-session name"},
@@ -55,7 +55,7 @@ func TestErrorCodes(t *testing.T) {
 		{"create wrong types", "POST", "/api/v1/standing-sessions/create", `{"name":"x","autoStart":"yes","harnessArgs":["a",1]}`, 422,
 			"body.harnessArgs[1]: expected a string, got a number; body.autoStart: expected a boolean, got a string"},
 		{"delete of a declared name", "POST", "/api/v1/standing-sessions/delete", `{"name":"alpha"}`, 400, "is declared in standingSessions.sessions"},
-		{"delete of an uncreated name", "POST", "/api/v1/standing-sessions/delete", `{"name":"nobody"}`, 404, "has been created"},
+		{"delete of an uncreated name", "POST", "/api/v1/standing-sessions/delete", `{"name":"nobody"}`, 404, "neither declared"},
 		{"delete not JSON", "POST", "/api/v1/standing-sessions/delete", `{"name":`, 422, "body: not valid JSON"},
 		{"delete an array", "POST", "/api/v1/standing-sessions/delete", `["alpha"]`, 422, "body: expected a JSON object, got an array"},
 		{"delete without body", "POST", "/api/v1/standing-sessions/delete", ``, 422, "body: field required"},
@@ -114,7 +114,7 @@ func TestAPIRequest_LoggedForWritesNotReads(t *testing.T) {
 	}
 	var got []req
 	for _, e := range evs {
-		if e.Source != "service" || e.Level != loop.LevelInfo {
+		if e.Source != "service" || e.Level != loop.LevelDebug {
 			t.Errorf("envelope %+v", e)
 		}
 		got = append(got, req{e.Field("method").(string), e.Field("path").(string), e.Field("status")})
@@ -201,6 +201,7 @@ func TestRoutes_TableMatchesOriginal(t *testing.T) {
 		{"GET", "/api/v1/standing-sessions/peek", "peekStandingSession"},
 		{"GET", "/api/v1/openapi.yaml", "getOpenAPI"},
 		{"POST", "/api/v1/hooks", "postHook"},
+		{"GET", "/metrics", "getMetrics"},
 		{"GET", "/api/v1/sessions", "listSessions"},
 		{"GET", "/api/v1/sessions/one", "getSession"},
 		{"POST", "/api/v1/sessions/start", "startSession"},

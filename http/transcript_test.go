@@ -147,7 +147,7 @@ func TestTranscript_RESTRefusals(t *testing.T) {
 		{"/api/v1/standing-sessions/peek", 422, "query.name: field required"},
 		{"/api/v1/standing-sessions/peek?name=alpha&lines=-3", 422, "query.lines"},
 		{"/api/v1/standing-sessions/peek?name=alpha&lines=2001", 400, "ask for 1 to 2000"},
-		{"/api/v1/standing-sessions/peek?name=alpha", 404, "has been started"},
+		{"/api/v1/standing-sessions/peek?name=alpha", 404, "has never been started"},
 		{"/api/v1/standing-sessions/peek?name=nobody", 404, "no standing session 'nobody'"},
 	}
 	for _, c := range cases {

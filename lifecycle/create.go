@@ -114,7 +114,7 @@ func (s *Service) DeleteStanding(ctx context.Context, cfg *config.Config, name s
 		return loop.StandingControlResult{}, err
 	}
 	if rec == nil {
-		return loop.StandingControlResult{}, loop.NotFound("no standing session '%s' has been created", name)
+		return loop.StandingControlResult{}, unknownStanding(name)
 	}
 	stopped, err := s.StopStanding(ctx, cfg, name)
 	if err != nil {

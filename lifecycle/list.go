@@ -35,6 +35,19 @@ func (s *Service) records() ([]*loop.StandingRecord, error) {
 	return listIn(s, (*store.Tx).ListStanding)
 }
 
+// unknownStanding is the one wording of a standing session name that is
+// neither declared nor recorded (ENOTFOUND), whichever verb was asked.
+func unknownStanding(name string) *loop.Error {
+	return loop.NotFound("no standing session '%s' — it is neither declared in standingSessions.sessions nor recorded; `the-loop standing list` shows the ones there are", name)
+}
+
+// neverStarted is the one wording of a declared standing session that has
+// never been started (ENOTFOUND), for a verb that needs it running; why
+// says what it cannot do without it.
+func neverStarted(name, why string) *loop.Error {
+	return loop.NotFound("standing session '%[1]s' has never been started, so %[2]s; run `the-loop standing start %[1]s` first", name, why)
+}
+
 // entryFor answers "what is this session" from whichever source has it
 // (original §5.3): the config entry when declared, else the record's definition.
 func (s *Service) entryFor(cfg *config.Config, block *config.StandingConfig, name string) (loop.StandingDefinition, error) {
@@ -46,7 +59,7 @@ func (s *Service) entryFor(cfg *config.Config, block *config.StandingConfig, nam
 		return loop.StandingDefinition{}, err
 	}
 	if rec == nil || rec.Status == loop.StatusAbsent {
-		return loop.StandingDefinition{}, loop.NotFound("no standing session '%s' — it is neither declared in standingSessions.sessions nor recorded as created", name)
+		return loop.StandingDefinition{}, unknownStanding(name)
 	}
 	return rec.Definition(), nil
 }
@@ -174,5 +187,5 @@ func (s *Service) GetStanding(ctx context.Context, cfg *config.Config, name stri
 			return r, nil
 		}
 	}
-	return loop.StandingRow{}, loop.NotFound("no standing session '%s' — it is neither declared in standingSessions.sessions nor recorded as started", name)
+	return loop.StandingRow{}, unknownStanding(name)
 }

@@ -108,7 +108,10 @@ func (s *Service) Say(ctx context.Context, cfg *config.Config, req loop.Standing
 		return loop.SayResult{}, err
 	}
 	if rec == nil || rec.Status == loop.StatusAbsent {
-		return loop.SayResult{}, loop.NotFound("no standing session '%[1]s' has been started — a message never spawns one; run `the-loop standing start %[1]s` first", name)
+		if _, declared := tolerantBlock(cfg).Get(name); !declared {
+			return loop.SayResult{}, unknownStanding(name)
+		}
+		return loop.SayResult{}, neverStarted(name, "there is no agent to say it to (a message never spawns one)")
 	}
 	target := loop.TmuxTargetFor(name)
 	runner := s.Runner(rec.TmuxSocket)

@@ -56,7 +56,7 @@ func (s *Service) TranscriptStanding(ctx context.Context, cfg *config.Config, na
 	def, declared := tolerantBlock(cfg).Get(name)
 	started := rec != nil && rec.Status != loop.StatusAbsent
 	if !started && !declared {
-		return loop.TranscriptResult{}, loop.NotFound("no standing session '%s' — it is neither declared in standingSessions.sessions nor recorded as started", name)
+		return loop.TranscriptResult{}, unknownStanding(name)
 	}
 	harnessName := def.Harness
 	if started && rec.Harness != "" {
@@ -106,7 +106,10 @@ func (s *Service) PeekStanding(ctx context.Context, cfg *config.Config, name str
 		return loop.PeekResult{}, err
 	}
 	if rec == nil || rec.Status == loop.StatusAbsent {
-		return loop.PeekResult{}, loop.NotFound("no standing session '%[1]s' has been started, so there is no pane to peek at; run `the-loop standing start %[1]s` first", name)
+		if _, declared := tolerantBlock(cfg).Get(name); !declared {
+			return loop.PeekResult{}, unknownStanding(name)
+		}
+		return loop.PeekResult{}, neverStarted(name, "there is no pane to peek at")
 	}
 	target := loop.TmuxTargetFor(name)
 	runner := s.Runner(rec.TmuxSocket)

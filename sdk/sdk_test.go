@@ -165,11 +165,11 @@ func TestErrors_TypedFromTheService(t *testing.T) {
 		msg  string
 	}{
 		{"get of an unknown name", func() error { _, err := c.Standing.Get(ctx, "nobody"); return err }, sdk.ErrNotFound, "no standing session 'nobody'"},
-		{"delete of a name never created", func() error { _, err := c.Standing.Delete(ctx, loop.StandingDeleteRequest{Name: "nobody"}); return err }, sdk.ErrNotFound, "has been created"},
+		{"delete of a name never created", func() error { _, err := c.Standing.Delete(ctx, loop.StandingDeleteRequest{Name: "nobody"}); return err }, sdk.ErrNotFound, "neither declared"},
 		{"say to a session not started", func() error {
 			_, err := c.Standing.Say(ctx, loop.StandingSayRequest{Name: "alpha", Text: "hi", Actor: ""})
 			return err
-		}, sdk.ErrNotFound, "has been started"},
+		}, sdk.ErrNotFound, "has never been started"},
 		{"restart of an unknown name", func() error {
 			_, err := c.Standing.Control(ctx, loop.StandingControlRequest{Name: "nobody", Verb: loop.VerbRestart})
 			return err

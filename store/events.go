@@ -62,6 +62,9 @@ func (t *Tx) AppendEvent(ev *loop.Event) error {
 	if err := putUint(meta, keyEventCount, n); err != nil {
 		return loop.Internal("store: counting events: %w", err)
 	}
+	if t.db != nil && t.db.opt.Committed != nil {
+		t.appended = append(t.appended, *ev)
+	}
 	return nil
 }
 

@@ -62,6 +62,11 @@ type Options struct {
 	// MaxEvents is how many events the log keeps; the oldest are pruned as
 	// it writes. Zero or less means DefaultMaxEvents.
 	MaxEvents int
+	// Committed, when set, hears the events each write transaction
+	// appended, in order and with their Seq, once it has committed (never
+	// for one rolled back): what the service's metrics count from. It runs
+	// after the transaction, outside the file's lock, and must not block.
+	Committed func(evs []loop.Event)
 }
 
 // DB is the-loop's store: one bbolt file.
@@ -92,6 +97,9 @@ type Tx struct {
 	tx        *bolt.Tx
 	maxEvents int
 	db        *DB
+	// appended are the events this transaction appended, kept only when
+	// Options.Committed hears them.
+	appended []loop.Event
 }
 
 // Open opens (creating it and its parent directories when missing) the
@@ -221,7 +229,18 @@ func (db *DB) View(fn func(*Tx) error) error {
 	return db.run(false, fn)
 }
 
+// run runs fn in one transaction; then, once the lock is let go, a
+// committed write's events go to Options.Committed.
 func (db *DB) run(writable bool, fn func(*Tx) error) error {
+	var appended []loop.Event
+	err := db.runLocked(writable, fn, &appended)
+	if err == nil && len(appended) > 0 && db.opt.Committed != nil {
+		db.opt.Committed(appended)
+	}
+	return err
+}
+
+func (db *DB) runLocked(writable bool, fn func(*Tx) error, appended *[]loop.Event) error {
 	if db.opt.Transient {
 		// A transient handle's goroutines take turns at the file. A held
 		// file needs no turns: bbolt runs one writer beside many readers.
@@ -247,7 +266,9 @@ func (db *DB) run(writable bool, fn func(*Tx) error) error {
 	}
 	var fnErr error
 	wrap := func(tx *bolt.Tx) error {
-		fnErr = fn(&Tx{tx: tx, maxEvents: db.opt.MaxEvents, db: db})
+		t := &Tx{tx: tx, maxEvents: db.opt.MaxEvents, db: db}
+		fnErr = fn(t)
+		*appended = t.appended
 		return fnErr
 	}
 	var err error

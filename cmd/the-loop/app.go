@@ -57,7 +57,31 @@ type App struct {
 	Stdin      io.Reader
 	Stdout     io.Writer
 	Stderr     io.Writer
+	// reads is set for a verb that only reads (readVerb): run in this
+	// process where no store exists yet, it reads an empty one and creates
+	// none (emptyStore).
+	reads bool
 }
+
+// readVerbs are the commands that only read: in a directory with no
+// config they say so ("no config found; using defaults") and create no
+// store.
+var readVerbs = []string{"status", "standing list", "standing transcript", "standing peek", "sessions list", "events", "channels status"}
+
+// readVerb reports whether kong's command (e.g. "standing peek <name>")
+// only reads.
+func readVerb(cmd string) bool {
+	for _, v := range readVerbs {
+		if cmd == v || strings.HasPrefix(cmd, v+" ") {
+			return true
+		}
+	}
+	return false
+}
+
+// noConfigNote is what a read verb says on stderr when no config file was
+// found.
+const noConfigNote = "no config found; using defaults"
 
 // exitError carries an exit status without a message of its own (the
 // command already printed what it had to say).
@@ -107,7 +131,10 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		resolved = config.Resolve(path)
 	}
-	app := &App{ConfigPath: resolved, Stdin: stdin, Stdout: stdout, Stderr: stderr}
+	app := &App{ConfigPath: resolved, Stdin: stdin, Stdout: stdout, Stderr: stderr, reads: readVerb(kctx.Command())}
+	if app.reads && resolved == "" {
+		fmt.Fprintln(stderr, noConfigNote)
+	}
 	var cleanup []func()
 	defer func() {
 		for i := len(cleanup) - 1; i >= 0; i-- {
@@ -250,9 +277,16 @@ func refuseMovedStore(cfg *config.Config) error {
 // OpenStore opens the store under the config's state root. transient opens
 // the file only around each transaction (the CLI, decisions D3).
 func (a *App) OpenStore(cfg *config.Config, transient bool) (*store.DB, error) {
+	return a.openStoreHeard(cfg, transient, nil)
+}
+
+// openStoreHeard is OpenStore whose committed events go to committed too
+// (the service's metrics; nil: nowhere).
+func (a *App) openStoreHeard(cfg *config.Config, transient bool, committed func([]loop.Event)) (*store.DB, error) {
 	return store.Open(filepath.Join(cfg.StateDir(), "the-loop.db"), store.Options{
 		Transient: transient,
 		MaxEvents: cfg.EventLog.MaxEvents,
+		Committed: committed,
 	})
 }
 

@@ -24,7 +24,9 @@ type ChannelsCmd struct {
 
 // ChannelsPollCmd is `the-loop channels poll`: one inbound cycle, for cron
 // or daemon-less setups (decisions D22).
-type ChannelsPollCmd struct{}
+type ChannelsPollCmd struct {
+	Format string `enum:"text,json" default:"text" help:"Output format (text or json: the cycle's summary)."`
+}
 
 // Run polls once and prints the summary; a skipped cycle exits 1.
 func (c *ChannelsPollCmd) Run(a *App) error {
@@ -55,6 +57,12 @@ func (c *ChannelsPollCmd) Run(a *App) error {
 	}
 	if err != nil {
 		return err
+	}
+	if c.Format == "json" {
+		if err := writeJSON(a.Stdout, sum); err != nil {
+			return err
+		}
+		return okExit(sum.Skipped == "")
 	}
 	if sum.Skipped != "" {
 		fmt.Fprintf(a.Stdout, "skipped: %s\n", termSafe(sum.Skipped))

@@ -18,11 +18,13 @@ type EventsCmd struct {
 	Type     []string `help:"Event-name pattern (fnmatch, repeatable), e.g. 'standing.*'." placeholder:"PATTERN"`
 	Standing string   `help:"Only events of this standing session." placeholder:"NAME"`
 	WorkItem string   `name:"work-item" help:"Only events of this work item (standing:NAME finds a standing session's)." placeholder:"REF"`
-	Level    string   `enum:",debug,info,warning,error" default:"" help:"Minimum level (debug, info, warning, error)."`
+	Level    string   `enum:",debug,info,warning,error" default:"" help:"Minimum level (debug, info, warning, error); the table shows info and above unless given, json and jsonl every level."`
 	Since    string   `help:"Only events since an ISO-8601 time or an age (30s, 5m, 2h, 1d)." placeholder:"WHEN"`
 	Limit    int      `default:"50" help:"The last N matching events (0 = all)."`
 	Format   string   `enum:"table,json,jsonl" default:"table" help:"Output format (table, json, jsonl)."`
 	Follow   bool     `short:"f" help:"Keep printing new events until interrupted."`
+
+	layout tableLayout // the table's widths, kept for the rows --follow adds
 }
 
 // Run reads the event log: through the service when it answers (it holds
@@ -50,7 +52,11 @@ func (c *EventsCmd) Run(a *App) error {
 		return err
 	}
 	defer done()
-	q := loop.EventQuery{Types: c.Type, Standing: c.Standing, WorkItem: c.WorkItem, Level: c.Level, Since: c.Since, Limit: c.Limit}
+	level := c.Level
+	if level == "" && c.Format == "table" {
+		level = loop.LevelInfo // api.request and the like are debug: a table for people leaves them out
+	}
+	q := loop.EventQuery{Types: c.Type, Standing: c.Standing, WorkItem: c.WorkItem, Level: level, Since: c.Since, Limit: c.Limit}
 	events, err := read(q)
 	if err != nil {
 		return err
@@ -58,6 +64,9 @@ func (c *EventsCmd) Run(a *App) error {
 	if len(events) == 0 && !c.Follow {
 		fmt.Fprintln(a.Stderr, "(no matching events)")
 		return nil
+	}
+	if c.Follow {
+		c.layout.widths = followWidths()
 	}
 	if err := c.print(a.Stdout, events, true); err != nil {
 		return err
@@ -89,6 +98,13 @@ func (c *EventsCmd) Run(a *App) error {
 			}
 		}
 	}
+}
+
+// followWidths are the least widths of the table --follow prints: the
+// rows it adds later line up with the header as long as their cells fit
+// (a timestamp, "channels", "warning", most event names and refs).
+func followWidths() []int {
+	return []int{len(loop.TimeFormat), len("channels"), len("warning"), 32, 24}
 }
 
 // eventReader answers event queries from this state root's service when it
@@ -132,7 +148,7 @@ func (c *EventsCmd) print(w io.Writer, events []loop.Event, header bool) error {
 		table = append(table, []string{e.TS.UTC().Format(loop.TimeFormat), e.Source, e.Level, e.Event, workItemOf(e), detailOf(e)})
 	}
 	if len(table) > 0 {
-		writeTable(w, table)
+		c.layout.write(w, table)
 	}
 	return nil
 }

@@ -132,7 +132,7 @@ func TestLifecycle_StartStatusStopRestart(t *testing.T) {
 	waitFor(t, "status to notice", func() bool { return e.run("status").code == 1 })
 	r = e.must(1, "status")
 	if !regexpMatch(`(?m)^one +not running \[declared\]`, r.stdout) || !regexpMatch(`(?m)^two +running \[declared\]`, r.stdout) ||
-		!regexpMatch(`(?m)^idle +not running \[declared, not auto-started\]`, r.stdout) {
+		!regexpMatch(`(?m)^idle +absent \[declared, not auto-started\]`, r.stdout) { // never started: its row's status, as list words it
 		t.Fatalf("status text: %s", r)
 	}
 

@@ -22,6 +22,7 @@ import (
 	loophttp "github.com/the-loop-dev/the-loop/http"
 	"github.com/the-loop-dev/the-loop/internal/servicelog"
 	"github.com/the-loop-dev/the-loop/lifecycle"
+	"github.com/the-loop-dev/the-loop/metrics"
 	"github.com/the-loop-dev/the-loop/sdk"
 )
 
@@ -54,25 +55,32 @@ func (c *ServeCmd) Run(a *App) error {
 		return err
 	}
 	defer lock.release()
-	db, err := a.OpenStore(cfg, false)
+	// The metrics count from the events the store commits, every say's
+	// outcome, every request and every poll cycle (package metrics).
+	meter := metrics.New(loop.Version())
+	db, err := a.openStoreHeard(cfg, false, meter.Observe)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
 	svc := a.Lifecycle(current, db, "service", true)
+	meter.CountSessions(metrics.Rows{Standing: svc.Standing(current), WorkItems: svc.WorkItems(current)})
+	standing := meter.Standing(svc.Standing(current))
 	// Set before anything serves: rows and hooks read it (it runs below).
 	sup := supervisor(current, svc, log)
 	svc.Supervisor = sup
-	poller := &channels.Poller{Threads: svc, Standing: svc.Standing(current), WorkItems: &github.Mirror{WorkItems: svc.WorkItems(current), Events: svc}, Secrets: func(cfg *config.Config) []string { return lifecycle.SecretValues(cfg, os.Getenv) }, Log: log}
+	poller := &channels.Poller{Threads: svc, Standing: standing, WorkItems: &github.Mirror{WorkItems: svc.WorkItems(current), Events: svc}, Secrets: func(cfg *config.Config) []string { return lifecycle.SecretValues(cfg, os.Getenv) }, Log: log,
+		Observe: meter.PollCycle}
 	ln, err := net.Listen("tcp", cfg.Service.Addr())
 	if err != nil {
 		return loop.Errorf(loop.EINTERNAL, "cannot listen on %s (service.host, service.port): %w", cfg.Service.Addr(), err)
 	}
 	srv := loophttp.NewServer(loophttp.Options{
-		Standing:    svc.Standing(current),
+		Standing:    standing,
 		WorkItems:   svc.WorkItems(current),
 		Events:      svc,
 		Recorder:    svc,
+		Metrics:     meter,
 		Config:      current,
 		Version:     loop.Version(),
 		Logger:      log,

@@ -2,12 +2,17 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"time"
 
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/config"
+	"github.com/the-loop-dev/the-loop/lifecycle"
 	"github.com/the-loop-dev/the-loop/store"
 )
 
@@ -153,11 +158,43 @@ func (a *App) remoteServicesFor(cfg *config.Config, bound time.Duration) service
 // localServices are the verbs run in this process under cfg, with the
 // store opened around each transaction; done closes the store.
 func (a *App) localServices(cfg *config.Config) (api services, done func(), err error) {
+	if a.reads {
+		if db, done, ok, err := emptyStore(cfg); err != nil || ok {
+			if err != nil {
+				return services{}, nil, err
+			}
+			return a.inProcess(cfg, db, nil), done, nil
+		}
+	}
 	db, err := a.OpenStore(cfg, true)
 	if err != nil {
 		return services{}, nil, err
 	}
 	return a.inProcess(cfg, db, nil), func() { db.Close() }, nil
+}
+
+// emptyStore is, for a verb that only reads, the store of a state root
+// that has none yet (nor spooled hook payloads waiting for one): an empty
+// store in a temporary directory, removed by done, so that reading creates
+// nothing under the state root. ok is false when the state root has a
+// store (or a spool): the verb then opens it as usual.
+func emptyStore(cfg *config.Config) (db *store.DB, done func(), ok bool, err error) {
+	if _, err := os.Stat(storeFile(cfg.StateDir())); !errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, false, nil
+	}
+	if spooled, _ := os.ReadDir(lifecycle.SpoolDir(cfg.StateDir())); len(spooled) > 0 {
+		return nil, nil, false, nil
+	}
+	dir, err := os.MkdirTemp("", "the-loop-empty-")
+	if err != nil {
+		return nil, nil, false, loop.Internal("cannot make a temporary directory for an empty store: %w", err)
+	}
+	db, err = store.Open(filepath.Join(dir, "the-loop.db"), store.Options{Transient: true})
+	if err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, nil, false, err
+	}
+	return db, func() { db.Close(); _ = os.RemoveAll(dir) }, true, nil
 }
 
 // stopServices are localServices for a stop: a store a newer the-loop

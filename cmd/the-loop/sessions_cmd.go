@@ -45,8 +45,9 @@ func (c *SessionsListCmd) Run(ctx context.Context, a *App, api services) error {
 }
 
 // renderSessions writes the original's table (Work item, Harness, Session
-// id, Tmux, Status, Control, Last event); with no rows, the header and
-// "(no registered sessions)" on stderr.
+// id, Tmux, Status, Control, Last event) with the hooks' Activity after the
+// Status, as standing list has it; with no rows, the header and "(no
+// registered sessions)" on stderr.
 func renderSessions(stdout, stderr io.Writer, rows []loop.WorkItemRow) {
 	or := func(s string) string {
 		if s == "" {
@@ -54,13 +55,17 @@ func renderSessions(stdout, stderr io.Writer, rows []loop.WorkItemRow) {
 		}
 		return s
 	}
-	table := [][]string{{"Work item", "Harness", "Session id", "Tmux", "Status", "Control", "Last event"}}
+	table := [][]string{{"Work item", "Harness", "Session id", "Tmux", "Status", "Activity", "Control", "Last event"}}
 	for _, r := range rows {
 		last := "-"
 		if r.LastEventAt != nil && *r.LastEventAt != "" {
 			last = *r.LastEventAt
 		}
-		table = append(table, []string{r.Ref, r.Harness, r.HarnessSessionID, or(r.TmuxTarget), r.Status, "-", last})
+		activity := r.Activity
+		if activity == "" {
+			activity = loop.ActivityUnknown
+		}
+		table = append(table, []string{r.Ref, r.Harness, r.HarnessSessionID, or(r.TmuxTarget), r.Status, activity, "-", last})
 	}
 	writeTable(stdout, table)
 	if len(rows) == 0 {
@@ -76,6 +81,7 @@ type SessionsStartCmd struct {
 	Prompt     string `help:"The boot prompt (default: one naming the work item)."`
 	PromptFile string `name:"prompt-file" help:"Read the boot prompt from a file."`
 	Slack      bool   `help:"Announce it in Slack (channels.slack.channel) and bind the thread: replies there are recorded on the ticket and reach the session."`
+	Format     string `enum:"text,json" default:"text" help:"Output format (text or json)."`
 }
 
 // Run starts.
@@ -102,6 +108,9 @@ func (c *SessionsStartCmd) Run(a *App) error {
 		res, err := api.WorkItems.Start(ctx, req)
 		if err != nil {
 			return err
+		}
+		if c.Format == "json" {
+			return a.jsonResult(res, res.ExitCode)
 		}
 		return a.messages(res.Messages, res.ExitCode)
 	})
@@ -161,6 +170,7 @@ type SessionsCloseCmd struct {
 	WorkItem string `name:"work-item" required:"" help:"The work item whose session to close." placeholder:"REF"`
 	KeepTmux bool   `name:"keep-tmux" xor:"tmux" help:"Keep the tmux session so its transcript stays readable (default: routing.tmux.keepSessionOnClose)."`
 	KillTmux bool   `name:"kill-tmux" xor:"tmux" help:"Kill the tmux session along with the harness."`
+	Format   string `enum:"text,json" default:"text" help:"Output format (text or json)."`
 }
 
 // Run closes.
@@ -177,7 +187,22 @@ func (c *SessionsCloseCmd) Run(ctx context.Context, a *App, api services) error 
 	if err != nil {
 		return err
 	}
+	if c.Format == "json" {
+		return a.jsonResult(res, res.ExitCode)
+	}
 	return a.messages(res.Messages, res.ExitCode)
+}
+
+// jsonResult writes a verb's result as REST gives it; the exit status is
+// code.
+func (a *App) jsonResult(v any, code int) error {
+	if err := writeJSON(a.Stdout, v); err != nil {
+		return err
+	}
+	if code != 0 {
+		return &exitError{code: code}
+	}
+	return nil
 }
 
 // messages prints a verb's lines, each on its stream; the exit status is

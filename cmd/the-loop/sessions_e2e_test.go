@@ -41,7 +41,7 @@ func checkNamespaces(t *testing.T, e *env) {
 		t.Fatalf("sessions list: %+v", rows)
 	}
 	table := e.must(0, "sessions", "list")
-	if !mustCompile(`(?m)^Work item +Harness +Session id +Tmux +Status +Control +Last event`).MatchString(table.stdout) ||
+	if !mustCompile(`(?m)^Work item +Harness +Session id +Tmux +Status +Activity +Control +Last event`).MatchString(table.stdout) ||
 		!strings.Contains(table.stdout, octoRef) || strings.Contains(table.stdout, "supervisor") {
 		t.Fatalf("sessions list table: %s", table)
 	}

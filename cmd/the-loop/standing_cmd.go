@@ -52,37 +52,40 @@ func (c *StandingListCmd) Run(ctx context.Context, a *App, api services) error {
 
 // StandingStartCmd is `the-loop standing start [NAME]`.
 type StandingStartCmd struct {
-	Name string `arg:"" optional:"" help:"The session (default: every declared and created one)."`
+	Name   string `arg:"" optional:"" help:"The session (default: every declared and created one)."`
+	Format string `enum:"text,json" default:"text" help:"Output format (text or json)."`
 }
 
 // Run starts.
 func (c *StandingStartCmd) Run(ctx context.Context, a *App, api services) error {
 	res, err := api.Standing.Control(ctx, loop.StandingControlRequest{Name: c.Name, Verb: loop.VerbStart})
-	return a.control(res, err)
+	return a.controlAs(c.Format, res, err)
 }
 
 // StandingStopCmd is `the-loop standing stop [NAME]`.
 type StandingStopCmd struct {
-	Name string `arg:"" optional:"" help:"The session (default: every recorded one)."`
+	Name   string `arg:"" optional:"" help:"The session (default: every recorded one)."`
+	Format string `enum:"text,json" default:"text" help:"Output format (text or json)."`
 }
 
 // Run stops; it works from the records even when the config is broken.
 func (c *StandingStopCmd) Run(a *App) error {
 	return a.withServices(true, func(ctx context.Context, api services) error {
 		res, err := api.Standing.Control(ctx, loop.StandingControlRequest{Name: c.Name, Verb: loop.VerbStop})
-		return a.control(res, err)
+		return a.controlAs(c.Format, res, err)
 	})
 }
 
 // StandingRestartCmd is `the-loop standing restart NAME`.
 type StandingRestartCmd struct {
-	Name string `arg:"" help:"The session."`
+	Name   string `arg:"" help:"The session."`
+	Format string `enum:"text,json" default:"text" help:"Output format (text or json)."`
 }
 
 // Run restarts.
 func (c *StandingRestartCmd) Run(ctx context.Context, a *App, api services) error {
 	res, err := api.Standing.Control(ctx, loop.StandingControlRequest{Name: c.Name, Verb: loop.VerbRestart})
-	return a.control(res, err)
+	return a.controlAs(c.Format, res, err)
 }
 
 // StandingSayCmd is `the-loop standing say NAME (--text T | --text-file F | --text -) [--wait [--timeout D]]`.
@@ -220,6 +223,7 @@ type StandingCreateCmd struct {
 	NoAutoStart bool     `name:"no-auto-start" help:"Do not start it with the-loop start."`
 	NoStart     bool     `name:"no-start" help:"Record it without starting it."`
 	Restart     string   `help:"Restart policy when its agent dies: on-failure, always or never (default standingSessions.restart.policy)."`
+	Format      string   `enum:"text,json" default:"text" help:"Output format (text or json)."`
 }
 
 // Run creates.
@@ -252,27 +256,38 @@ func (c *StandingCreateCmd) Run(a *App, kctx *kong.Context) error {
 	}
 	return a.withServices(false, func(ctx context.Context, api services) error {
 		res, err := api.Standing.Create(ctx, req)
-		return a.control(res, err)
+		return a.controlAs(c.Format, res, err)
 	})
 }
 
 // StandingDeleteCmd is `the-loop standing delete NAME`.
 type StandingDeleteCmd struct {
-	Name string `arg:"" help:"The created session to forget."`
+	Name   string `arg:"" help:"The created session to forget."`
+	Format string `enum:"text,json" default:"text" help:"Output format (text or json)."`
 }
 
 // Run deletes. Unlike stop, it needs a config that validates (decisions
 // D8: only stop works from the records alone).
 func (c *StandingDeleteCmd) Run(ctx context.Context, a *App, api services) error {
 	res, err := api.Standing.Delete(ctx, loop.StandingDeleteRequest{Name: c.Name})
-	return a.control(res, err)
+	return a.controlAs(c.Format, res, err)
 }
 
-// control renders a control result (original §8.1): failed rows on stderr,
-// the others on stdout; exit 0 iff ok.
-func (a *App) control(res loop.StandingControlResult, err error) error {
+// controlAs renders a control result in format: text (original §8.1:
+// failed rows on stderr, the others on stdout), or json (the result as REST
+// gives it, on stdout); exit 0 iff ok.
+func (a *App) controlAs(format string, res loop.StandingControlResult, err error) error {
 	if err != nil {
 		return err
+	}
+	if format == "json" {
+		if res.Sessions == nil {
+			res.Sessions = []loop.StandingRow{}
+		}
+		if err := writeJSON(a.Stdout, res); err != nil {
+			return err
+		}
+		return okExit(res.OK)
 	}
 	if len(res.Sessions) == 0 {
 		fmt.Fprintln(a.Stderr, "(no standing sessions declared)")
@@ -286,7 +301,8 @@ func (a *App) control(res loop.StandingControlResult, err error) error {
 }
 
 // renderControl writes one line per row: name left-justified to the widest,
-// two spaces, the outcome padded to 15, then two spaces and the detail.
+// two spaces, the outcome padded to 15, then two spaces and the detail
+// (without a repeat of the outcome, ownDetail).
 func renderControl(stdout, stderr io.Writer, rows []loop.StandingRow) {
 	width := 0
 	for _, r := range rows {
@@ -295,8 +311,8 @@ func renderControl(stdout, stderr io.Writer, rows []loop.StandingRow) {
 	for _, r := range rows {
 		name := termSafe(r.Name)
 		line := fmt.Sprintf("%s%s  %-15s", name, strings.Repeat(" ", width-len([]rune(name))), termSafe(r.Outcome))
-		if r.Detail != "" {
-			line += "  " + termSafe(r.Detail)
+		if detail := ownDetail(r.Outcome, r.Detail); detail != "" {
+			line += "  " + termSafe(detail)
 		}
 		w := stdout
 		if r.Outcome == loop.OutcomeFailed {
@@ -306,8 +322,21 @@ func renderControl(stdout, stderr io.Writer, rows []loop.StandingRow) {
 	}
 }
 
+// ownDetail is a row's detail without the outcome it begins with
+// ("started loop-standing-x (…)" under the outcome started reads
+// "loop-standing-x (…)"): the row's outcome column already says it.
+func ownDetail(outcome, detail string) string {
+	if rest, ok := strings.CutPrefix(detail, outcome+" "); ok && outcome != "" {
+		return rest
+	}
+	return detail
+}
+
 // renderList writes the list table (Name, Harness, Tmux, Declared, Status,
-// Live, Slack), each cell left-justified to its column's width.
+// Live, Activity, Slack, Description), each cell but the last
+// left-justified to its column's width; the status is statusWord's, as in
+// status. When a session runs, stderr then offers the command that
+// attaches to it.
 func renderList(stdout, stderr io.Writer, rows []loop.StandingRow) {
 	if len(rows) == 0 {
 		fmt.Fprintln(stderr, "(no standing sessions declared)")
@@ -325,30 +354,57 @@ func renderList(stdout, stderr io.Writer, rows []loop.StandingRow) {
 		}
 		return s
 	}
-	table := [][]string{{"Name", "Harness", "Tmux", "Declared", "Status", "Live", "Activity", "Slack"}}
+	table := [][]string{{"Name", "Harness", "Tmux", "Declared", "Status", "Live", "Activity", "Slack", "Description"}}
+	attach := ""
 	for _, r := range rows {
-		table = append(table, []string{r.Name, or(r.Harness, "-"), r.TmuxTarget, yes(r.Declared), r.Status, yes(r.Running),
-			or(r.Activity, "unknown"), or(r.SlackThread, "-")})
+		table = append(table, []string{r.Name, or(r.Harness, "-"), r.TmuxTarget, yes(r.Declared), statusWord(r), yes(r.Running),
+			or(r.Activity, "unknown"), or(r.SlackThread, "-"), or(oneLine(r.Description), "-")})
+		if r.Running && attach == "" {
+			attach = r.Name
+		}
 	}
 	writeTable(stdout, table)
+	if attach != "" {
+		fmt.Fprintf(stderr, "attach: the-loop standing attach %s  (read-only; add --write to type into it)\n", termSafe(attach))
+	}
 }
 
+// oneLine is s with its line breaks and runs of spaces folded into single
+// spaces (a table cell holds one line).
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
 // writeTable writes cells left-justified to each column's width, joined by
-// two spaces (the last column padded too, as the original does), in one
-// write (not a system call per row).
+// two spaces, in one write (not a system call per row). The last column is
+// not padded: a long detail in one row must not pad every other line.
 func writeTable(w io.Writer, table [][]string) {
+	var l tableLayout
+	l.write(w, table)
+}
+
+// tableLayout keeps a table's column widths across writes, so rows written
+// later (events --follow) line up with the header written first.
+type tableLayout struct{ widths []int }
+
+// write writes table in the layout, widening a column a cell is too wide
+// for (the rows before stay as they were).
+func (l *tableLayout) write(w io.Writer, table [][]string) {
 	table = escapeTable(table)
-	widths := make([]int, len(table[0]))
 	for _, row := range table {
+		for len(l.widths) < len(row) {
+			l.widths = append(l.widths, 0)
+		}
 		for i, c := range row {
-			widths[i] = max(widths[i], len([]rune(c)))
+			l.widths[i] = max(l.widths[i], len([]rune(c)))
 		}
 	}
 	var b strings.Builder
 	for _, row := range table {
 		cells := make([]string, len(row))
 		for i, c := range row {
-			cells[i] = c + strings.Repeat(" ", widths[i]-len([]rune(c)))
+			cells[i] = c
+			if i < len(row)-1 {
+				cells[i] += strings.Repeat(" ", l.widths[i]-len([]rune(c)))
+			}
 		}
 		b.WriteString(strings.Join(cells, "  ") + "\n")
 	}

@@ -56,7 +56,7 @@ func TestStandingStop_TerminatesGracefullyThenResumes(t *testing.T) {
 	id := e.agent.WaitForKind(t, "start", 10*time.Second).SessionID
 
 	r := e.must(0, "standing", "stop")
-	if !strings.Contains(r.stdout, "supervisor  stopped          stopped loop-standing-supervisor") {
+	if !strings.Contains(r.stdout, "supervisor  stopped          loop-standing-supervisor") {
 		t.Fatalf("stop output: %s", r)
 	}
 	// SIGTERM reached the agent (it flushed its transcript) before the

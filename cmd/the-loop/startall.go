@@ -243,11 +243,27 @@ func (a *App) statusAll(ctx context.Context, cfg *config.Config) loop.Report {
 	return rep
 }
 
-// renderLifecycle writes start's and stop's report (original §7.5): the
-// service row and the header on stdout, each session row on stdout or, when
-// it failed, stderr (original §8.1) — and then, so that a log of stdout
-// alone still shows it, a summary line on stdout when any row failed.
+// renderLifecycle writes start's report (original §7.5): the service row
+// and the header on stdout, each session row on stdout or, when it failed,
+// stderr (original §8.1) — and then, so that a log of stdout alone still
+// shows it, a summary line on stdout when any row failed.
 func renderLifecycle(stdout, stderr io.Writer, rep loop.Report, note string) {
+	renderServices(stdout, rep)
+	if note != "" {
+		fmt.Fprintln(stdout, termLines(note))
+	}
+	renderSessionRows(stdout, stderr, rep)
+}
+
+// renderStop writes stop's report in the order stop acts: the sessions
+// first, then the service.
+func renderStop(stdout, stderr io.Writer, rep loop.Report) {
+	renderSessionRows(stdout, stderr, rep)
+	renderServices(stdout, rep)
+}
+
+// renderServices writes the service rows.
+func renderServices(stdout io.Writer, rep loop.Report) {
 	width := 0
 	for _, s := range rep.Services {
 		width = max(width, len(s.Service))
@@ -263,9 +279,11 @@ func renderLifecycle(stdout, stderr io.Writer, rep loop.Report, note string) {
 		}
 		fmt.Fprintln(stdout, line)
 	}
-	if note != "" {
-		fmt.Fprintln(stdout, termLines(note))
-	}
+}
+
+// renderSessionRows writes the header, the session rows and, when any
+// failed, the summary line.
+func renderSessionRows(stdout, stderr io.Writer, rep loop.Report) {
 	if len(rep.StandingSessions) > 0 {
 		fmt.Fprintln(stdout, "standing sessions:")
 		renderControl(stdout, stderr, rep.StandingSessions)

@@ -60,20 +60,39 @@ func renderStatus(w io.Writer, rep loop.Report) {
 		return
 	}
 	fmt.Fprintln(w, "standing sessions:")
+	width := 11 // "service" and its column, as the original lays them out
+	for _, r := range rep.StandingSessions {
+		width = max(width, len([]rune(termSafe(r.Name))))
+	}
 	for _, r := range rep.StandingSessions {
 		if r.Outcome == loop.OutcomeMisconfigured || r.Outcome == loop.OutcomeFailed {
-			fmt.Fprintf(w, "%-11s %s  %s\n", termSafe(r.Name), r.Outcome, termSafe(r.Detail))
+			fmt.Fprintf(w, "%-*s %s  %s\n", width, termSafe(r.Name), r.Outcome, termSafe(r.Detail))
 			continue
 		}
-		running := "not running"
-		if r.Running {
-			running = "running"
-		}
+		word := statusWord(r)
 		if r.Status == loop.StatusFailed { // the supervisor gave up on it
-			running = "failed after repeated restarts (`the-loop standing start " + r.Name + "` starts it again)"
+			word += " after repeated restarts"
 		}
-		fmt.Fprintf(w, "%-11s %s [%s]\n", termSafe(r.Name), running, where(r))
+		line := fmt.Sprintf("%-*s %s [%s]", width, termSafe(r.Name), word, where(r))
+		if r.Status == loop.StatusFailed {
+			line += " — `the-loop standing start " + termSafe(r.Name) + "` starts it again"
+		}
+		fmt.Fprintln(w, line)
 	}
+}
+
+// statusWord is a standing session's status in every text view (status,
+// standing list): the row's status as JSON gives it (running, stopped,
+// absent, failed, broken), except that a session recorded running whose
+// pane is not live (or whose liveness tmux cannot tell) is "not running".
+func statusWord(r loop.StandingRow) string {
+	switch {
+	case r.Status == loop.StatusRunning && !r.Running:
+		return "not running"
+	case r.Status == "":
+		return loop.StatusAbsent
+	}
+	return r.Status
 }
 
 // where says where a status row comes from (decisions D20).

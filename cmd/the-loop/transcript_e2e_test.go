@@ -152,7 +152,7 @@ func TestStandingTranscript_Refusals(t *testing.T) {
 		{[]string{"standing", "transcript", "nobody"}, 1, "no standing session 'nobody'"},
 		{[]string{"standing", "transcript", "supervisor", "--last", "0"}, 2, "--last 0 is out of range"},
 		{[]string{"standing", "transcript", "supervisor", "--last", "1001"}, 2, "ask for 1 to 1000"},
-		{[]string{"standing", "peek", "supervisor"}, 1, "has been started"},
+		{[]string{"standing", "peek", "supervisor"}, 1, "has never been started"},
 		{[]string{"standing", "peek", "supervisor", "--lines", "2001"}, 2, "ask for 1 to 2000"},
 		{[]string{"standing", "attach", "supervisor"}, 2, "needs a terminal"},
 	} {
