@@ -124,7 +124,16 @@ type Hearing struct {
 	// HookSeq is the name of the last spooled hook payload applied to the
 	// record: a spool file at or before it is never applied again.
 	HookSeq string `json:"hookSeq,omitempty"`
+	// HookIDs are the delivery ids (HookDelivery.ID) of the last hooks
+	// applied to the record, oldest first, at most MaxHookIDs: a delivery
+	// whose id is among them was applied before and is ignored.
+	HookIDs []string `json:"hookIds,omitempty"`
 }
+
+// MaxHookIDs is how many delivery ids a record keeps (Hearing.HookIDs): far
+// more than the hooks one agent can have in flight (a hook command ends
+// within 2 s) while every list decodes them.
+const MaxHookIDs = 32
 
 // TagFor is the tag the running pane of conversation id carries.
 func (h *Hearing) TagFor(id string) string {

@@ -14,6 +14,12 @@ type HookDelivery struct {
 	// Parents is the hook command's parent chain, nearest first: the pids
 	// that prove a clear comes from the session's own agent.
 	Parents []int `json:"parents,omitempty"`
+	// ID is the delivery's own id, made by the hook command once per
+	// invocation and kept however the payload travels (POST, store, spool):
+	// a session applies one id once, so a POST that timed out after the
+	// service applied it and then went to the spool is not applied again.
+	// Empty: no such guard (an older hook command).
+	ID string `json:"id,omitempty"`
 }
 
 // HookSink applies hook payloads to the sessions they name (the service's

@@ -18,6 +18,9 @@ const (
 	// HookParentsHeader is the hook command's parent pids, nearest first,
 	// comma-separated.
 	HookParentsHeader = "X-The-Loop-Hook-Parents"
+	// HookDeliveryHeader is the delivery's id (loop.HookDelivery.ID): the
+	// same delivery replayed from the spool is not applied twice.
+	HookDeliveryHeader = "X-The-Loop-Hook-Delivery"
 )
 
 // postHook answers POST /api/v1/hooks?session=<ref>: the body is one raw
@@ -36,7 +39,8 @@ func (s *Server) postHook(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	d := loop.HookDelivery{Session: ref, Payload: body, Truncated: req.Header.Get(HookTruncatedHeader) == "true"}
+	d := loop.HookDelivery{Session: ref, Payload: body, Truncated: req.Header.Get(HookTruncatedHeader) == "true",
+		ID: req.Header.Get(HookDeliveryHeader)}
 	for _, p := range strings.Split(req.Header.Get(HookParentsHeader), ",") {
 		if pid, err := strconv.Atoi(strings.TrimSpace(p)); err == nil && pid > 0 {
 			d.Parents = append(d.Parents, pid)

@@ -81,7 +81,10 @@ func listIn[R any](s *Service, list func(tx *store.Tx) ([]*R, error)) ([]*R, err
 // nothing.
 func transitionIn[R any](ctx context.Context, s *Service, k kind[R], event string, mutate func(rec *R) error, also func(tx *store.Tx) error, events ...loop.Event) (*R, error) {
 	var out *R
-	err := s.DB.Update(func(tx *store.Tx) error {
+	// A batch (store.DB.Batch): concurrent starts, says and stops share
+	// commits; the function below may run again and sets only out.
+	err := s.DB.Batch(func(tx *store.Tx) error {
+		out = nil
 		cur, err := k.get(tx)
 		if err != nil {
 			return err

@@ -3,6 +3,8 @@ package lifecycle
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -193,7 +195,10 @@ func (s *Service) applyHook(ctx context.Context, d loop.HookDelivery, seq string
 	}
 	defer s.heard.broadcast() // a say waiting on this hook looks again
 	ended := false            // an agent's SessionEnd applied: the supervisor looks now
-	err := s.DB.Update(func(tx *store.Tx) error {
+	// A batch (store.DB.Batch): hooks heard at once share commits; the
+	// function below may run again and sets only ended.
+	err := s.DB.Batch(func(tx *store.Tx) error {
+		ended = false
 		h, why, err := s.hookedIn(tx, d.Session)
 		if err != nil {
 			return err
@@ -207,6 +212,21 @@ func (s *Service) applyHook(ctx context.Context, d loop.HookDelivery, seq string
 				return nil // applied before its file was deleted
 			}
 			h.hear.HookSeq = seq
+		}
+		if d.ID != "" && len(d.ID) <= maxHookIDLen {
+			if slices.Contains(h.hear.HookIDs, d.ID) {
+				// Applied before, by another road: a POST that timed out
+				// after the service applied it, then spooled. Its spool
+				// file (seq) is still marked applied.
+				if seq != "" {
+					return h.put()
+				}
+				return nil
+			}
+			h.hear.HookIDs = append(slices.Clone(h.hear.HookIDs), d.ID)
+			if n := len(h.hear.HookIDs); n > loop.MaxHookIDs {
+				h.hear.HookIDs = h.hear.HookIDs[n-loop.MaxHookIDs:]
+			}
 		}
 		evs, why := s.hear(h, p, d, panes)
 		if why != "" {
@@ -231,6 +251,18 @@ func (s *Service) applyHook(ctx context.Context, d loop.HookDelivery, seq string
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// maxHookIDLen bounds a delivery id a record keeps; a longer one (not the
+// hook command's) is not guarded.
+const maxHookIDLen = 64
+
+// NewHookDeliveryID is a fresh delivery id (loop.HookDelivery.ID): 128
+// random bits, hex.
+func NewHookDeliveryID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
 
 // hookedIn finds the record ref names (nil and why not when there is none).
 func (s *Service) hookedIn(tx *store.Tx, ref string) (*hooked, string, error) {

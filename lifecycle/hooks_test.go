@@ -495,3 +495,53 @@ func TestHooks_AnAgentsSessionEndPokesTheSupervisor(t *testing.T) {
 		t.Fatal("the agent's SessionEnd did not poke the supervisor")
 	}
 }
+
+func TestHooks_ADeliveryIsAppliedOnceWhateverRoadItTakes(t *testing.T) {
+	w := newHookWorld(t)
+	root := w.cfg.StateDir()
+	deliver := func(id string, spool bool) {
+		t.Helper()
+		data, _ := json.Marshal(map[string]any{"session_id": w.id, "hook_event_name": "Notification", "notification_type": "idle_prompt", "message": id})
+		d := loop.HookDelivery{Session: "standing:supervisor", Payload: data, ID: id}
+		if spool {
+			if err := SpoolHook(root, d); err != nil {
+				t.Fatal(err)
+			}
+			if err := w.s.ApplySpool(context.Background(), root); err != nil {
+				t.Fatal(err)
+			}
+			return
+		}
+		if err := w.s.ApplyHook(context.Background(), root, d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	attention := func() int {
+		n := 0
+		for _, ev := range w.heardEvents() {
+			if ev.Event == "standing.attention" {
+				n++
+			}
+		}
+		return n
+	}
+	deliver("d-1", false)
+	deliver("d-1", true)  // the timed-out POST's copy, from the spool
+	deliver("d-1", false) // and once more directly
+	if n := attention(); n != 1 {
+		t.Fatalf("%d attention events for one delivery, want 1", n)
+	}
+	for i := range loop.MaxHookIDs + 8 {
+		deliver(fmt.Sprintf("d-%d", i+2), i%2 == 0)
+	}
+	if n := attention(); n != loop.MaxHookIDs+9 {
+		t.Fatalf("%d attention events, want each new delivery applied", n)
+	}
+	ids := w.record().HookIDs
+	if len(ids) != loop.MaxHookIDs || ids[len(ids)-1] != fmt.Sprintf("d-%d", loop.MaxHookIDs+9) {
+		t.Fatalf("kept ids %q, want the last %d", ids, loop.MaxHookIDs)
+	}
+	if entries, _ := os.ReadDir(SpoolDir(root)); len(entries) != 0 {
+		t.Fatalf("spool left %d files", len(entries))
+	}
+}

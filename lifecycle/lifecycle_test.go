@@ -388,6 +388,16 @@ func (u *usurpedAfterSpawn) State(ctx context.Context, target string) loop.PaneS
 	return u.fakeRunner.State(ctx, target)
 }
 
+// States is the batched query the resume probe polls with (probes.go):
+// armed, it finds the same.
+func (u *usurpedAfterSpawn) States(ctx context.Context, targets []string) map[string]loop.PaneState {
+	out := map[string]loop.PaneState{}
+	for _, t := range targets {
+		out[t] = u.State(ctx, t)
+	}
+	return out
+}
+
 func TestStart_ResumeThatDiesNeverKillsWhatTookItsName(t *testing.T) {
 	r, cfg := newFakeRunner(), testConfig(t, "supervisor")
 	s, id := startedThenStopped(t, r, cfg)

@@ -72,6 +72,8 @@ type Service struct {
 	waits waitGraph
 	// heard wakes the says waiting on hooks this process applied.
 	heard notifier
+	// probes are the resume probes' shared tmux queries (probes.go).
+	probes probeRounds
 }
 
 func (s *Service) now() time.Time {
@@ -124,9 +126,10 @@ func (s *Service) event(name, level string, fields ...loop.Field) loop.Event {
 }
 
 // Emit appends events outside any state change (reads that still leave a
-// paper trail, e.g. api.request).
+// paper trail, e.g. api.request), in a transaction it may share with
+// other goroutines' (store.DB.Batch).
 func (s *Service) Emit(evs ...loop.Event) error {
-	return s.DB.Update(func(tx *store.Tx) error {
+	return s.DB.Batch(func(tx *store.Tx) error {
 		for i := range evs {
 			if err := tx.AppendEvent(&evs[i]); err != nil {
 				return err
@@ -315,11 +318,13 @@ func probe(ctx context.Context, runner loop.Runner, target string) loop.PaneStat
 }
 
 // survives polls a resumed pane for the probe window: dead or gone at any
-// point fails at once (claude --resume on an unknown id exits fast).
-func survives(ctx context.Context, runner loop.Runner, target string, probe time.Duration) bool {
+// point fails at once (claude --resume on an unknown id exits fast). The
+// polls of concurrent probes on one socket share their tmux queries
+// (probes.go).
+func (s *Service) survives(ctx context.Context, runner loop.Runner, socket, target string, probe time.Duration) bool {
 	deadline := time.Now().Add(probe)
 	for {
-		if !runner.State(ctx, target).LiveOrUnknown() {
+		if !s.probes.state(ctx, runner, socket, target).LiveOrUnknown() {
 			return false
 		}
 		left := time.Until(deadline)
@@ -329,7 +334,7 @@ func survives(ctx context.Context, runner loop.Runner, target string, probe time
 		select {
 		case <-ctx.Done():
 			return false
-		case <-time.After(min(left, 100*time.Millisecond)):
+		case <-time.After(min(left, nextProbe(time.Now()))):
 		}
 	}
 }

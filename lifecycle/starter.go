@@ -293,7 +293,7 @@ func (st *starter[R, Res]) spawn(ctx context.Context, rec *R, state loop.PaneSta
 			// left alone.
 			return st.spawnFailed(ctx, rec, loop.ErrorMessage(err), loop.F("harness", p.harness), loop.F("tmux_target", target))
 		}
-		if survives(ctx, st.runner, target, tmux.ResumeProbe()) || st.spawned(ctx, id) {
+		if s.survives(ctx, st.runner, st.socket, target, tmux.ResumeProbe()) || st.spawned(ctx, id) {
 			return st.up(ctx, EvResumed, p, id, loop.OutcomeResumed, "")
 		}
 		last := lastLine(ctx, st.runner, target)

@@ -63,13 +63,25 @@ func spawnTranscript(target string) [][]string {
 	return [][]string{
 		{"-L", "sock", "has-session", "-t", "=" + target},
 		{"-L", "sock", "new-session", "-d", "-s", target, "-x", "200", "-y", "50", "-c", "/", "--", "sleep", "60"},
-		{"-L", "sock", "set-option", "-w", "-t", "=" + target + ":^", "remain-on-exit", "on"},
-		{"-L", "sock", "set-option", "-w", "-t", "=" + target + ":^", "window-size", "manual"},
-		{"-L", "sock", "respawn-pane", "-k", "-t", "=" + target + ":^.{top-left}", "-c", "/", "--",
+		{"-L", "sock", "set-option", "-w", "-t", "=" + target + ":^", "remain-on-exit", "on", ";",
+			"set-option", "-q", "-w", "-t", "=" + target + ":^", "window-size", "manual", ";",
+			"respawn-pane", "-k", "-t", "=" + target + ":^.{top-left}", "-c", "/", "--",
 			"/bin/claude", "--session-id", "id-1", `--flag\;`, `boot prompt\;`,
 			";", "set-option", "-t", "=" + target + ":", "@the-loop-tag", `id-1\;`},
 	}
 }
+
+// respawnList is the command list a spawn into a new session ends with:
+// remain-on-exit and the window size set, then respawn (the -L sock prefix
+// included).
+func respawnList(target string, respawn ...string) []string {
+	w := "=" + target + ":^"
+	return append([]string{"-L", "sock", "set-option", "-w", "-t", w, "remain-on-exit", "on", ";",
+		"set-option", "-q", "-w", "-t", w, "window-size", "manual", ";"}, respawn...)
+}
+
+// spawnListKey is the recorder key of respawnList("loop-a") before its respawn.
+const spawnListKey = "set-option -w -t =loop-a:^ remain-on-exit on ; set-option -q -w -t =loop-a:^ window-size manual"
 
 // stateTranscript is State(target) of a session that exists.
 func stateTranscript(target string) [][]string {
@@ -191,7 +203,7 @@ func TestSpawnIn_RetriesOnceAfterDuplicateSession(t *testing.T) {
 func TestSpawnIn_FailedRespawnRemovesHalfMadeSessionAndCarriesStderr(t *testing.T) {
 	rec := newRecorder().
 		on("has-session -t =loop-a", exit1("no server running on /tmp/tmux-0/sock")).
-		on("respawn-pane -k -t =loop-a:^.{top-left} -- h x", exit1("create pane failed: boom"))
+		on(spawnListKey+" ; respawn-pane -k -t =loop-a:^.{top-left} -- h x", exit1("create pane failed: boom"))
 	r, _ := newTestRunner(t, rec, nil)
 	err := r.SpawnIn(context.Background(), "loop-a", loop.SpawnSpec{Argv: []string{"h", "x"}})
 	var ee *ExitError
@@ -212,7 +224,7 @@ func TestSpawnIn_SingleElementArgvIsExecedNotShellSplit(t *testing.T) {
 	}
 	got := rec.argvs()
 	last := got[len(got)-1]
-	want := []string{"-L", "sock", "respawn-pane", "-k", "-t", "=loop-a:^.{top-left}", "--", `exec '/opt/my agent/it'\''s'`}
+	want := respawnList("loop-a", "respawn-pane", "-k", "-t", "=loop-a:^.{top-left}", "--", `exec '/opt/my agent/it'\''s'`)
 	if !reflect.DeepEqual(last, want) {
 		t.Fatalf("respawn = %q, want %q", last, want)
 	}
@@ -254,7 +266,7 @@ func TestSpawnIn_TooLongArgvGoesThroughLauncherFile(t *testing.T) {
 	last := got[len(got)-1]
 	file := last[len(last)-1]
 	t.Cleanup(func() { os.Remove(file) })
-	want := []string{"-L", "sock", "respawn-pane", "-k", "-t", "=loop-a:^.{top-left}", "-c", "/", "--", "/bin/the-loop", "internal-exec", file}
+	want := respawnList("loop-a", "respawn-pane", "-k", "-t", "=loop-a:^.{top-left}", "-c", "/", "--", "/bin/the-loop", "internal-exec", file)
 	if !reflect.DeepEqual(last, want) {
 		t.Fatalf("respawn = %q, want %q", last, want)
 	}

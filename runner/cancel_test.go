@@ -33,13 +33,14 @@ func TestSpawnIn_CancelledMidwayStillRemovesTheHalfMadeSession(t *testing.T) {
 	if err := r.SpawnIn(ctx, "loop-a", loop.SpawnSpec{Argv: []string{"h", "x"}}); err == nil {
 		t.Fatal("SpawnIn succeeded")
 	}
+	list := "set-option -w -t =loop-a:^ remain-on-exit on ; set-option -q -w -t =loop-a:^ window-size manual ; respawn-pane -k -t =loop-a:^.{top-left} -- h x"
 	assertArgv(t, rec, [][]string{
 		{"-L", "sock", "has-session", "-t", "=loop-a"},
 		{"-L", "sock", "new-session", "-d", "-s", "loop-a", "-x", "200", "-y", "50", "--", "sleep", "60"},
-		{"-L", "sock", "set-option", "-w", "-t", "=loop-a:^", "remain-on-exit", "on"},
+		append([]string{"-L", "sock"}, strings.Fields(list)...),
 		{"-L", "sock", "kill-session", "-t", "=loop-a"},
 	})
-	if got := rec.cancelled(); !reflect.DeepEqual(got, []string{"set-option -w -t =loop-a:^ remain-on-exit on"}) {
+	if got := rec.cancelled(); !reflect.DeepEqual(got, []string{list}) {
 		t.Fatalf("calls without an answer: %q; the kill-session must run on its own context", got)
 	}
 }

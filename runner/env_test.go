@@ -32,7 +32,7 @@ func TestSpawnIn_ExplicitEnvGoesThroughTheLauncherFile(t *testing.T) {
 	last := got[len(got)-1]
 	file := last[len(last)-1]
 	t.Cleanup(func() { os.Remove(file) })
-	want := []string{"-L", "sock", "respawn-pane", "-k", "-t", "=loop-a:^.{top-left}", "-c", "/", "--", "/bin/the-loop", "internal-exec", file}
+	want := respawnList("loop-a", "respawn-pane", "-k", "-t", "=loop-a:^.{top-left}", "-c", "/", "--", "/bin/the-loop", "internal-exec", file)
 	if !reflect.DeepEqual(last, want) {
 		t.Fatalf("respawn = %q, want %q", last, want)
 	}

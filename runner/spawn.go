@@ -87,20 +87,20 @@ func (t *Tmux) spawn(ctx context.Context, target, cwd, tag string, paneArgs []st
 	if err != nil {
 		return fail(loop.EINTERNAL, err, "could not create tmux session %s: %v", target, err)
 	}
-	if err := t.do(ctx, "set-option", "-w", "-t", agentWindow(target), "remain-on-exit", "on"); err != nil {
-		t.abandon(ctx, target)
-		return fail(loop.EINTERNAL, err, "could not set remain-on-exit on tmux session %s: %v", target, err)
-	}
-	if err := t.do(ctx, "set-option", "-w", "-t", agentWindow(target), "window-size", "manual"); err != nil {
-		t.log.Warn("could not fix the window size", "target", target, "error", err)
-	}
+	// One tmux command list, which the server runs in order and stops at
+	// the first failure: remain-on-exit, the fixed window size (-q: a tmux
+	// without the option skips it), the respawn that replaces the
+	// placeholder and, when set, the tag — so the harness never runs
+	// without remain-on-exit, and no crash of this process can leave it
+	// running untagged, or a placeholder tagged. Three tmux calls a spawn
+	// instead of five.
+	win := agentWindow(target)
+	args := append([]string{"set-option", "-w", "-t", win, "remain-on-exit", "on", ";",
+		"set-option", "-q", "-w", "-t", win, "window-size", "manual", ";"}, paneArgs...)
 	if tag != "" {
-		// One tmux command list: the server runs the tag right after the
-		// respawn (and not if it failed), so no crash of this process can
-		// leave the harness running untagged — or a placeholder tagged.
-		paneArgs = append(append([]string{}, paneArgs...), ";", "set-option", "-t", optionTarget(target), TagOption, EscapeArg(tag))
+		args = append(args, ";", "set-option", "-t", optionTarget(target), TagOption, EscapeArg(tag))
 	}
-	if err := t.do(ctx, paneArgs...); err != nil {
+	if err := t.do(ctx, args...); err != nil {
 		t.abandon(ctx, target)
 		return fail(loop.EINTERNAL, err, "could not start the harness in tmux session %s: %v", target, err)
 	}

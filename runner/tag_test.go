@@ -58,19 +58,20 @@ func TestSpawnIn_TagIsSetInTheRespawnsCommandList(t *testing.T) {
 	// One command list: tmux runs the tag right after the respawn, and not
 	// at all if the respawn fails; nothing can die in between.
 	want := [][]string{
-		{"-L", "sock", "set-option", "-w", "-t", "=loop-a:^", "window-size", "manual"},
-		{"-L", "sock", "respawn-pane", "-k", "-t", "=loop-a:^.{top-left}", "--", "h", "x",
+		{"-L", "sock", "set-option", "-w", "-t", "=loop-a:^", "remain-on-exit", "on", ";",
+			"set-option", "-q", "-w", "-t", "=loop-a:^", "window-size", "manual", ";",
+			"respawn-pane", "-k", "-t", "=loop-a:^.{top-left}", "--", "h", "x",
 			";", "set-option", "-t", "=loop-a:", "@the-loop-tag", "conv-1"},
 	}
-	if !reflect.DeepEqual(got[len(got)-2:], want) {
-		t.Fatalf("last calls = %q, want %q", got[len(got)-2:], want)
+	if !reflect.DeepEqual(got[len(got)-1:], want) {
+		t.Fatalf("last calls = %q, want %q", got[len(got)-1:], want)
 	}
 }
 
 func TestSpawnIn_FailedRespawnSetsNoTag(t *testing.T) {
 	rec := newRecorder().
 		on("has-session -t =loop-a", exit1("can't find session: loop-a")).
-		on("respawn-pane -k -t =loop-a:^.{top-left} -- h x ; set-option -t =loop-a: @the-loop-tag conv-1", exit1("create pane failed: boom"))
+		on(spawnListKey+" ; respawn-pane -k -t =loop-a:^.{top-left} -- h x ; set-option -t =loop-a: @the-loop-tag conv-1", exit1("create pane failed: boom"))
 	r, _ := newTestRunner(t, rec, nil)
 	if err := r.SpawnIn(context.Background(), "loop-a", loop.SpawnSpec{Argv: []string{"h", "x"}, Tag: "conv-1"}); err == nil {
 		t.Fatal("SpawnIn succeeded")

@@ -89,6 +89,10 @@ type DB struct {
 	// standing caches ListStanding's decoded records by the transaction id
 	// of the commit they were read at (held mode only).
 	standing standingCache
+
+	// batch coalesces concurrent Batch calls, views concurrent Views in
+	// transient mode (batch.go).
+	batch, views batcher
 }
 
 // Tx is one transaction. It is valid only inside the function given to
@@ -224,8 +228,13 @@ func (db *DB) Update(fn func(*Tx) error) error {
 	return db.run(true, fn)
 }
 
-// View runs fn in a read-only transaction.
+// View runs fn in a read-only transaction; in transient mode it may share
+// the transaction (and the file's one open) with the Views of other
+// goroutines at the same time, run one after another (batch.go).
 func (db *DB) View(fn func(*Tx) error) error {
+	if db.opt.Transient {
+		return db.view(fn)
+	}
 	return db.run(false, fn)
 }
 
@@ -294,7 +303,7 @@ func (db *DB) runLocked(writable bool, fn func(*Tx) error, appended *[]loop.Even
 // jitter from lockRetryMin to lockRetryMax instead.
 const (
 	lockRetryMin = time.Millisecond
-	lockRetryMax = 20 * time.Millisecond
+	lockRetryMax = 5 * time.Millisecond
 )
 
 // openFile opens the bbolt file, waiting at most opt.Timeout for its lock.

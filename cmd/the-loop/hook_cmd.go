@@ -81,7 +81,9 @@ func (c *HookCmd) deliver(stdin io.Reader, note func(what string, err error)) {
 	if err != nil && len(data) == 0 {
 		return
 	}
-	d := loop.HookDelivery{Session: c.Session, Parents: parentChain()}
+	// One id per invocation, kept on whichever roads the payload takes (a
+	// POST that timed out, then the spool): it is applied once.
+	d := loop.HookDelivery{Session: c.Session, Parents: parentChain(), ID: lifecycle.NewHookDeliveryID()}
 	data, d.Truncated = lifecycle.ShrinkHookPayload(data)
 	d.Payload = data
 	if _, ok := lifecycle.ParseHookPayload(data); !ok {
@@ -131,6 +133,7 @@ func (c *HookCmd) post(root string, d loop.HookDelivery) bool {
 		req.Header.Set(loophttp.HookTruncatedHeader, "true")
 	}
 	req.Header.Set(loophttp.HookParentsHeader, joinInts(d.Parents))
+	req.Header.Set(loophttp.HookDeliveryHeader, d.ID)
 	resp, err := (&nethttp.Client{Transport: &nethttp.Transport{Proxy: nil, DisableKeepAlives: true}}).Do(req)
 	if err != nil {
 		return false

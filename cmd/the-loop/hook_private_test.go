@@ -2,6 +2,9 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"encoding/json"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -10,8 +13,13 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
+	loop "github.com/the-loop-dev/the-loop"
+	"github.com/the-loop-dev/the-loop/config"
+	loophttp "github.com/the-loop-dev/the-loop/http"
 	"github.com/the-loop-dev/the-loop/lifecycle"
+	"github.com/the-loop-dev/the-loop/store"
 )
 
 // runHook runs `the-loop hook` on root with a Notification payload; it
@@ -114,5 +122,84 @@ func TestHookCommand_DoesNotPostToAnAddressOthersMayHaveWritten(t *testing.T) {
 	}
 	if n := spoolCount(t, root); n != 1 {
 		t.Fatalf("%d spool files, want the payload spooled instead", n)
+	}
+}
+
+// slowSink applies a hook, then answers only after the hook command's POST
+// has timed out: the service applied it, the command does not know.
+type slowSink struct {
+	svc   *lifecycle.Service
+	delay time.Duration
+}
+
+func (s slowSink) ApplyHook(ctx context.Context, root string, d loop.HookDelivery) error {
+	err := s.svc.ApplyHook(ctx, root, d)
+	time.Sleep(s.delay)
+	return err
+}
+
+// A POST that times out after the service applied it goes to the spool;
+// replayed from there it is not applied again: its delivery id was.
+func TestHookCommand_APostThatTimedOutAfterItWasAppliedIsNotAppliedAgain(t *testing.T) {
+	root := t.TempDir()
+	db, err := store.Open(filepath.Join(root, "the-loop.db"), store.Options{}) // held, as the service holds it
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.Update(func(tx *store.Tx) error {
+		return tx.PutStanding(&loop.StandingRecord{Name: "supervisor", Harness: "claude", HarnessSessionID: "conv-1", Status: loop.StatusRunning})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	svc := &lifecycle.Service{DB: db, Source: "service"}
+	cfg := config.Default()
+	srv := httptest.NewUnstartedServer(loophttp.NewServer(loophttp.Options{NoAuth: true, StateRoot: root,
+		Hooks:  slowSink{svc: svc, delay: hookPostTimeout + 300*time.Millisecond},
+		Config: func() *config.Config { return cfg }}).Handler())
+	cfg.Service.Port = srv.Listener.Addr().(*net.TCPAddr).Port // the Host guard's port
+	srv.Start()
+	defer srv.Close()
+	addr := serviceAddrPath(root)
+	if err := os.MkdirAll(filepath.Dir(addr), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(addr, []byte(strings.TrimPrefix(srv.URL, "http://")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(binary, "hook", "--state-root", root, "--session", "standing:supervisor")
+	cmd.Env = append(os.Environ(), "THE_LOOP_CLI_CONFIG=/nonexistent/config.yaml")
+	payload, _ := json.Marshal(map[string]any{"session_id": "conv-1", "hook_event_name": "UserPromptSubmit", "prompt_id": "p-1", "prompt": "hello"})
+	cmd.Stdin = bytes.NewReader(payload)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("the-loop hook: %v\n%s", err, out)
+	}
+	if n := spoolCount(t, root); n != 1 {
+		t.Fatalf("%d spool files; want the timed-out POST's payload spooled (the store is held)", n)
+	}
+	if err := svc.ApplySpool(context.Background(), root); err != nil {
+		t.Fatal(err)
+	}
+	if n := spoolCount(t, root); n != 0 {
+		t.Fatalf("%d spool files left after ApplySpool", n)
+	}
+	var rec *loop.StandingRecord
+	var started int
+	if err := db.View(func(tx *store.Tx) error {
+		if rec, err = tx.Standing("supervisor"); err != nil {
+			return err
+		}
+		evs, err := tx.Events(store.EventQuery{})
+		for _, ev := range evs {
+			if ev.Event == "standing.turn_started" {
+				started++
+			}
+		}
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.Prompts) != 1 || started != 1 || len(rec.HookIDs) != 1 {
+		t.Fatalf("prompts %+v, %d turn_started events, ids %q: want the delivery applied once", rec.Prompts, started, rec.HookIDs)
 	}
 }

@@ -1,0 +1,78 @@
+package lifecycle
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	loop "github.com/the-loop-dev/the-loop"
+)
+
+// countingTmux counts the fake tmux's queries: one State each, or one
+// States for many.
+type countingTmux struct {
+	*fakeRunner
+	state, states atomic.Int32
+}
+
+func (c *countingTmux) State(ctx context.Context, target string) loop.PaneState {
+	c.state.Add(1)
+	return c.fakeRunner.State(ctx, target)
+}
+
+func (c *countingTmux) States(ctx context.Context, targets []string) map[string]loop.PaneState {
+	c.states.Add(1)
+	return c.fakeRunner.States(ctx, targets)
+}
+
+func TestProbes_ConcurrentResumeProbesShareTheirTmuxQueries(t *testing.T) {
+	r := &countingTmux{fakeRunner: newFakeRunner()}
+	s := newTestService(t, r.fakeRunner)
+	const n = 20
+	for i := range n {
+		r.Panes[fmt.Sprintf("loop-standing-s%02d", i)] = loop.PaneLive
+	}
+	r.Panes["loop-standing-s07"] = loop.PaneDead // a resume that died
+	probe := 400 * time.Millisecond
+	got := make([]bool, n)
+	var wg sync.WaitGroup
+	start := time.Now()
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			got[i] = s.survives(context.Background(), r, "sock", fmt.Sprintf("loop-standing-s%02d", i), probe)
+		}()
+	}
+	wg.Wait()
+	for i, ok := range got {
+		if ok != (i != 7) {
+			t.Errorf("s%02d survives = %v", i, ok)
+		}
+	}
+	if took := time.Since(start); took < probe || took > probe+time.Second {
+		t.Errorf("the probes took %s, want about %s", took, probe)
+	}
+	// Each probe polls at least 4 times (every 50–150 ms for 400 ms): 80
+	// queries one by one. Shared, each aligned poll is one query for all.
+	if st, sts := r.state.Load(), r.states.Load(); st != 0 || sts > 20 {
+		t.Fatalf("%d State and %d States queries for %d concurrent probes, want a few shared ones", st, sts, n)
+	}
+}
+
+func TestProbes_APollThatGivesUpReadsUnknown(t *testing.T) {
+	r := newFakeRunner()
+	r.Panes["loop-standing-a"] = loop.PaneDead
+	var p probeRounds
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if st := p.state(ctx, r, "sock", "loop-standing-a"); st != loop.PaneUnknown && st != loop.PaneDead {
+		t.Fatalf("state %s", st)
+	}
+	if st := p.state(context.Background(), r, "sock", "loop-standing-a"); st != loop.PaneDead {
+		t.Fatalf("state %s, want dead", st)
+	}
+}
