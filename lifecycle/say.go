@@ -124,11 +124,11 @@ func (s *Service) Say(ctx context.Context, cfg *config.Config, req loop.Standing
 		return loop.SayResult{}, loop.NotFound("standing session '%[1]s' has no live agent of the-loop's to paste into — %[2]s; run `the-loop standing start %[1]s` first", name,
 			notOurs(target, rec.TmuxSocket, "it is not the agent the-loop started for this record"))
 	}
-	// Only a claude spawn declares the hooks (a record of another harness
-	// may still read "starting").
+	// Only a spawn of a CLI with hooks declares them (a record of another
+	// harness may still read "starting").
 	hooks := rec.Activity != "" && harnessHasHooks(s, rec.Harness, name)
 	if req.Wait && !hooks {
-		return loop.SayResult{}, loop.Invalid("standing session '%s' was spawned without hooks, so its answer cannot be heard; say without --wait (wait), or restart it with the claude harness", name)
+		return loop.SayResult{}, loop.Invalid("standing session '%s' was spawned without hooks, so its answer cannot be heard; say without --wait (wait), or restart it with a harness that has hooks (claude, codex, gemini)", name)
 	}
 	if req.Wait && req.Caller != nil {
 		leave, err := s.waits.enter(*req.Caller, name)
@@ -183,7 +183,7 @@ func (s *Service) Say(ctx context.Context, cfg *config.Config, req loop.Standing
 	}
 	framed := frameFrom(req)
 	transcript, mark := s.transcriptMark(before.Cwd, before.HarnessSessionID)
-	if err := runner.DeliverTo(ctx, target, strings.NewReader(framed)); err != nil {
+	if err := deliverTo(ctx, runner, adapter, target, framed); err != nil {
 		return fail("", "error: could not deliver the message: "+loop.ErrorMessage(err)), nil
 	}
 	res := loop.SayResult{Name: name, Delivered: true, Outcome: loop.SayDelivered, ExitCode: 0}
@@ -262,10 +262,10 @@ func deliveryLine(outcome, target string) string {
 }
 
 // harnessHasHooks reports whether the harness the record names is one the
-// hooks are declared for (claude).
+// hooks are declared for (claude, codex, gemini: hookedHarness).
 func harnessHasHooks(s *Service, harness, subject string) bool {
 	adapter, err := s.Harness(harness, subject)
-	return err == nil && adapter.Name() == "claude"
+	return err == nil && hookedHarness(adapter.Name())
 }
 
 // heardFn reads what a session's hooks reported (nil when its record is

@@ -68,7 +68,7 @@ func (s *Service) TranscriptStanding(ctx context.Context, cfg *config.Config, na
 	}
 	reader, ok := adapter.(loop.TranscriptReader)
 	if !ok {
-		return loop.TranscriptResult{}, loop.Invalid("standing session '%[1]s' runs the %[2]s harness, whose transcript the-loop cannot read (only claude's); "+
+		return loop.TranscriptResult{}, loop.Invalid("standing session '%[1]s' runs the %[2]s harness, whose transcript the-loop cannot read (claude's, codex's and gemini's it can); "+
 			"see its screen with `the-loop standing peek %[1]s` instead", name, adapter.Name())
 	}
 	res := loop.TranscriptResult{Name: name, Entries: []loop.TranscriptEntry{}}

@@ -38,6 +38,7 @@ const (
 type HookCmd struct {
 	StateRoot string `name:"state-root" required:"" help:"The state root whose service or store hears the hook." placeholder:"DIR"`
 	Session   string `required:"" help:"The session the hook is of: standing:<name> or a work item's ref." placeholder:"REF"`
+	JSON      bool   `name:"json" help:"Answer {} on stdout (an empty hook output, for a CLI that expects JSON from every hook: the Gemini CLI)."`
 }
 
 // Run delivers the payload, giving up silently at the deadline. A state
@@ -45,6 +46,9 @@ type HookCmd struct {
 // write is refused (sdk.CheckPrivate): the payload is not handed to it,
 // and a note on stderr names it — the exit is 0 all the same.
 func (c *HookCmd) Run(a *App) error {
+	if c.JSON && a.Stdout != nil {
+		fmt.Fprintln(a.Stdout, "{}")
+	}
 	var mu sync.Mutex
 	ended := false
 	note := func(what string, err error) {
