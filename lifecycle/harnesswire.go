@@ -303,10 +303,13 @@ func deliverTo(ctx context.Context, runner loop.Runner, adapter loop.Harness, ta
 // capturesID reports whether the harness named name chooses its own
 // conversation id (harness.SessionIDReporter).
 func (s *Service) capturesID(name, subject string) bool {
-	if s.Harness == nil {
-		return false
+	lookup := s.Harness
+	if lookup == nil { // the hook command's own service: the stock adapters
+		lookup = func(name, subject string) (loop.Harness, error) {
+			return harness.Lookup(name, subject, harness.ClaudeOptions{})
+		}
 	}
-	adapter, err := s.Harness(name, subject)
+	adapter, err := lookup(name, subject)
 	if err != nil {
 		return false
 	}

@@ -203,7 +203,11 @@ func run() int {
 	if a.sessionID == "" {
 		a.sessionID = uuid.NewString()
 	}
-	start := entry{Kind: "start", Pid: os.Getpid(), Argv: os.Args[1:], SessionID: args.sessionID,
+	logged := args.sessionID
+	if contract == contractCodex {
+		logged = a.sessionID // the id it chose (or resumes)
+	}
+	start := entry{Kind: "start", Pid: os.Getpid(), Argv: os.Args[1:], SessionID: logged,
 		Resume: args.resume, Prompt: args.prompt, Cwd: cwd, Env: selectedEnv()}
 
 	if args.resume && contract == contractCodex {
@@ -265,9 +269,6 @@ func run() int {
 
 	term := newTerminal(0)
 	fmt.Printf("fake agent %s starting…\r\n", args.sessionID)
-	if contract == contractCodex {
-		start.SessionID = a.sessionID
-	}
 
 	var exitAfter <-chan time.Time
 	if ms := envInt("FAKE_AGENT_EXIT_AFTER_MS", -1); ms >= 0 {

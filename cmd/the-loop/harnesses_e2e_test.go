@@ -1,0 +1,208 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	loop "github.com/the-loop-dev/the-loop"
+	"github.com/the-loop-dev/the-loop/internal/testkit"
+)
+
+// harnessSession is oneSession run by another harness.
+func harnessSession(harness string, extra string) string {
+	return `
+state: {root: .the-loop}
+routing:
+  tmux: {socketName: %SOCKET%, harnessKillGraceSeconds: 3, resumeProbeSeconds: 1` + extra + `}
+standingSessions:
+  enabled: true
+  sessions:
+    - name: supervisor
+      harness: ` + harness + `
+      cwd: %DIR%
+      prompt: Watch the work items.
+`
+}
+
+// heardIdle waits until the session's hooks say it is idle after its boot
+// turn's answer.
+func heardIdle(t *testing.T, e *env) loop.StandingRow {
+	t.Helper()
+	var row loop.StandingRow
+	waitFor(t, "the agent idle after its boot turn", func() bool {
+		row = e.rows()["supervisor"]
+		return row.Activity == loop.ActivityIdle && row.LastAnswerAt != ""
+	})
+	return row
+}
+
+// sayWaitAndTranscript is what every harness with hooks does: a say is
+// submitted (its prompt heard), a --wait say prints the turn's own answer,
+// and the transcript from the CLI's session file holds both turns.
+func sayWaitAndTranscript(t *testing.T, e *env) {
+	t.Helper()
+	r := e.must(0, "standing", "say", "supervisor", "--text", "status report, please", "--actor", "ops")
+	if strings.TrimSpace(r.stdout) != "submitted to loop-standing-supervisor: the agent took it (standing.said)" {
+		t.Fatalf("say: %s", r)
+	}
+	heardIdle(t, e)
+	w := e.must(0, "standing", "say", "supervisor", "--text", "and now?", "--actor", "ops", "--wait", "--timeout", "20s")
+	if strings.TrimSpace(w.stdout) != "fake answer to: "+framed("and now?") {
+		t.Fatalf("say --wait: %s", w)
+	}
+	var es []loop.TranscriptEntry
+	waitFor(t, "the transcript of three turns", func() bool {
+		es = e.transcriptJSON("supervisor")
+		return len(es) == 6
+	})
+	want := []string{"Watch the work items.", "Watch the work items.", framed("status report, please")}
+	for i, w := range want {
+		if !strings.Contains(es[i].Text, w) || (i == 1) != strings.HasPrefix(es[i].Text, "fake answer to: ") {
+			t.Fatalf("transcript entry %d = %q, want it to hold %q (all %+v)", i, es[i].Text, w, es)
+		}
+	}
+	if es[5].Text != "fake answer to: "+framed("and now?") || es[5].Role != loop.RoleAssistant {
+		t.Fatalf("last transcript entry %+v", es[5])
+	}
+}
+
+// A Codex standing session, through the fake's Codex contract: the start
+// captures the id Codex chose (from the rollout file the pane holds open)
+// before it records the session running, the hooks declared with -c (and
+// the hook-trust bypass) report activity from the boot turn on, a say is
+// submitted and --wait prints its answer, the transcript is read from the
+// rollout file, and after a stop the start resumes the same conversation
+// (`codex resume … -- <id>`).
+func TestStandingCodex_StartsSaysWaitsAndResumes(t *testing.T) {
+	e := newEnv(t, testkit.Delay(0))
+	e.extraEnv = append(e.extraEnv, "CODEX_HOME="+e.agent.CodexHome())
+	e.config(harnessSession("codex", ""))
+	e.must(0, "standing", "start", "supervisor")
+	start := e.starts()[0]
+	row := heardIdle(t, e)
+	if row.Status != loop.StatusRunning || row.Harness != "codex" || row.HarnessSessionID != start.SessionID {
+		t.Fatalf("row %+v; the fake Codex chose id %s", row, start.SessionID)
+	}
+	if !slices.Contains(start.Argv, "--no-daemon") || !slices.Contains(start.Argv, "--dangerously-bypass-hook-trust") ||
+		!slices.Contains(start.Argv, "features.codex_hooks=true") || start.Argv[len(start.Argv)-2] != "--" {
+		t.Fatalf("codex argv %q", start.Argv)
+	}
+	if len(e.agent.Entries("hooks_review")) != 0 {
+		t.Fatal("Codex stopped on its hook review")
+	}
+	if evs := e.events("--type", "hook.ignored"); len(evs) != 0 {
+		t.Fatalf("hooks ignored: %+v", evs)
+	}
+	sayWaitAndTranscript(t, e)
+
+	e.must(0, "standing", "stop", "supervisor")
+	waitFor(t, "the session to end", func() bool { return !e.alive("loop-standing-supervisor") })
+	if got := e.rows()["supervisor"].Activity; got == loop.ActivityWorking {
+		t.Fatalf("activity after the stop: %s", got)
+	}
+	e.must(0, "standing", "start", "supervisor")
+	waitFor(t, "the resumed agent", func() bool { return len(e.starts()) == 2 })
+	resumed := e.starts()[1]
+	if len(resumed.Argv) < 3 || resumed.Argv[0] != "resume" || !slices.Contains(resumed.Argv, start.SessionID) || !resumed.Resume {
+		t.Fatalf("resume argv %q", resumed.Argv)
+	}
+	waitFor(t, "the resumed session running under the same id", func() bool {
+		r := e.rows()["supervisor"]
+		return r.Status == loop.StatusRunning && r.HarnessSessionID == start.SessionID && r.Activity == loop.ActivityIdle
+	})
+	r := e.must(0, "standing", "say", "supervisor", "--text", "after the resume", "--actor", "ops")
+	if !strings.HasPrefix(strings.TrimSpace(r.stdout), "submitted to") {
+		t.Fatalf("say after the resume: %s", r)
+	}
+}
+
+// A Codex whose id never shows (its rollout file is never held open): the
+// start fails within routing.tmux.readySeconds, records spawn_failed and
+// kills the pane — it is never recorded running under the id the-loop had
+// made up.
+func TestStandingCodex_UncapturedIDFails(t *testing.T) {
+	e := newEnv(t, testkit.Delay(0), testkit.Env("FAKE_AGENT_CODEX_HIDE_ID", "1"))
+	e.extraEnv = append(e.extraEnv, "CODEX_HOME="+e.agent.CodexHome())
+	e.config(harnessSession("codex", ", readySeconds: 1.5"))
+	r := e.run("standing", "start", "supervisor")
+	if r.code == 0 || !mustCompile(`supervisor\s+failed\s+codex in loop-standing-supervisor: .*no conversation id`).MatchString(r.stderr) {
+		t.Fatalf("start: %s", r)
+	}
+	row := e.rows()["supervisor"]
+	if row.Status == loop.StatusRunning || row.Running || row.HarnessSessionID != "" {
+		t.Fatalf("row %+v, want no running session and no id", row)
+	}
+	if evs := e.events("--type", "standing.spawn_failed"); len(evs) != 1 || !strings.Contains(fmt.Sprint(evs[0].Field("error")), "no conversation id") {
+		t.Fatalf("spawn_failed events %+v", evs)
+	}
+	waitFor(t, "the pane killed", func() bool { return !e.alive("loop-standing-supervisor") })
+}
+
+// A Gemini CLI standing session, through the fake's Gemini contract: it
+// starts under the id the-loop chose (--session-id), its hooks come from a
+// system settings file of the spawn's own into which the operator's system
+// settings were merged (their hook runs too), BeforeAgent and AfterAgent
+// are heard as a turn's start and end, a say waits the CLI's submit delay
+// (the fake drops a submit key 150 ms after a paste; the runner's default
+// is 50 ms) and is submitted, --wait prints the answer, the transcript
+// comes from its session file, and after a stop --resume continues the
+// same conversation.
+func TestStandingGemini_StartsSaysWaitsAndResumes(t *testing.T) {
+	e := newEnv(t, testkit.Delay(0), testkit.Env("FAKE_AGENT_GEMINI_DROP_MS", "150"))
+	theirs := filepath.Join(t.TempDir(), "system-settings.json")
+	mark := filepath.Join(t.TempDir(), "operator-hook-ran")
+	doc, _ := json.Marshal(map[string]any{"general": map[string]any{"vimMode": false}, "hooks": map[string]any{
+		"SessionStart": []any{map[string]any{"hooks": []any{map[string]any{"type": "command", "command": "touch " + mark + " && echo '{}'"}}}}}})
+	if err := os.WriteFile(theirs, doc, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e.extraEnv = append(e.extraEnv, "GEMINI_CLI_HOME="+e.agent.GeminiHome(), "GEMINI_CLI_SYSTEM_SETTINGS_PATH="+theirs)
+	e.config(harnessSession("gemini", ""))
+	e.must(0, "standing", "start", "supervisor")
+	waitFor(t, "the agent", func() bool { return len(e.starts()) == 1 })
+	start := e.starts()[0]
+	row := heardIdle(t, e)
+	if row.Status != loop.StatusRunning || row.HarnessSessionID != start.SessionID || start.Argv[0] != "--session-id" {
+		t.Fatalf("row %+v; argv %q", row, start.Argv)
+	}
+	if a := start.Argv[len(start.Argv)-1]; !strings.HasPrefix(a, "--prompt-interactive=You are **supervisor**") || !strings.HasSuffix(a, "Watch the work items.") {
+		t.Fatalf("gemini argv %q", start.Argv)
+	}
+	settings := start.Env["GEMINI_CLI_SYSTEM_SETTINGS_PATH"]
+	if settings == "" || settings == theirs || start.Env["GEMINI_CLI_SYSTEM_DEFAULTS_PATH"] != filepath.Join(filepath.Dir(theirs), "system-defaults.json") {
+		t.Fatalf("the spawn's settings variables %v", start.Env)
+	}
+	if _, err := os.Stat(mark); err != nil {
+		t.Fatalf("the operator's own system hook did not run: %v", err)
+	}
+	if data, _ := os.ReadFile(theirs); string(data) != string(doc) {
+		t.Fatalf("the operator's system settings were changed: %s", data)
+	}
+	for _, h := range e.agent.Entries("hook") {
+		if h.Error != "" {
+			t.Fatalf("a hook failed in the Gemini CLI's eyes: %+v", h)
+		}
+	}
+	sayWaitAndTranscript(t, e)
+	if n := len(e.agent.Entries("swallowed")); n != 0 {
+		t.Fatalf("%d submit keys came too soon after the paste", n)
+	}
+
+	e.must(0, "standing", "stop", "supervisor")
+	waitFor(t, "the session to end", func() bool { return !e.alive("loop-standing-supervisor") })
+	waitFor(t, "SessionEnd heard", func() bool { return e.rows()["supervisor"].Activity == loop.ActivityExited })
+	e.must(0, "standing", "start", "supervisor")
+	waitFor(t, "the resumed agent", func() bool { return len(e.starts()) == 2 })
+	if a := e.starts()[1].Argv; a[0] != "--resume" || a[1] != start.SessionID {
+		t.Fatalf("resume argv %q", a)
+	}
+	waitFor(t, "the resumed session running under the same id", func() bool {
+		r := e.rows()["supervisor"]
+		return r.Status == loop.StatusRunning && r.HarnessSessionID == start.SessionID && r.Activity == loop.ActivityIdle
+	})
+}
