@@ -2,12 +2,8 @@ package lifecycle
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -34,12 +30,13 @@ var GeminiHookEvents = []string{"SessionStart", "BeforeAgent", "AfterAgent", "No
 // codexHookArgs).
 const CodexBypassHookTrust = "--dangerously-bypass-hook-trust"
 
-// Gemini CLI variables naming its system settings and system defaults
-// files (0.61.0): the-loop's hooks ride in a system settings file of the
-// spawn's own.
+// The variables a gemini spawn's environment names its hooks' state root
+// and session by: the one hook entry the-loop keeps in the Gemini CLI's
+// user settings (`the-loop hook --from-env`) serves every session, and
+// does nothing where they are unset (the operator's own runs of the CLI).
 const (
-	GeminiSystemSettingsEnv = "GEMINI_CLI_SYSTEM_SETTINGS_PATH"
-	GeminiSystemDefaultsEnv = "GEMINI_CLI_SYSTEM_DEFAULTS_PATH"
+	HookStateRootEnv = "THE_LOOP_HOOK_STATE_ROOT"
+	HookSessionEnv   = "THE_LOOP_HOOK_SESSION"
 )
 
 // hookedHarness reports whether the-loop declares its hooks for a spawn of
@@ -54,11 +51,13 @@ func hookedHarness(name string) bool {
 }
 
 // wireHooks declares the-loop's hooks for p's spawn, the way p's CLI takes
-// them without touching the operator's own files: claude a --settings file
-// of the spawn's own (withHookSettings), codex `-c hooks.<Event>=…`
-// overrides on its command line (codexHookArgs), gemini a system settings
-// file of the spawn's own named by GEMINI_CLI_SYSTEM_SETTINGS_PATH
-// (geminiHookSettings), the operator's system settings merged into it.
+// them: claude a --settings file of the spawn's own (withHookSettings),
+// codex `-c hooks.<Event>=…` overrides on its command line (codexHookArgs);
+// the Gemini CLI has no per-invocation settings an ordinary user may write
+// (its system settings file must belong to root, 0.61.0), so gemini gets
+// one entry per event in the CLI's user settings, added beside the
+// operator's hooks (harness.Gemini.EnsureHooks), whose command reads the
+// session from the spawn's environment (HookStateRootEnv, HookSessionEnv).
 func (st *starter[R, Res]) wireHooks(p *spawnPlan) error {
 	s, target, ref := st.s, st.k.target(), st.k.sessionRef()
 	switch p.adapter.Name() {
@@ -71,37 +70,23 @@ func (st *starter[R, Res]) wireHooks(p *spawnPlan) error {
 	case "codex":
 		p.args = codexHookArgs(HookCommand(s.HookBinary, st.cfg.StateDir(), ref), p.args)
 	case "gemini":
-		getenv := func(k string) string {
-			if v, ok := p.env[k]; ok {
-				return v
-			}
-			if v, ok := st.cfg.Routing.HarnessEnv[k]; ok {
-				return v
-			}
-			return s.getenv(k)
+		g, ok := p.adapter.(interface {
+			EnsureHooks(command string, events []string, timeoutMs int) error
+		})
+		if !ok {
+			return loop.Internal("the gemini adapter cannot declare hooks")
 		}
-		env, err := geminiHookSettings(HookCommand(s.HookBinary, st.cfg.StateDir(), ref)+" --json", st.cfg.StateDir(), target, getenv)
-		if err != nil {
+		if err := g.EnsureHooks(shellQuote(s.HookBinary)+harness.GeminiHookMarker, GeminiHookEvents, hookTimeoutSeconds*1000); err != nil {
 			return err
 		}
-		merged := make(map[string]string, len(p.env)+len(env))
+		merged := make(map[string]string, len(p.env)+2)
 		for k, v := range p.env {
 			merged[k] = v
 		}
-		for k, v := range env {
-			merged[k] = v
-		}
+		merged[HookStateRootEnv], merged[HookSessionEnv] = st.cfg.StateDir(), ref
 		p.env = merged
 	}
 	return nil
-}
-
-// getenv is s.Getenv, else os.Getenv.
-func (s *Service) getenv(k string) string {
-	if s.Getenv != nil {
-		return s.Getenv(k)
-	}
-	return os.Getenv(k)
 }
 
 // codexHookArgs puts before args `-c features.codex_hooks=true`, one
@@ -145,74 +130,6 @@ func tomlBasic(s string) string {
 	}
 	b.WriteByte('"')
 	return b.String()
-}
-
-// GeminiSettingsPath is where the system settings file of the gemini
-// agent in target lives: <state.root>/local/hooks/<target>.gemini.json.
-func GeminiSettingsPath(stateRoot, target string) string {
-	return filepath.Join(stateRoot, "local", "hooks", target+".gemini.json")
-}
-
-// geminiSystemDefault is the Gemini CLI's own system settings path when
-// GEMINI_CLI_SYSTEM_SETTINGS_PATH is unset (0.61.0).
-func geminiSystemDefault() string {
-	if runtime.GOOS == "darwin" {
-		return "/Library/Application Support/GeminiCli/settings.json"
-	}
-	return "/etc/gemini-cli/settings.json"
-}
-
-// geminiHookSettings writes the system settings file of target's spawn:
-// the operator's system settings (the file GEMINI_CLI_SYSTEM_SETTINGS_PATH
-// names, else the CLI's default; none is fine) with one command hook per
-// GeminiHookEvents appended to theirs (timeout in milliseconds, as the CLI
-// counts), and returns the variables that point the CLI at it. The system
-// defaults file stays where the CLI would have looked for it (it is found
-// beside the system settings unless GEMINI_CLI_SYSTEM_DEFAULTS_PATH says
-// otherwise). Hooks of the system scope are not subject to the CLI's
-// project-hook trust; the user's and the project's settings files are not
-// touched, and their hooks run too (the CLI concatenates hooks of every
-// scope).
-func geminiHookSettings(cmd, stateRoot, target string, getenv func(string) string) (map[string]string, error) {
-	orig := getenv(GeminiSystemSettingsEnv)
-	if orig == "" {
-		orig = geminiSystemDefault()
-	}
-	doc := map[string]any{}
-	if data, err := os.ReadFile(orig); err == nil {
-		if err := json.Unmarshal(data, &doc); err != nil {
-			return nil, loop.Invalid("the Gemini CLI system settings %s are not a JSON object (%v); the-loop merges its hooks into a copy of them — fix the file, or point %s elsewhere", orig, err, GeminiSystemSettingsEnv)
-		}
-	} else if !os.IsNotExist(err) {
-		return nil, loop.Invalid("cannot read the Gemini CLI system settings %s (%v); the-loop merges its hooks into a copy of them — fix its permissions, or point %s elsewhere", orig, err, GeminiSystemSettingsEnv)
-	}
-	hooks, _ := doc["hooks"].(map[string]any)
-	if hooks == nil {
-		hooks = map[string]any{}
-	}
-	for _, ev := range GeminiHookEvents {
-		groups, _ := hooks[ev].([]any)
-		hooks[ev] = append(groups, map[string]any{"hooks": []any{map[string]any{
-			"type": "command", "command": cmd, "timeout": hookTimeoutSeconds * 1000,
-		}}})
-	}
-	doc["hooks"] = hooks
-	path := GeminiSettingsPath(stateRoot, target)
-	data, err := json.MarshalIndent(doc, "", "  ")
-	if err != nil {
-		return nil, loop.Internal("encoding the Gemini CLI hook settings for %s: %v", target, err)
-	}
-	if err := CheckPrivatePath(stateRoot, path, "Gemini CLI hook settings file ("+GeminiSystemSettingsEnv+")"); err != nil {
-		return nil, err
-	}
-	if err := writePrivate(path, append(data, '\n')); err != nil {
-		return nil, loop.Errorf(loop.EINTERNAL, "cannot write the Gemini CLI hook settings %s: %w; check that state.root is writable", path, err)
-	}
-	defaults := getenv(GeminiSystemDefaultsEnv)
-	if defaults == "" {
-		defaults = filepath.Join(filepath.Dir(orig), "system-defaults.json")
-	}
-	return map[string]string{GeminiSystemSettingsEnv: path, GeminiSystemDefaultsEnv: defaults}, nil
 }
 
 // panePIDer is the runner's PanePID (runner.Tmux and its cache).

@@ -144,24 +144,28 @@ func TestStandingCodex_UncapturedIDFails(t *testing.T) {
 }
 
 // A Gemini CLI standing session, through the fake's Gemini contract: it
-// starts under the id the-loop chose (--session-id), its hooks come from a
-// system settings file of the spawn's own into which the operator's system
-// settings were merged (their hook runs too), BeforeAgent and AfterAgent
-// are heard as a turn's start and end, a say waits the CLI's submit delay
-// (the fake drops a submit key 150 ms after a paste; the runner's default
-// is 50 ms) and is submitted, --wait prints the answer, the transcript
-// comes from its session file, and after a stop --resume continues the
-// same conversation.
+// starts under the id the-loop chose (--session-id); its hooks are one entry
+// per event that the-loop adds to the CLI's user settings beside the
+// operator's (their keys and their hook stay, theirs runs too; a restart
+// adds nothing twice), whose command finds the session in the spawn's
+// environment; BeforeAgent and AfterAgent are heard as a turn's start and
+// end, a say waits the CLI's submit delay (the fake drops a submit key
+// 150 ms after a paste; the runner's default is 50 ms) and is submitted,
+// --wait prints the answer, the transcript comes from its session file, and
+// after a stop --resume continues the same conversation.
 func TestStandingGemini_StartsSaysWaitsAndResumes(t *testing.T) {
 	e := newEnv(t, testkit.Delay(0), testkit.Env("FAKE_AGENT_GEMINI_DROP_MS", "150"))
-	theirs := filepath.Join(t.TempDir(), "system-settings.json")
+	userSettings := filepath.Join(e.agent.GeminiHome(), ".gemini", "settings.json")
 	mark := filepath.Join(t.TempDir(), "operator-hook-ran")
 	doc, _ := json.Marshal(map[string]any{"general": map[string]any{"vimMode": false}, "hooks": map[string]any{
 		"SessionStart": []any{map[string]any{"hooks": []any{map[string]any{"type": "command", "command": "touch " + mark + " && echo '{}'"}}}}}})
-	if err := os.WriteFile(theirs, doc, 0o600); err != nil {
+	if err := os.MkdirAll(filepath.Dir(userSettings), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	e.extraEnv = append(e.extraEnv, "GEMINI_CLI_HOME="+e.agent.GeminiHome(), "GEMINI_CLI_SYSTEM_SETTINGS_PATH="+theirs)
+	if err := os.WriteFile(userSettings, doc, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e.extraEnv = append(e.extraEnv, "GEMINI_CLI_HOME="+e.agent.GeminiHome())
 	e.config(harnessSession("gemini", ""))
 	e.must(0, "standing", "start", "supervisor")
 	waitFor(t, "the agent", func() bool { return len(e.starts()) == 1 })
@@ -173,15 +177,34 @@ func TestStandingGemini_StartsSaysWaitsAndResumes(t *testing.T) {
 	if a := start.Argv[len(start.Argv)-1]; !strings.HasPrefix(a, "--prompt-interactive=You are **supervisor**") || !strings.HasSuffix(a, "Watch the work items.") {
 		t.Fatalf("gemini argv %q", start.Argv)
 	}
-	settings := start.Env["GEMINI_CLI_SYSTEM_SETTINGS_PATH"]
-	if settings == "" || settings == theirs || start.Env["GEMINI_CLI_SYSTEM_DEFAULTS_PATH"] != filepath.Join(filepath.Dir(theirs), "system-defaults.json") {
-		t.Fatalf("the spawn's settings variables %v", start.Env)
-	}
 	if _, err := os.Stat(mark); err != nil {
-		t.Fatalf("the operator's own system hook did not run: %v", err)
+		t.Fatalf("the operator's own hook did not run: %v", err)
 	}
-	if data, _ := os.ReadFile(theirs); string(data) != string(doc) {
-		t.Fatalf("the operator's system settings were changed: %s", data)
+	ours := func() (theirs, loopHooks int) {
+		data, err := os.ReadFile(userSettings)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got struct {
+			General map[string]any              `json:"general"`
+			Hooks   map[string][]map[string]any `json:"hooks"`
+		}
+		if err := json.Unmarshal(data, &got); err != nil || got.General["vimMode"] != false {
+			t.Fatalf("the user settings lost the operator's keys: %v %s", err, data)
+		}
+		for ev, groups := range got.Hooks {
+			for _, g := range groups {
+				if strings.Contains(fmt.Sprint(g), "hook --from-env --json") {
+					loopHooks++
+				} else if ev == "SessionStart" {
+					theirs++
+				}
+			}
+		}
+		return theirs, loopHooks
+	}
+	if theirs, n := ours(); theirs != 1 || n != 5 {
+		t.Fatalf("user settings hold %d hooks of the operator's and %d of the-loop's, want 1 and 5 (one per event)", theirs, n)
 	}
 	for _, h := range e.agent.Entries("hook") {
 		if h.Error != "" {
@@ -205,4 +228,7 @@ func TestStandingGemini_StartsSaysWaitsAndResumes(t *testing.T) {
 		r := e.rows()["supervisor"]
 		return r.Status == loop.StatusRunning && r.HarnessSessionID == start.SessionID && r.Activity == loop.ActivityIdle
 	})
+	if theirs, n := ours(); theirs != 1 || n != 5 {
+		t.Fatalf("after the restart the user settings hold %d hooks of the operator's and %d of the-loop's", theirs, n)
+	}
 }
