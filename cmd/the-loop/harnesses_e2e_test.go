@@ -232,3 +232,25 @@ func TestStandingGemini_StartsSaysWaitsAndResumes(t *testing.T) {
 		t.Fatalf("after the restart the user settings hold %d hooks of the operator's and %d of the-loop's", theirs, n)
 	}
 }
+
+// A submit key the Gemini CLI still turns into a newline after the
+// adapter's delay (the fake drops every return within 600 ms of a paste) is
+// covered by the say's one more submit key, halfway through
+// routing.tmux.submitSeconds: the say is submitted, once.
+func TestStandingGemini_LostSubmitIsPressedAgain(t *testing.T) {
+	e := newEnv(t, testkit.Delay(0), testkit.Env("FAKE_AGENT_GEMINI_DROP_MS", "600"))
+	e.extraEnv = append(e.extraEnv, "GEMINI_CLI_HOME="+e.agent.GeminiHome())
+	e.config(harnessSession("gemini", ", submitSeconds: 3"))
+	e.must(0, "standing", "start", "supervisor")
+	heardIdle(t, e)
+	r := e.must(0, "standing", "say", "supervisor", "--text", "are you there?", "--actor", "ops")
+	if strings.TrimSpace(r.stdout) != "submitted to loop-standing-supervisor: the agent took it (standing.said)" {
+		t.Fatalf("say: %s", r)
+	}
+	if n := len(e.agent.Entries("swallowed")); n != 1 {
+		t.Fatalf("%d submit keys were lost, want the first one", n)
+	}
+	if got := e.agent.Messages(); len(got) != 1 || got[0] != framed("are you there?") {
+		t.Fatalf("the agent got %q", got)
+	}
+}
