@@ -47,8 +47,9 @@ func canonicalHook(p HookPayload) HookPayload {
 // start's claim does not know it yet — only from a hook command whose
 // parent chain reaches the session's own agent pane — so the hooks of the
 // boot turn are heard before the starter has read the id back from the
-// pane. The starter's own capture (from the session file the pane holds
-// open) is what the record finally keeps.
+// pane (the claim keeps it as HeardID; its HarnessSessionID stays the
+// pane's tag). The starter's own capture (from the session file the pane
+// holds open) is what the record finally keeps.
 func (s *Service) adoptStart(h *hooked, p HookPayload, d loop.HookDelivery, panes []int) bool {
 	if !h.captures || h.claim == nil || h.claim.Op != "start" || h.claim.Resume || p.SessionID == "" ||
 		p.Event != "SessionStart" || p.Source != "startup" {
@@ -57,6 +58,6 @@ func (s *Service) adoptStart(h *hooked, p HookPayload, d loop.HookDelivery, pane
 	if !slices.ContainsFunc(d.Parents, func(pid int) bool { return slices.Contains(panes, pid) }) {
 		return false
 	}
-	h.claim.HarnessSessionID = p.SessionID
+	h.claim.HeardID = p.SessionID
 	return true
 }

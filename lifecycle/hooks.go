@@ -296,7 +296,8 @@ func (s *Service) hear(h *hooked, p HookPayload, d loop.HookDelivery, panes []in
 	ev := func(what string, fields ...loop.Field) loop.Event {
 		return s.event(h.prefix+"."+what, loop.LevelInfo, append([]loop.Field{h.subject}, fields...)...)
 	}
-	known := p.SessionID != "" && (p.SessionID == *h.id || h.claim != nil && h.claim.Op == "start" && p.SessionID == h.claim.HarnessSessionID)
+	known := p.SessionID != "" && (p.SessionID == *h.id || h.claim != nil && h.claim.Op == "start" &&
+		(p.SessionID == h.claim.HarnessSessionID || p.SessionID == h.claim.HeardID))
 	if !known && s.adoptStart(h, p, d, panes) {
 		known = true
 	}

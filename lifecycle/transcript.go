@@ -117,7 +117,7 @@ func (s *Service) PeekStanding(ctx context.Context, cfg *config.Config, name str
 	case loop.PaneUnknown:
 		return loop.PeekResult{}, loop.Internal("tmux (%s) did not answer whether %s exists; try again shortly", tmuxCommand(rec.TmuxSocket), target)
 	}
-	if mine, err := ours(ctx, runner, target, rec.HarnessSessionID); err != nil {
+	if mine, err := ours(ctx, runner, target, rec.TagFor(rec.HarnessSessionID)); err != nil {
 		return loop.PeekResult{}, err
 	} else if !mine {
 		return loop.PeekResult{}, loop.NotFound("standing session '%s' has no pane of the-loop's to peek at — %s", name,
