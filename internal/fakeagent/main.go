@@ -1,6 +1,8 @@
 //go:build linux
 
-// Command fakeagent stands in for Claude Code in tests. It honours the
+// Command fakeagent stands in for Claude Code in tests (and, with
+// FAKE_AGENT_CONTRACT=codex or gemini, for the Codex and Gemini CLIs:
+// contracts.go). It honours the
 // contract the-loop relies on (docs/claude-code.md): `--session-id <id>`
 // starts a conversation, `--resume <id>` continues one (failing fast when
 // no transcripts/<id>.jsonl exists), the last positional argument (or the
