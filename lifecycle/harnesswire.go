@@ -217,6 +217,23 @@ func deliverTo(ctx context.Context, runner loop.Runner, adapter loop.Harness, ta
 	return runner.DeliverTo(ctx, target, strings.NewReader(text))
 }
 
+// itemDeliverer is a runner that takes a work-item delivery's own submit
+// delay (runner.Tmux.DeliverAfter).
+type itemDeliverer interface {
+	DeliverAfter(ctx context.Context, sess loop.WorkItemTarget, text io.Reader, submitDelay time.Duration) error
+}
+
+// deliverItem is deliverTo for a work item's session (runner.Deliver's
+// refusals kept).
+func deliverItem(ctx context.Context, runner loop.Runner, adapter loop.Harness, sess loop.WorkItemTarget, text string) error {
+	if d, ok := adapter.(submitDelayer); ok {
+		if r, ok := runner.(itemDeliverer); ok {
+			return r.DeliverAfter(ctx, sess, strings.NewReader(text), d.SubmitDelay())
+		}
+	}
+	return runner.Deliver(ctx, sess, strings.NewReader(text))
+}
+
 // capturesID reports whether the harness named name chooses its own
 // conversation id (harness.SessionIDReporter).
 func (s *Service) capturesID(name, subject string) bool {

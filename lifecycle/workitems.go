@@ -206,7 +206,7 @@ func (s *Service) Reply(ctx context.Context, cfg *config.Config, req loop.WorkIt
 	framed := FrameReply(name, actor, text)
 	transcript, mark := s.transcriptMark(rec.Cwd, rec.HarnessSessionID)
 	sess := loop.WorkItemTarget{Ref: name, TmuxTarget: rec.TmuxTarget}
-	if err := runner.Deliver(ctx, sess, strings.NewReader(framed)); err != nil {
+	if err := deliverItem(ctx, runner, adapter, sess, framed); err != nil {
 		if loop.ErrorCode(err) == loop.ENOTFOUND {
 			return loop.ReplyResult{}, noPane
 		}

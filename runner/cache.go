@@ -225,6 +225,18 @@ func (c *cachedRunner) DeliverToAfter(ctx context.Context, target string, text i
 	return c.mutate(func() error { return d.DeliverToAfter(ctx, target, text, submitDelay) })
 }
 
+// DeliverAfter is Deliver with a submit delay of the delivery's own
+// (Tmux.DeliverAfter); a runner without it delivers with its own delay.
+func (c *cachedRunner) DeliverAfter(ctx context.Context, sess loop.WorkItemTarget, text io.Reader, submitDelay time.Duration) error {
+	d, ok := c.inner.(interface {
+		DeliverAfter(ctx context.Context, sess loop.WorkItemTarget, text io.Reader, submitDelay time.Duration) error
+	})
+	if !ok {
+		return c.Deliver(ctx, sess, text)
+	}
+	return c.mutate(func() error { return d.DeliverAfter(ctx, sess, text, submitDelay) })
+}
+
 // PanePID is the pid of target's agent pane (Tmux.PanePID).
 func (c *cachedRunner) PanePID(ctx context.Context, target string) (int, error) {
 	p, ok := c.inner.(interface {

@@ -2,6 +2,7 @@ package runner_test
 
 import (
 	"context"
+	"io"
 	"strings"
 	"sync"
 	"testing"
@@ -67,7 +68,17 @@ func TestDeliverToAfter_WaitsTheLongerDelay(t *testing.T) {
 	if err := r.DeliverToAfter(context.Background(), "loop-standing-slow", strings.NewReader("quick one"), 10*time.Millisecond); err != nil {
 		t.Fatal(err)
 	}
-	testkit.Eventually(t, func() bool { return len(agent.Messages()) == 2 }, 15*time.Second, "messages: %q", agent.Messages())
+	// A work item's delivery through the cache takes its own delay too.
+	cached := runner.NewCache(r, 0).(interface {
+		DeliverAfter(ctx context.Context, sess loop.WorkItemTarget, text io.Reader, d time.Duration) error
+	})
+	if err := cached.DeliverAfter(context.Background(), loop.WorkItemTarget{Ref: "o/r#1", TmuxTarget: "loop-standing-slow"}, strings.NewReader("item one"), 250*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	if err := cached.DeliverAfter(context.Background(), loop.WorkItemTarget{Ref: "o/r#1"}, strings.NewReader("x"), time.Second); loop.ErrorCode(err) != loop.ENOTFOUND {
+		t.Fatalf("a work item without a tmux session: %v, want ENOTFOUND", err)
+	}
+	testkit.Eventually(t, func() bool { return len(agent.Messages()) == 3 }, 15*time.Second, "messages: %q", agent.Messages())
 	mu.Lock()
 	defer mu.Unlock()
 	var delays []time.Duration
@@ -76,7 +87,7 @@ func TestDeliverToAfter_WaitsTheLongerDelay(t *testing.T) {
 			delays = append(delays, d)
 		}
 	}
-	if len(delays) < 2 || delays[len(delays)-2] != 250*time.Millisecond || delays[len(delays)-1] != 50*time.Millisecond {
-		t.Fatalf("submit delays slept: %v, want 250ms then 50ms", slept)
+	if len(delays) < 3 || delays[len(delays)-3] != 250*time.Millisecond || delays[len(delays)-2] != 50*time.Millisecond || delays[len(delays)-1] != 250*time.Millisecond {
+		t.Fatalf("submit delays slept: %v, want 250ms, 50ms, 250ms", slept)
 	}
 }
