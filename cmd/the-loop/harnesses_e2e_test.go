@@ -254,3 +254,26 @@ func TestStandingGemini_LostSubmitIsPressedAgain(t *testing.T) {
 		t.Fatalf("the agent got %q", got)
 	}
 }
+
+// A say neither Codex nor the Gemini CLI takes, even after the one more
+// submit key, is not-submitted (exit 1, the text left in the input box),
+// as for Claude Code: the outcome comes from their prompt hooks.
+func TestStandingCodexAndGemini_UntakenSayIsNotSubmitted(t *testing.T) {
+	for _, h := range []string{"codex", "gemini"} {
+		t.Run(h, func(t *testing.T) {
+			e := newEnv(t, testkit.Delay(0), testkit.SwallowSubmits(2))
+			e.extraEnv = append(e.extraEnv, "CODEX_HOME="+e.agent.CodexHome(), "GEMINI_CLI_HOME="+e.agent.GeminiHome())
+			e.config(harnessSession(h, ", submitSeconds: 1"))
+			e.must(0, "standing", "start", "supervisor")
+			heardIdle(t, e)
+			r := e.run("standing", "say", "supervisor", "--text", "hello", "--actor", "ops", "--format", "json")
+			res := sayJSON(t, r)
+			if r.code != 1 || res.Outcome != loop.SayNotSubmitted || res.Delivered {
+				t.Fatalf("say: %s", r)
+			}
+			if n := len(e.agent.Entries("swallowed")); n != 2 {
+				t.Fatalf("%d submit keys swallowed, want the first and the one retry", n)
+			}
+		})
+	}
+}
