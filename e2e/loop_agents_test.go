@@ -110,14 +110,47 @@ func startSayWaitResume(t *testing.T, w *world, check func(id string)) {
 		t.Fatalf("transcript %+v", es)
 	}
 
+	answered := w.row().LastAnswerAt
 	w.must("standing", "stop", session)
 	w.must("standing", "start", session)
-	w.waitRow("the resumed session idle under the same id", func(r loop.StandingRow) bool {
-		return r.Status == loop.StatusRunning && r.HarnessSessionID == id && r.Activity == loop.ActivityIdle && r.LastAnswerAt != row.LastAnswerAt
+	// The resume notice is a turn of its own: its answer comes first.
+	w.waitRow("the resumed session idle under the same id, the notice answered", func(r loop.StandingRow) bool {
+		return r.Status == loop.StatusRunning && r.HarnessSessionID == id && r.Activity == loop.ActivityIdle && r.LastAnswerAt != answered
 	})
 	r = w.must("standing", "say", session, "--text", "e2e-wait: again?", "--actor", "e2e", "--wait", "--timeout", "60s")
 	if strings.TrimSpace(r.stdout) != "the answer is 42" {
 		t.Fatalf("say --wait after the resume: %s", r)
+	}
+}
+
+// sayWaitIntoABusyAgent: a say --wait delivered while a turn runs (the
+// fake API holds it) gets its own answer, not the running turn's.
+func sayWaitIntoABusyAgent(t *testing.T, w *world) {
+	t.Helper()
+	w.api.SetAnswer(func(text string) string {
+		switch {
+		case strings.Contains(text, "e2e-busy-first"):
+			return "the first answer"
+		case strings.Contains(text, "e2e-busy-second"):
+			return "the second answer is 7"
+		}
+		return fakeapi.DefaultAnswer(text)
+	})
+	n, said := len(w.api.Requests()), len(w.events("standing.said"))
+	w.api.Hold(0)
+	defer w.api.Release()
+	w.must("standing", "say", session, "--text", "e2e-busy-first", "--actor", "e2e")
+	eventually(t, "the first say's held turn", func() bool { return len(w.api.Requests()) > n })
+	w.waitRow("the agent working", func(r loop.StandingRow) bool { return r.Activity == loop.ActivityWorking })
+	done := make(chan result, 1)
+	go func() {
+		done <- w.run("standing", "say", session, "--text", "e2e-busy-second: and now?", "--actor", "e2e", "--wait", "--timeout", "90s")
+	}()
+	eventually(t, "the second say delivered", func() bool { return len(w.events("standing.said")) >= said+2 })
+	w.api.Release()
+	r := <-done
+	if r.code != 0 || strings.TrimSpace(r.stdout) != "the second answer is 7" || !strings.Contains(r.stderr, "queued in "+target) {
+		t.Fatalf("say --wait into a busy agent: %s", r)
 	}
 }
 
@@ -148,8 +181,14 @@ wire_api = "responses"
 		t.Fatal(err)
 	}
 	mark := filepath.Join(t.TempDir(), "operator-hook")
-	hooks := map[string]any{"hooks": map[string]any{"SessionStart": []any{map[string]any{"hooks": []any{
-		map[string]any{"type": "command", "command": "cat >> " + mark, "timeout": 5}}}}}}
+	spy := []any{map[string]any{"hooks": []any{map[string]any{"type": "command", "command": "cat >> " + mark + "; echo >> " + mark, "timeout": 5}}}}
+	hooks := map[string]any{"hooks": map[string]any{"SessionStart": spy, "UserPromptSubmit": spy, "Stop": spy}}
+	t.Cleanup(func() {
+		if t.Failed() {
+			data, _ := os.ReadFile(mark)
+			t.Logf("the operator's hooks saw:\n%s", data)
+		}
+	})
 	if err := os.WriteFile(filepath.Join(codexHome, "hooks.json"), mustJSON(t, hooks), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -167,6 +206,7 @@ wire_api = "responses"
 			return strings.Contains(string(data), id)
 		})
 	})
+	sayWaitIntoABusyAgent(t, w)
 }
 
 func TestRealGemini_ThroughTheLoop(t *testing.T) {

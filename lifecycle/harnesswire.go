@@ -234,16 +234,31 @@ func deliverItem(ctx context.Context, runner loop.Runner, adapter loop.Harness, 
 	return runner.Deliver(ctx, sess, strings.NewReader(text))
 }
 
+// joinsTurn reports whether the harness named name takes a message
+// submitted during a turn into that turn (codex: JoinsRunningTurn) rather
+// than queuing it for a turn of its own.
+func (s *Service) joinsTurn(name, subject string) bool {
+	adapter, err := s.lookupHarness(name, subject)
+	if err != nil {
+		return false
+	}
+	j, ok := adapter.(interface{ JoinsRunningTurn() bool })
+	return ok && j.JoinsRunningTurn()
+}
+
+// lookupHarness is s.Harness, else (the hook command's own service) the
+// stock adapters.
+func (s *Service) lookupHarness(name, subject string) (loop.Harness, error) {
+	if s.Harness != nil {
+		return s.Harness(name, subject)
+	}
+	return harness.Lookup(name, subject, harness.ClaudeOptions{})
+}
+
 // capturesID reports whether the harness named name chooses its own
 // conversation id (harness.SessionIDReporter).
 func (s *Service) capturesID(name, subject string) bool {
-	lookup := s.Harness
-	if lookup == nil { // the hook command's own service: the stock adapters
-		lookup = func(name, subject string) (loop.Harness, error) {
-			return harness.Lookup(name, subject, harness.ClaudeOptions{})
-		}
-	}
-	adapter, err := lookup(name, subject)
+	adapter, err := s.lookupHarness(name, subject)
 	if err != nil {
 		return false
 	}

@@ -61,3 +61,24 @@ func (s *Service) adoptStart(h *hooked, p HookPayload, d loop.HookDelivery, pane
 	h.claim.HeardID = p.SessionID
 	return true
 }
+
+// answered reports whether h holds an answer to prompt id.
+func answered(h *loop.Hearing, id string) bool {
+	return id != "" && slices.ContainsFunc(h.Answers, func(a loop.Answer) bool { return a.PromptID == id })
+}
+
+// heardPromptFor is the prompt id of a turn heard for text sum among
+// prompts that were not heard before (seen), one that ran as a turn of its
+// own (not queued into another): how a say delivered into a busy Codex or
+// Gemini finds the turn that took it, where no transcript entry names it.
+//
+// joins (codex) also takes a prompt that joined the running turn: that
+// turn's Stop answers it.
+func heardPromptFor(prompts, seen []loop.HeardPrompt, sum string, joins bool) string {
+	for _, p := range prompts {
+		if p.Sum == sum && (!p.Queued || joins) && p.PromptID != "" && !slices.Contains(seen, p) {
+			return p.PromptID
+		}
+	}
+	return ""
+}

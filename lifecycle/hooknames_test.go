@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/BurntSushi/toml"
+
+	loop "github.com/the-loop-dev/the-loop"
 )
 
 // The real CLIs' recorded payloads (harness/testdata) read as Claude
@@ -90,5 +92,43 @@ func TestCodexHookArgs_AreTOMLOverrides(t *testing.T) {
 	}
 	if again := codexHookArgs(cmd, []string{CodexBypassHookTrust}); strings.Count(strings.Join(again, " "), CodexBypassHookTrust) != 1 {
 		t.Fatalf("the bypass twice: %q", again)
+	}
+}
+
+// Turns without a prompt id of their own get one: a Gemini BeforeAgent gets
+// an id of the-loop's, which its AfterAgent answers; a Codex turn under a
+// turn id already answered (a message queued during that turn) gets one
+// of its own, so each answer is found by its own prompt.
+func TestHooks_TurnsWithoutTheirOwnIDGetOne(t *testing.T) {
+	w := newHookWorld(t)
+	w.hook(map[string]any{"hook_event_name": "SessionStart", "source": "startup"})
+	w.hook(map[string]any{"hook_event_name": "BeforeAgent", "prompt": "first"})
+	w.hook(map[string]any{"hook_event_name": "AfterAgent", "prompt": "first", "prompt_response": "one"})
+	w.hook(map[string]any{"hook_event_name": "UserPromptSubmit", "prompt": "resume notice", "turn_id": "t1"})
+	w.hook(map[string]any{"hook_event_name": "Stop", "turn_id": "t1", "last_assistant_message": "two"})
+	w.hook(map[string]any{"hook_event_name": "UserPromptSubmit", "prompt": "queued say", "turn_id": "t1"})
+	if a := w.row().Activity; a != loop.ActivityWorking {
+		t.Fatalf("a reused turn id's turn: %s", a)
+	}
+	w.hook(map[string]any{"hook_event_name": "Stop", "turn_id": "t1", "last_assistant_message": "three"})
+	h := w.record().Hearing
+	if len(h.Answers) != 3 || len(h.Prompts) != 3 {
+		t.Fatalf("answers %+v prompts %+v", h.Answers, h.Prompts)
+	}
+	ids := map[string]bool{}
+	for i, p := range h.Prompts {
+		if p.PromptID == "" || ids[p.PromptID] || h.Answers[i].PromptID != p.PromptID {
+			t.Fatalf("prompt %d %+v answered by %+v (all %+v)", i, p, h.Answers[i], h.Answers)
+		}
+		ids[p.PromptID] = true
+	}
+	if !strings.HasPrefix(h.Prompts[0].PromptID, "heard-") || h.Prompts[1].PromptID != "t1" || !strings.HasPrefix(h.Prompts[2].PromptID, "t1#") {
+		t.Fatalf("prompt ids %+v", h.Prompts)
+	}
+	if got := heardPromptFor(h.Prompts, h.Prompts[:2], loop.PromptSum("queued say"), false); got != h.Prompts[2].PromptID {
+		t.Fatalf("the queued say's turn: %q", got)
+	}
+	if w.row().Activity != loop.ActivityIdle {
+		t.Fatalf("after the last Stop: %s", w.row().Activity)
 	}
 }

@@ -135,7 +135,10 @@ type hooked struct {
 	// captures: the harness chooses its own conversation id (codex), so a
 	// fresh start's claim does not know it yet (adoptStart).
 	captures bool
-	put      func() error
+	// joins: a message submitted during a turn joins it (codex), no turn
+	// of its own follows.
+	joins bool
+	put   func() error
 }
 
 // ApplyHook applies the spool under stateRoot (in order), then d. A spool
@@ -254,7 +257,7 @@ func (s *Service) hookedIn(tx *store.Tx, ref string) (*hooked, string, error) {
 		}
 		return &hooked{subject: loop.F("standing", name), prefix: "standing", hear: &rec.Hearing, id: &rec.HarnessSessionID,
 			claim: rec.Claim, cwd: rec.Cwd, target: loop.TmuxTargetFor(name), socket: rec.TmuxSocket, thread: rec.SlackThread,
-			captures: s.capturesID(rec.Harness, name), put: func() error { return tx.PutStanding(rec) }}, "", nil
+			captures: s.capturesID(rec.Harness, name), joins: s.joinsTurn(rec.Harness, name), put: func() error { return tx.PutStanding(rec) }}, "", nil
 	}
 	wref, err := loop.ParseWorkItemRef(ref)
 	if err != nil {
@@ -266,7 +269,8 @@ func (s *Service) hookedIn(tx *store.Tx, ref string) (*hooked, string, error) {
 	}
 	return &hooked{subject: loop.F("work_item", wref.String()), prefix: "session", hear: &rec.Hearing, id: &rec.HarnessSessionID,
 		claim: rec.Claim, cwd: rec.Cwd, target: wref.TmuxTarget(), socket: rec.TmuxSocket,
-		captures: s.capturesID(rec.Harness, wref.String()), put: func() error { return tx.PutWorkItem(wref.Slug(), rec) }}, "", nil
+		captures: s.capturesID(rec.Harness, wref.String()), joins: s.joinsTurn(rec.Harness, wref.String()),
+		put: func() error { return tx.PutWorkItem(wref.Slug(), rec) }}, "", nil
 }
 
 // panePIDsFor is the pids of ref's agent pane (nil when unknown).
@@ -329,10 +333,18 @@ func (s *Service) hear(h *hooked, p HookPayload, d loop.HookDelivery, panes []in
 		}
 		queued := h.hear.TurnPromptID == p.PromptID && p.PromptID != "" &&
 			(h.hear.Activity == loop.ActivityWorking || h.hear.Activity == loop.ActivityWaiting)
+		if !queued && answered(h.hear, p.PromptID) {
+			// A new turn under an id already answered (Codex runs a message
+			// queued during a turn under that turn's id): one of its own.
+			p.PromptID += "#" + s.newID()
+		}
 		s.setActivity(h.hear, loop.ActivityWorking)
 		h.hear.Prompts = append(slices.Clone(h.hear.Prompts), loop.HeardPrompt{PromptID: p.PromptID, Sum: loop.PromptSum(p.Prompt), Queued: queued, Truncated: d.Truncated, At: s.stamp()})
 		if n := len(h.hear.Prompts); n > loop.KeptAnswers {
 			h.hear.Prompts = h.hear.Prompts[n-loop.KeptAnswers:]
+		}
+		if queued && h.joins { // it joined the running turn, whose Stop answers it
+			return nil, ""
 		}
 		if queued { // a message queued during the running turn: a turn of its own follows
 			h.hear.Queued++
@@ -353,7 +365,9 @@ func (s *Service) hear(h *hooked, p HookPayload, d loop.HookDelivery, panes []in
 		}
 		return []loop.Event{ev("attention", loop.F("message", p.Message), loop.F("notification_type", p.NotificationType))}, ""
 	case "Stop":
-		if p.PromptID == "" { // the running turn's (gemini: the id its BeforeAgent got)
+		if p.PromptID == "" || strings.HasPrefix(h.hear.TurnPromptID, p.PromptID+"#") {
+			// the running turn's (gemini: the id its BeforeAgent got; codex:
+			// the one a reused turn id was given)
 			p.PromptID = h.hear.TurnPromptID
 		}
 		h.hear.TurnPromptID = ""

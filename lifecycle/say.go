@@ -222,7 +222,7 @@ func (s *Service) Say(ctx context.Context, cfg *config.Config, req loop.Standing
 		return res, nil
 	}
 	res.Messages[0].Stream = "err" // the answer goes to stdout
-	answer, err := s.awaitSayAnswer(ctx, cfg.StateDir(), s.standingHeard(name), "standing session '"+name+"'", "the-loop standing transcript "+name, promptID, transcript, mark, framed, wait)
+	answer, err := s.awaitSayAnswer(ctx, cfg.StateDir(), s.standingHeard(name), "standing session '"+name+"'", "the-loop standing transcript "+name, promptID, transcript, mark, framed, before.Prompts, s.joinsTurn(rec.Harness, name), wait)
 	switch {
 	case err == nil:
 		res.Reply = answer
@@ -482,9 +482,10 @@ func (s *Service) transcriptMark(cwd, id string) (path string, mark int64) {
 
 // awaitSayAnswer waits up to wait for the answer to a delivered say: the Stop
 // whose prompt id is promptID, or for a queued say ("") the promptId of the
-// transcript's first user entry past mark holding framed. Each look is one
+// transcript's first user entry past mark holding framed, else of a turn
+// heard for framed that seen (the prompts heard before the paste) lacks. Each look is one
 // short read: the wait holds no lock and no transaction.
-func (s *Service) awaitSayAnswer(ctx context.Context, stateRoot string, heard heardFn, who, where, promptID, transcript string, mark int64, framed string, wait time.Duration) (string, error) {
+func (s *Service) awaitSayAnswer(ctx context.Context, stateRoot string, heard heardFn, who, where, promptID, transcript string, mark int64, framed string, seen []loop.HeardPrompt, joins bool, wait time.Duration) (string, error) {
 	sum := loop.PromptSum(framed)
 	deadline := time.Now().Add(wait)
 	for {
@@ -503,6 +504,9 @@ func (s *Service) awaitSayAnswer(ctx context.Context, stateRoot string, heard he
 			var next int64
 			promptID, next = userEntryAfter(transcript, mark, sum)
 			mark = next
+		}
+		if promptID == "" {
+			promptID = heardPromptFor(rec.Prompts, seen, sum, joins)
 		}
 		if promptID != "" {
 			for _, a := range rec.Answers {

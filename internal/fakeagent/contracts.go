@@ -21,6 +21,8 @@ package main
 // $CODEX_HOME/sessions/YYYY/MM/DD/rollout-<start>-<id>.jsonl is created
 // with the first turn and held open while the fake runs — the only place
 // its id shows before a hook (FAKE_AGENT_CODEX_HIDE_ID=1: never created).
+// A message submitted during a turn joins it (UserPromptSubmit with the
+// running turn's id; the turn's one Stop answers the last message).
 // The composer is `› `.
 //
 // gemini: argv `--session-id <id>` or `--resume <id>`, the prompt in

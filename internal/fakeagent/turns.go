@@ -54,6 +54,9 @@ func (a *agent) handle(in input) (code int, exit bool) {
 		a.notify(strings.TrimPrefix(m, notifyCmd))
 		a.printf("\r\n❯ ")
 		return 0, false
+	case a.cur != nil && a.contract == contractCodex:
+		a.join(m)
+		return 0, false
 	case a.cur != nil:
 		a.enqueue(m)
 		return 0, false
@@ -131,6 +134,17 @@ func (a *agent) enqueue(m string) {
 	a.printf("\r\n  %s\r\n  ⎿  Queued · ctrl+x ctrl+s to send now\r\n❯ ", firstLine(m))
 	a.fire("UserPromptSubmit", map[string]any{"prompt": m, "prompt_id": a.cur.promptID, "permission_mode": a.permissionMode()})
 	a.log.write(entry{Kind: "queued", PromptID: a.cur.promptID, Text: m})
+}
+
+// join takes a message submitted during a turn into that turn, as Codex
+// does: UserPromptSubmit with the running turn's id, the user line in the
+// session file, and the turn's one answer (and Stop) is to the last message.
+func (a *agent) join(m string) {
+	a.fire("UserPromptSubmit", map[string]any{"prompt": m, "prompt_id": a.cur.promptID, "permission_mode": a.permissionMode()})
+	a.recordUserAs(a.cur.promptID, m)
+	a.cur.text = m
+	a.log.write(entry{Kind: "queued", PromptID: a.cur.promptID, Text: m})
+	a.printf("\r\n  %s\r\n❯ ", firstLine(m))
 }
 
 // finishTurn answers the running turn (transcript lines, Stop, screen) and
