@@ -83,6 +83,11 @@ type Claim struct {
 	Since            string `json:"since"`
 	HarnessSessionID string `json:"harnessSessionId,omitempty"`
 	Resume           bool   `json:"resume,omitempty"`
+	// HeardID is, for a fresh start of a CLI that chooses its own
+	// conversation id (codex), the id its SessionStart hook named from the
+	// spawned pane while the start still reads it back: the hooks of that
+	// id are the start's. HarnessSessionID stays the pane's tag.
+	HeardID string `json:"heardId,omitempty"`
 }
 
 // StandingDefinition is what a standing session is: a config entry, or a

@@ -69,6 +69,12 @@ func (*Codex) Binary() string { return "codex" }
 // (see SessionIDOf).
 func (*Codex) AssignsSessionID() bool { return false }
 
+// JoinsRunningTurn reports true: a message submitted while a turn runs
+// joins that turn (0.171.0: its UserPromptSubmit carries the running
+// turn's turn_id, and the turn's one Stop answers it), where Claude Code
+// queues it for a turn of its own.
+func (*Codex) JoinsRunningTurn() bool { return true }
+
 // FreshArgv returns `--no-daemon <args…> -- <prompt>` (the prompt and "--"
 // left out when it is empty). sessionID is not passed: Codex has no flag for
 // it. Codex writes its session file, and so reveals its id, only once the

@@ -250,3 +250,55 @@ func TestReadGeminiTranscript_RewindUpdatesAndHalfLines(t *testing.T) {
 		t.Fatalf("missing: %v %v", none, err)
 	}
 }
+
+// EnsureHooks adds the-loop's hook to each event of the user settings once,
+// beside the operator's hooks and keys, replaces its command when the
+// binary moved, writes nothing when all is there, and leaves a file that
+// does not parse alone.
+func TestGeminiEnsureHooks_AddsOnceBesideTheOperators(t *testing.T) {
+	home := t.TempDir()
+	dir := filepath.Join(home, ".gemini")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "settings.json")
+	theirs := `{"general":{"vimMode":true},"hooks":{"BeforeAgent":[{"hooks":[{"type":"command","command":"mine"}]}]}}`
+	if err := os.WriteFile(path, []byte(theirs), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	g := NewGemini(GeminiOptions{Env: func(string) string { return "" }, Home: home})
+	events := []string{"SessionStart", "BeforeAgent"}
+	for _, cmd := range []string{"'/a/the-loop'" + GeminiHookMarker, "'/a/the-loop'" + GeminiHookMarker, "'/b/the-loop'" + GeminiHookMarker} {
+		if err := g.EnsureHooks(cmd, events, 10000); err != nil {
+			t.Fatal(err)
+		}
+	}
+	data, _ := os.ReadFile(path)
+	var doc struct {
+		General map[string]any `json:"general"`
+		Hooks   map[string][]struct {
+			Hooks []struct {
+				Command string `json:"command"`
+				Timeout int    `json:"timeout"`
+			} `json:"hooks"`
+		} `json:"hooks"`
+	}
+	if err := json.Unmarshal(data, &doc); err != nil || doc.General["vimMode"] != true {
+		t.Fatalf("settings %s (%v)", data, err)
+	}
+	if b := doc.Hooks["BeforeAgent"]; len(b) != 2 || b[0].Hooks[0].Command != "mine" || b[1].Hooks[0].Command != "'/b/the-loop'"+GeminiHookMarker || b[1].Hooks[0].Timeout != 10000 {
+		t.Fatalf("BeforeAgent hooks %+v", b)
+	}
+	if s := doc.Hooks["SessionStart"]; len(s) != 1 {
+		t.Fatalf("SessionStart hooks %+v", s)
+	}
+	if err := os.WriteFile(path, []byte("{not json"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.EnsureHooks("x"+GeminiHookMarker, events, 1); err == nil {
+		t.Fatal("a file that does not parse was edited")
+	}
+	if data, _ := os.ReadFile(path); string(data) != "{not json" {
+		t.Fatalf("the broken file changed: %s", data)
+	}
+}

@@ -60,6 +60,12 @@ type HookPayload struct {
 	LastMessage      string `json:"last_assistant_message"`
 	Message          string `json:"message"`
 	NotificationType string `json:"notification_type"`
+	// TurnID is Codex's turn id, the prompt id of its payloads.
+	TurnID string `json:"turn_id"`
+	// PromptResponse is the answer in a Gemini CLI AfterAgent payload.
+	PromptResponse string `json:"prompt_response"`
+	// ToolName names the tool a Codex PermissionRequest asks for.
+	ToolName string `json:"tool_name"`
 }
 
 // ParseHookPayload reads a payload's fields; a truncated payload gives the
@@ -67,7 +73,7 @@ type HookPayload struct {
 // hook payload (no hook_event_name).
 func ParseHookPayload(data []byte) (p HookPayload, ok bool) {
 	if err := json.Unmarshal(data, &p); err == nil {
-		return p, p.Event != ""
+		return canonicalHook(p), p.Event != ""
 	}
 	// Lenient: the top-level fields before the cut, one at a time.
 	dec := json.NewDecoder(bytes.NewReader(data))
@@ -75,7 +81,8 @@ func ParseHookPayload(data []byte) (p HookPayload, ok bool) {
 		return HookPayload{}, false
 	}
 	fields := map[string]*string{"session_id": &p.SessionID, "hook_event_name": &p.Event, "source": &p.Source,
-		"reason": &p.Reason, "prompt_id": &p.PromptID, "prompt": &p.Prompt, "message": &p.Message, "notification_type": &p.NotificationType}
+		"reason": &p.Reason, "prompt_id": &p.PromptID, "prompt": &p.Prompt, "message": &p.Message, "notification_type": &p.NotificationType,
+		"turn_id": &p.TurnID, "tool_name": &p.ToolName}
 	for dec.More() {
 		t, err := dec.Token()
 		if err != nil {
@@ -84,8 +91,11 @@ func ParseHookPayload(data []byte) (p HookPayload, ok bool) {
 		key, _ := t.(string)
 		var v json.RawMessage
 		if err := dec.Decode(&v); err != nil {
-			if key == "last_assistant_message" { // the answer the cut went through: its first part
+			switch key { // the answer the cut went through: its first part
+			case "last_assistant_message":
 				p.LastMessage = cutString(data[dec.InputOffset():])
+			case "prompt_response":
+				p.PromptResponse = cutString(data[dec.InputOffset():])
 			}
 			break
 		}
@@ -93,7 +103,7 @@ func ParseHookPayload(data []byte) (p HookPayload, ok bool) {
 			_ = json.Unmarshal(v, dst)
 		}
 	}
-	return p, p.Event != ""
+	return canonicalHook(p), p.Event != ""
 }
 
 // cutString decodes what is left of a JSON string cut short (rest starts
@@ -124,7 +134,13 @@ type hooked struct {
 	target  string
 	socket  string
 	thread  string // a standing session's Slack thread ("" when none)
-	put     func() error
+	// captures: the harness chooses its own conversation id (codex), so a
+	// fresh start's claim does not know it yet (adoptStart).
+	captures bool
+	// joins: a message submitted during a turn joins it (codex), no turn
+	// of its own follows.
+	joins bool
+	put   func() error
 }
 
 // ApplyHook applies the spool under stateRoot (in order), then d. A spool
@@ -187,7 +203,7 @@ func (s *Service) applyHook(ctx context.Context, d loop.HookDelivery, seq string
 			loop.F("why", "the payload is not a Claude Code hook payload")))
 	}
 	var panes []int
-	if p.Event == "SessionStart" && p.Source == "clear" {
+	if p.Event == "SessionStart" && (p.Source == "clear" || p.Source == "startup") {
 		panes = s.panePIDsFor(ctx, d.Session) // outside the transaction: a tmux call
 	}
 	if p.Event == "Stop" && seq == "" {
@@ -273,7 +289,7 @@ func (s *Service) hookedIn(tx *store.Tx, ref string) (*hooked, string, error) {
 		}
 		return &hooked{subject: loop.F("standing", name), prefix: "standing", hear: &rec.Hearing, id: &rec.HarnessSessionID,
 			claim: rec.Claim, cwd: rec.Cwd, target: loop.TmuxTargetFor(name), socket: rec.TmuxSocket, thread: rec.SlackThread,
-			put: func() error { return tx.PutStanding(rec) }}, "", nil
+			captures: s.capturesID(rec.Harness, name), joins: s.joinsTurn(rec.Harness, name), put: func() error { return tx.PutStanding(rec) }}, "", nil
 	}
 	wref, err := loop.ParseWorkItemRef(ref)
 	if err != nil {
@@ -285,6 +301,7 @@ func (s *Service) hookedIn(tx *store.Tx, ref string) (*hooked, string, error) {
 	}
 	return &hooked{subject: loop.F("work_item", wref.String()), prefix: "session", hear: &rec.Hearing, id: &rec.HarnessSessionID,
 		claim: rec.Claim, cwd: rec.Cwd, target: wref.TmuxTarget(), socket: rec.TmuxSocket,
+		captures: s.capturesID(rec.Harness, wref.String()), joins: s.joinsTurn(rec.Harness, wref.String()),
 		put: func() error { return tx.PutWorkItem(wref.Slug(), rec) }}, "", nil
 }
 
@@ -315,7 +332,11 @@ func (s *Service) hear(h *hooked, p HookPayload, d loop.HookDelivery, panes []in
 	ev := func(what string, fields ...loop.Field) loop.Event {
 		return s.event(h.prefix+"."+what, loop.LevelInfo, append([]loop.Field{h.subject}, fields...)...)
 	}
-	known := p.SessionID != "" && (p.SessionID == *h.id || h.claim != nil && h.claim.Op == "start" && p.SessionID == h.claim.HarnessSessionID)
+	known := p.SessionID != "" && (p.SessionID == *h.id || h.claim != nil && h.claim.Op == "start" &&
+		(p.SessionID == h.claim.HarnessSessionID || p.SessionID == h.claim.HeardID))
+	if !known && s.adoptStart(h, p, d, panes) {
+		known = true
+	}
 	if !known {
 		if p.Event != "SessionStart" || p.Source != "clear" || p.SessionID == "" {
 			return nil, fmt.Sprintf("session_id %q is not the recorded conversation %q", p.SessionID, *h.id)
@@ -339,12 +360,23 @@ func (s *Service) hear(h *hooked, p HookPayload, d loop.HookDelivery, panes []in
 			h.hear.TurnPromptID, h.hear.Queued = "", 0
 		}
 	case "UserPromptSubmit":
+		if p.PromptID == "" { // a CLI without prompt ids (gemini): the turn gets one of ours
+			p.PromptID = "heard-" + s.newID()
+		}
 		queued := h.hear.TurnPromptID == p.PromptID && p.PromptID != "" &&
 			(h.hear.Activity == loop.ActivityWorking || h.hear.Activity == loop.ActivityWaiting)
+		if !queued && answered(h.hear, p.PromptID) {
+			// A new turn under an id already answered (Codex runs a message
+			// queued during a turn under that turn's id): one of its own.
+			p.PromptID += "#" + s.newID()
+		}
 		s.setActivity(h.hear, loop.ActivityWorking)
 		h.hear.Prompts = append(slices.Clone(h.hear.Prompts), loop.HeardPrompt{PromptID: p.PromptID, Sum: loop.PromptSum(p.Prompt), Queued: queued, Truncated: d.Truncated, At: s.stamp()})
 		if n := len(h.hear.Prompts); n > loop.KeptAnswers {
 			h.hear.Prompts = h.hear.Prompts[n-loop.KeptAnswers:]
+		}
+		if queued && h.joins { // it joined the running turn, whose Stop answers it
+			return nil, ""
 		}
 		if queued { // a message queued during the running turn: a turn of its own follows
 			h.hear.Queued++
@@ -365,6 +397,11 @@ func (s *Service) hear(h *hooked, p HookPayload, d loop.HookDelivery, panes []in
 		}
 		return []loop.Event{ev("attention", loop.F("message", p.Message), loop.F("notification_type", p.NotificationType))}, ""
 	case "Stop":
+		if p.PromptID == "" || strings.HasPrefix(h.hear.TurnPromptID, p.PromptID+"#") {
+			// the running turn's (gemini: the id its BeforeAgent got; codex:
+			// the one a reused turn id was given)
+			p.PromptID = h.hear.TurnPromptID
+		}
 		h.hear.TurnPromptID = ""
 		if h.hear.Queued > 0 { // the queued message's turn runs next (its prompt id is new)
 			h.hear.Queued--

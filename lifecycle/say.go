@@ -127,11 +127,11 @@ func (s *Service) Say(ctx context.Context, cfg *config.Config, req loop.Standing
 		return loop.SayResult{}, loop.NotFound("standing session '%[1]s' has no live agent of the-loop's to paste into — %[2]s; run `the-loop standing start %[1]s` first", name,
 			notOurs(target, rec.TmuxSocket, "it is not the agent the-loop started for this record"))
 	}
-	// Only a claude spawn declares the hooks (a record of another harness
-	// may still read "starting").
+	// Only a spawn of a CLI with hooks declares them (a record of another
+	// harness may still read "starting").
 	hooks := rec.Activity != "" && harnessHasHooks(s, rec.Harness, name)
 	if req.Wait && !hooks {
-		return loop.SayResult{}, loop.Invalid("standing session '%s' was spawned without hooks, so its answer cannot be heard; say without --wait (wait), or restart it with the claude harness", name)
+		return loop.SayResult{}, loop.Invalid("standing session '%s' was spawned without hooks, so its answer cannot be heard; say without --wait (wait), or restart it with a harness that has hooks (claude, codex, gemini)", name)
 	}
 	if req.Wait && req.Caller != nil {
 		leave, err := s.waits.enter(*req.Caller, name)
@@ -186,7 +186,7 @@ func (s *Service) Say(ctx context.Context, cfg *config.Config, req loop.Standing
 	}
 	framed := frameFrom(req)
 	transcript, mark := s.transcriptMark(before.Cwd, before.HarnessSessionID)
-	if err := runner.DeliverTo(ctx, target, strings.NewReader(framed)); err != nil {
+	if err := deliverTo(ctx, runner, adapter, target, framed); err != nil {
 		return fail("", "error: could not deliver the message: "+loop.ErrorMessage(err)), nil
 	}
 	res := loop.SayResult{Name: name, Delivered: true, Outcome: loop.SayDelivered, ExitCode: 0}
@@ -225,7 +225,7 @@ func (s *Service) Say(ctx context.Context, cfg *config.Config, req loop.Standing
 		return res, nil
 	}
 	res.Messages[0].Stream = "err" // the answer goes to stdout
-	answer, err := s.awaitSayAnswer(ctx, cfg.StateDir(), s.standingHeard(name), "standing session '"+name+"'", "the-loop standing transcript "+name, promptID, transcript, mark, framed, wait)
+	answer, err := s.awaitSayAnswer(ctx, cfg.StateDir(), s.standingHeard(name), "standing session '"+name+"'", "the-loop standing transcript "+name, promptID, transcript, mark, framed, before.Prompts, s.joinsTurn(rec.Harness, name), wait)
 	switch {
 	case err == nil:
 		res.Reply = answer
@@ -265,10 +265,10 @@ func deliveryLine(outcome, target string) string {
 }
 
 // harnessHasHooks reports whether the harness the record names is one the
-// hooks are declared for (claude).
+// hooks are declared for (claude, codex, gemini: hookedHarness).
 func harnessHasHooks(s *Service, harness, subject string) bool {
 	adapter, err := s.Harness(harness, subject)
-	return err == nil && adapter.Name() == "claude"
+	return err == nil && hookedHarness(adapter.Name())
 }
 
 // heardFn reads what a session's hooks reported (nil when its record is
@@ -485,9 +485,10 @@ func (s *Service) transcriptMark(cwd, id string) (path string, mark int64) {
 
 // awaitSayAnswer waits up to wait for the answer to a delivered say: the Stop
 // whose prompt id is promptID, or for a queued say ("") the promptId of the
-// transcript's first user entry past mark holding framed. Each look is one
+// transcript's first user entry past mark holding framed, else of a turn
+// heard for framed that seen (the prompts heard before the paste) lacks. Each look is one
 // short read: the wait holds no lock and no transaction.
-func (s *Service) awaitSayAnswer(ctx context.Context, stateRoot string, heard heardFn, who, where, promptID, transcript string, mark int64, framed string, wait time.Duration) (string, error) {
+func (s *Service) awaitSayAnswer(ctx context.Context, stateRoot string, heard heardFn, who, where, promptID, transcript string, mark int64, framed string, seen []loop.HeardPrompt, joins bool, wait time.Duration) (string, error) {
 	sum := loop.PromptSum(framed)
 	deadline := time.Now().Add(wait)
 	for {
@@ -506,6 +507,9 @@ func (s *Service) awaitSayAnswer(ctx context.Context, stateRoot string, heard he
 			var next int64
 			promptID, next = userEntryAfter(transcript, mark, sum)
 			mark = next
+		}
+		if promptID == "" {
+			promptID = heardPromptFor(rec.Prompts, seen, sum, joins)
 		}
 		if promptID != "" {
 			for _, a := range rec.Answers {

@@ -44,9 +44,9 @@ type Service struct {
 	// Announcer posts a Slack-enabled session's announcement after it
 	// starts (nil: never announced).
 	Announcer Announcer
-	// HookBinary is the absolute path of the-loop's binary: every claude
-	// spawn runs `<HookBinary> hook …` for its hooks (issue 17). Empty: no
-	// hooks are declared and activity stays unknown.
+	// HookBinary is the absolute path of the-loop's binary: every claude,
+	// codex and gemini spawn runs `<HookBinary> hook …` for its hooks
+	// (issue 17). Empty: no hooks are declared and activity stays unknown.
 	HookBinary string
 	// Getenv reads the environment (CLAUDE_CONFIG_DIR for transcripts);
 	// nil means os.Getenv.
@@ -222,6 +222,9 @@ func (k standingKind) socket(rec *loop.StandingRecord) string { return rec.TmuxS
 func (k standingKind) recovered(r *loop.StandingRecord, c loop.Claim) {
 	if c.HarnessSessionID != "" {
 		r.HarnessSessionID = c.HarnessSessionID
+	}
+	if c.HeardID != "" { // codex: the id its pane's SessionStart named; the pane keeps its tag
+		r.HarnessSessionID, r.Hearing.PaneTag = c.HeardID, c.HarnessSessionID
 	}
 	r.StartedAt = c.Since
 }

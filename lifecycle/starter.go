@@ -87,6 +87,9 @@ type starter[R, Res any] struct {
 	runner loop.Runner
 	// pending events ride on the next transition.
 	pending []loop.Event
+	// paneTag is the tag a fresh spawn's pane keeps when its conversation
+	// id was captured afterwards (captured): the record's PaneTag.
+	paneTag string
 }
 
 // startIn is one start: it evaluates the record and the pane until an
@@ -269,13 +272,11 @@ func (st *starter[R, Res]) spawn(ctx context.Context, rec *R, state loop.PaneSta
 		st.pending = append(st.pending, s.event("workspace.trust_failed", loop.LevelWarning,
 			k.subject(), loop.F("harness", p.harness), loop.F("cwd", p.cwd), loop.F("error", err.Error())))
 	}
-	if p.adapter.Name() == "claude" && s.HookBinary != "" {
-		// Every claude spawn declares the hooks the-loop hears it by.
-		args, err := withHookSettings(s.HookBinary, st.cfg.StateDir(), target, k.sessionRef(), p.cwd, p.args)
-		if err != nil {
+	if hookedHarness(p.adapter.Name()) && s.HookBinary != "" {
+		// Every spawn of a CLI with hooks declares the hooks the-loop hears it by.
+		if err := st.wireHooks(&p); err != nil {
 			return st.spawnFailed(ctx, rec, loop.ErrorMessage(err), loop.F("harness", p.harness))
 		}
-		p.args = args
 	}
 	id := k.claim(claimed).HarnessSessionID
 	note := "" // what the row says of a resume that fell back
@@ -321,6 +322,9 @@ func (st *starter[R, Res]) spawn(ctx context.Context, rec *R, state loop.PaneSta
 	}
 	if err != nil && !st.spawned(ctx, id) {
 		return st.spawnFailed(ctx, rec, loop.ErrorMessage(err), loop.F("harness", p.harness), loop.F("tmux_target", target))
+	}
+	if id, err = st.captured(ctx, p, id); err != nil { // a CLI that chooses its own id (codex)
+		return st.captureFailed(ctx, rec, p, err)
 	}
 	return st.up(ctx, EvStarted, p, id, loop.OutcomeStarted, note)
 }
@@ -465,11 +469,14 @@ func (st *starter[R, Res]) up(ctx context.Context, event string, p spawnPlan, id
 	if event == EvResumed {
 		ev = k.logEvent("resumed")
 	}
-	hooked := p.adapter.Name() == "claude" && s.HookBinary != ""
+	hooked := hookedHarness(p.adapter.Name()) && s.HookBinary != ""
 	out, err := transitionIn(ctx, s, k, event, func(r *R) error {
 		k.up(r, p, id, st.socket)
 		if h := k.hearing(r); !hooked { // a harness without hooks: nothing will be heard
 			h.Activity, h.ActivityAt = "", ""
+		}
+		if st.paneTag != "" && st.paneTag != id { // the id was captured after the spawn
+			k.hearing(r).PaneTag = st.paneTag
 		}
 		return nil
 	}, nil, append(st.takePending(), s.event(ev, loop.LevelInfo,

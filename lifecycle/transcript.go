@@ -68,7 +68,7 @@ func (s *Service) TranscriptStanding(ctx context.Context, cfg *config.Config, na
 	}
 	reader, ok := adapter.(loop.TranscriptReader)
 	if !ok {
-		return loop.TranscriptResult{}, loop.Invalid("standing session '%[1]s' runs the %[2]s harness, whose transcript the-loop cannot read (only claude's); "+
+		return loop.TranscriptResult{}, loop.Invalid("standing session '%[1]s' runs the %[2]s harness, whose transcript the-loop cannot read (claude's, codex's and gemini's it can); "+
 			"see its screen with `the-loop standing peek %[1]s` instead", name, adapter.Name())
 	}
 	res := loop.TranscriptResult{Name: name, Entries: []loop.TranscriptEntry{}}
@@ -120,7 +120,7 @@ func (s *Service) PeekStanding(ctx context.Context, cfg *config.Config, name str
 	case loop.PaneUnknown:
 		return loop.PeekResult{}, loop.Internal("tmux (%s) did not answer whether %s exists; try again shortly", tmuxCommand(rec.TmuxSocket), target)
 	}
-	if mine, err := ours(ctx, runner, target, rec.HarnessSessionID); err != nil {
+	if mine, err := ours(ctx, runner, target, rec.TagFor(rec.HarnessSessionID)); err != nil {
 		return loop.PeekResult{}, err
 	} else if !mine {
 		return loop.PeekResult{}, loop.NotFound("standing session '%s' has no pane of the-loop's to peek at — %s", name,

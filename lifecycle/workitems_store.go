@@ -110,6 +110,9 @@ func (k workItemKind) recovered(r *loop.WorkItemRecord, c loop.Claim) {
 	if c.HarnessSessionID != "" {
 		r.HarnessSessionID = c.HarnessSessionID
 	}
+	if c.HeardID != "" { // codex: the id its pane's SessionStart named; the pane keeps its tag
+		r.HarnessSessionID, r.Hearing.PaneTag = c.HeardID, c.HarnessSessionID
+	}
 	r.TmuxTarget = k.target()
 }
 

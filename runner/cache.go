@@ -213,6 +213,41 @@ func (c *cachedRunner) DeliverTo(ctx context.Context, target string, text io.Rea
 	return c.mutate(func() error { return c.inner.DeliverTo(ctx, target, text) })
 }
 
+// DeliverToAfter is DeliverTo with a submit delay of the delivery's own
+// (Tmux.DeliverToAfter); a runner without it delivers with its own delay.
+func (c *cachedRunner) DeliverToAfter(ctx context.Context, target string, text io.Reader, submitDelay time.Duration) error {
+	d, ok := c.inner.(interface {
+		DeliverToAfter(ctx context.Context, target string, text io.Reader, submitDelay time.Duration) error
+	})
+	if !ok {
+		return c.DeliverTo(ctx, target, text)
+	}
+	return c.mutate(func() error { return d.DeliverToAfter(ctx, target, text, submitDelay) })
+}
+
+// DeliverAfter is Deliver with a submit delay of the delivery's own
+// (Tmux.DeliverAfter); a runner without it delivers with its own delay.
+func (c *cachedRunner) DeliverAfter(ctx context.Context, sess loop.WorkItemTarget, text io.Reader, submitDelay time.Duration) error {
+	d, ok := c.inner.(interface {
+		DeliverAfter(ctx context.Context, sess loop.WorkItemTarget, text io.Reader, submitDelay time.Duration) error
+	})
+	if !ok {
+		return c.Deliver(ctx, sess, text)
+	}
+	return c.mutate(func() error { return d.DeliverAfter(ctx, sess, text, submitDelay) })
+}
+
+// PanePID is the pid of target's agent pane (Tmux.PanePID).
+func (c *cachedRunner) PanePID(ctx context.Context, target string) (int, error) {
+	p, ok := c.inner.(interface {
+		PanePID(ctx context.Context, target string) (int, error)
+	})
+	if !ok {
+		return 0, fail(loop.EINTERNAL, nil, "the runner of tmux session %s cannot tell its pane's process", target)
+	}
+	return p.PanePID(ctx, target)
+}
+
 func (c *cachedRunner) KillTarget(ctx context.Context, target string) error {
 	return c.mutate(func() error { return c.inner.KillTarget(ctx, target) })
 }

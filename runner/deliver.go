@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	loop "github.com/the-loop-dev/the-loop"
@@ -25,6 +26,14 @@ import (
 // buffers. DeliverTo checks no liveness nor readiness:
 // call WaitReady first.
 func (t *Tmux) DeliverTo(ctx context.Context, target string, text io.Reader) error {
+	return t.DeliverToAfter(ctx, target, text, 0)
+}
+
+// DeliverToAfter is DeliverTo with at least submitDelay between the paste
+// and the submit key (the runner's own SubmitDelay when that is longer):
+// the delay one delivery's agent needs (an adapter's SubmitDelay, e.g.
+// harness.GeminiSubmitDelay), not every pane's.
+func (t *Tmux) DeliverToAfter(ctx context.Context, target string, text io.Reader, submitDelay time.Duration) error {
 	if err := guard(target); err != nil {
 		return err
 	}
@@ -75,7 +84,7 @@ func (t *Tmux) DeliverTo(ctx context.Context, target string, text io.Reader) err
 		return tmuxFailed(target, "paste into", err)
 	}
 	left = nil // paste-buffer -d deleted it
-	if err := t.opt.Sleep(ctx, t.opt.SubmitDelay); err != nil {
+	if err := t.opt.Sleep(ctx, max(t.opt.SubmitDelay, submitDelay)); err != nil {
 		return fail(loop.EINTERNAL, err, "the text was pasted into tmux session %s but not submitted: %v", target, err)
 	}
 	left = nil

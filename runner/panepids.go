@@ -1,9 +1,37 @@
 package runner
 
-import "context"
+import (
+	"context"
+	"strconv"
+	"strings"
+
+	loop "github.com/the-loop-dev/the-loop"
+)
 
 // PanePIDs returns the pids of the live panes of tmux session target (the
 // processes a hook's parent chain must reach to speak for the session).
 func (t *Tmux) PanePIDs(ctx context.Context, target string) ([]int, error) {
 	return t.livePanePids(ctx, target)
+}
+
+// PanePID returns the pid of the process tmux started in target's agent
+// pane (one `display-message -p '#{pane_pid}'`): the root of the process
+// tree a harness's id capture searches (harness.SessionIDReporter). A
+// missing session is ENOTFOUND.
+func (t *Tmux) PanePID(ctx context.Context, target string) (int, error) {
+	if err := guard(target); err != nil {
+		return 0, err
+	}
+	out, err := t.probe(ctx, "display-message", "-p", "-t", agentPane(target), "#{pane_pid}")
+	if err != nil {
+		return 0, tmuxFailed(target, "read the pane pid of", err)
+	}
+	if strings.TrimSpace(out) == "" { // tmux 3.x answers a missing target with nothing
+		return 0, fail(loop.ENOTFOUND, ErrNoSession, "tmux session %s not found (no pane pid)", target)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(out))
+	if err != nil || pid <= 0 {
+		return 0, fail(loop.EINTERNAL, err, "tmux gave no pane pid for tmux session %s (%q)", target, strings.TrimSpace(out))
+	}
+	return pid, nil
 }

@@ -27,6 +27,12 @@ func (t *Tmux) Spawn(ctx context.Context, item loop.WorkItemRef, spec loop.Spawn
 // harness has exited; then it is DeliverTo. A probe tmux does not answer
 // counts as live: the paste is tried and fails on its own if need be.
 func (t *Tmux) Deliver(ctx context.Context, sess loop.WorkItemTarget, text io.Reader) error {
+	return t.DeliverAfter(ctx, sess, text, 0)
+}
+
+// DeliverAfter is Deliver with at least submitDelay between the paste and
+// the submit key (DeliverToAfter): the delay the session's agent needs.
+func (t *Tmux) DeliverAfter(ctx context.Context, sess loop.WorkItemTarget, text io.Reader, submitDelay time.Duration) error {
 	if sess.TmuxTarget == "" {
 		return fail(loop.ENOTFOUND, ErrNoSession,
 			"no tmux session recorded for %s; nothing to deliver into — start its session first", sess.Ref)
@@ -36,7 +42,7 @@ func (t *Tmux) Deliver(ctx context.Context, sess loop.WorkItemTarget, text io.Re
 			"tmux session %s not found or its harness has exited (crashed, killed, or a retained dead pane); nothing was delivered",
 			sess.TmuxTarget)
 	}
-	return t.DeliverTo(ctx, sess.TmuxTarget, text)
+	return t.DeliverToAfter(ctx, sess.TmuxTarget, text, submitDelay)
 }
 
 // Kill kills the work item's tmux session: KillTarget on its recorded

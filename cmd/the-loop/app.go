@@ -341,7 +341,7 @@ func (a *App) Lifecycle(current func() *config.Config, db *store.DB, source stri
 		},
 		LookPath: exec.LookPath,
 		Source:   source,
-		// Every claude spawn declares hooks that run this binary (issue 17).
+		// Every claude, codex and gemini spawn declares hooks that run this binary (issue 17).
 		HookBinary: self,
 		PanePIDs: func(ctx context.Context, socket, target string) ([]int, error) {
 			return runner.New(runner.Options{Socket: socket}).PanePIDs(ctx, target)

@@ -30,14 +30,25 @@ const (
 	hookStoreWait   = 200 * time.Millisecond
 )
 
-// HookCmd is `the-loop hook`: Claude Code runs it for every hook the-loop
-// declares (issue 17). It reads the payload on stdin and hands it to the
+// HookCmd is `the-loop hook`: Claude Code, Codex and the Gemini CLI run it
+// for every hook the-loop declares (issue 17, issue 21). It reads the payload on stdin and hands it to the
 // service of --state-root (POST /api/v1/hooks), else to the store
 // directly, else to the spool; it never loads the config and always exits
 // 0 within 2 s — a hook's failure must never stop the agent.
 type HookCmd struct {
-	StateRoot string `name:"state-root" required:"" help:"The state root whose service or store hears the hook." placeholder:"DIR"`
-	Session   string `required:"" help:"The session the hook is of: standing:<name> or a work item's ref." placeholder:"REF"`
+	StateRoot string `name:"state-root" help:"The state root whose service or store hears the hook." placeholder:"DIR"`
+	Session   string `help:"The session the hook is of: standing:<name> or a work item's ref." placeholder:"REF"`
+	FromEnv   bool   `name:"from-env" help:"Take the state root and the session from THE_LOOP_HOOK_STATE_ROOT and THE_LOOP_HOOK_SESSION (a gemini spawn's environment); without them, do nothing."`
+	JSON      bool   `name:"json" help:"Answer {} on stdout (an empty hook output, for a CLI that expects JSON from every hook: the Gemini CLI)."`
+}
+
+// Validate wants --state-root and --session, unless --from-env takes them
+// from the environment.
+func (c *HookCmd) Validate() error {
+	if !c.FromEnv && (c.StateRoot == "" || c.Session == "") {
+		return loop.Invalid("the-loop hook needs --state-root DIR and --session REF (or --from-env); it is run by the agent CLIs' hooks the-loop declares")
+	}
+	return nil
 }
 
 // Run delivers the payload, giving up silently at the deadline. A state
@@ -45,6 +56,15 @@ type HookCmd struct {
 // write is refused (sdk.CheckPrivate): the payload is not handed to it,
 // and a note on stderr names it — the exit is 0 all the same.
 func (c *HookCmd) Run(a *App) error {
+	if c.JSON && a.Stdout != nil {
+		fmt.Fprintln(a.Stdout, "{}")
+	}
+	if c.FromEnv {
+		c.StateRoot, c.Session = os.Getenv(lifecycle.HookStateRootEnv), os.Getenv(lifecycle.HookSessionEnv)
+		if c.StateRoot == "" || c.Session == "" {
+			return nil // the CLI runs outside a the-loop spawn: nothing to tell
+		}
+	}
 	var mu sync.Mutex
 	ended := false
 	note := func(what string, err error) {

@@ -57,6 +57,9 @@ func (a *agent) claudeTranscriptPath() string {
 // (one write per line, O_APPEND). Lines of type user and assistant get the
 // common fields and a uuid chained to the previous one.
 func (a *agent) record(line map[string]any) {
+	if a.contract != contractClaude { // contracts.go writes their session files
+		return
+	}
 	now := time.Now().UTC().Format("2006-01-02T15:04:05.000Z")
 	line["sessionId"] = a.sessionID
 	line["timestamp"] = now

@@ -94,9 +94,13 @@ func matchSubject(payload map[string]any) string {
 // Nothing is logged for an event without hooks, so the log of an agent
 // spawned without --settings holds only what it was sent.
 func (a *agent) fire(event string, fields map[string]any) {
+	event, fields, ok := a.shape(event, fields)
+	if !ok {
+		return // the contract's CLI has no such hook
+	}
 	payload := map[string]any{
 		"session_id":      a.sessionID,
-		"transcript_path": a.claudeTranscriptPath(),
+		"transcript_path": a.sessionFilePath(),
 		"cwd":             a.cwd,
 		"hook_event_name": event,
 	}
@@ -113,19 +117,26 @@ func (a *agent) fire(event string, fields map[string]any) {
 			if h.Type != "command" || h.Command == "" {
 				continue
 			}
-			code, err := runHook(h, a.cwd, body)
+			timeout := hookTimeout
+			if h.Timeout > 0 {
+				timeout = time.Duration(h.Timeout) * time.Second
+				if a.contract == contractGemini { // the Gemini CLI counts milliseconds
+					timeout = time.Duration(h.Timeout) * time.Millisecond
+				}
+			}
+			code, out, err := runHook(h, a.cwd, body, timeout)
+			if err == nil && a.contract == contractGemini && !json.Valid(bytes.TrimSpace(out)) {
+				err = fmt.Errorf("hook output is not JSON: %q", out) // the CLI reports such a hook failed
+			}
 			a.log.write(entry{Kind: "hook", Event: event, Command: h.Command, Code: code,
-				Error: errText(err), Payload: body})
+				Error: errText(err), Payload: body, Text: string(out)})
 		}
 	}
 }
 
-// runHook runs one command hook and returns its exit status.
-func runHook(h hookCommand, cwd string, payload []byte) (int, error) {
-	timeout := hookTimeout
-	if h.Timeout > 0 {
-		timeout = time.Duration(h.Timeout) * time.Second
-	}
+// runHook runs one command hook within timeout and returns its exit
+// status and stdout.
+func runHook(h hookCommand, cwd string, payload []byte, timeout time.Duration) (int, []byte, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "sh", "-c", h.Command)
@@ -133,15 +144,15 @@ func runHook(h hookCommand, cwd string, payload []byte) (int, error) {
 	cmd.Env = append(os.Environ(), "CLAUDE_PROJECT_DIR="+cwd)
 	cmd.Stdin = bytes.NewReader(payload)
 	cmd.WaitDelay = time.Second
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err := cmd.Run()
 	var ee *exec.ExitError
 	switch {
 	case errors.As(err, &ee):
-		return ee.ExitCode(), fmt.Errorf("%w: %s", err, bytes.TrimSpace(out.Bytes()))
+		return ee.ExitCode(), out.Bytes(), fmt.Errorf("%w: %s", err, bytes.TrimSpace(append(out.Bytes(), errOut.Bytes()...)))
 	case err != nil:
-		return -1, err
+		return -1, out.Bytes(), err
 	}
-	return 0, nil
+	return 0, out.Bytes(), nil
 }

@@ -1,6 +1,8 @@
 //go:build linux
 
-// Command fakeagent stands in for Claude Code in tests. It honours the
+// Command fakeagent stands in for Claude Code in tests (and, with
+// FAKE_AGENT_CONTRACT=codex or gemini, for the Codex and Gemini CLIs:
+// contracts.go). It honours the
 // contract the-loop relies on (docs/claude-code.md): `--session-id <id>`
 // starts a conversation, `--resume <id>` continues one (failing fast when
 // no transcripts/<id>.jsonl exists), the last positional argument (or the
@@ -139,6 +141,17 @@ type agent struct {
 	mu       sync.Mutex
 	messages []string
 	flushed  bool
+
+	// The Codex and Gemini contracts (contracts.go).
+	contract   string
+	started    time.Time
+	resumed    bool
+	untrusted  bool     // codex: hooks without --dangerously-bypass-hook-trust
+	codexPath  string   // the rollout file
+	codexFile  *os.File // held open once the first turn starts
+	ordinal    int
+	geminiPath string // the session file
+	lastPrompt string
 }
 
 // turn is one prompt being answered.
@@ -160,7 +173,16 @@ func run() int {
 		fmt.Fprintln(os.Stderr, "fakeagent: FAKE_AGENT_DIR is not set")
 		return 2
 	}
-	args := parseArgs(os.Args[1:])
+	contract := os.Getenv("FAKE_AGENT_CONTRACT")
+	var args args
+	switch contract {
+	case contractCodex:
+		args = parseCodexArgs(os.Args[1:])
+	case contractGemini:
+		args = parseGeminiArgs(os.Args[1:])
+	default:
+		args = parseArgs(os.Args[1:])
+	}
 	lf, err := openLog(filepath.Join(dir, "log.jsonl"))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "fakeagent:", err)
@@ -170,17 +192,43 @@ func run() int {
 	a := &agent{log: lf, dir: dir, sessionID: args.sessionID, cwd: cwd, configDir: claudeConfigDir(),
 		model: args.model, permMode: args.permissionMode,
 		think:     time.Duration(envInt("FAKE_AGENT_TURN_MS", 50)) * time.Millisecond,
-		answerFmt: os.Getenv("FAKE_AGENT_ANSWER")}
+		answerFmt: os.Getenv("FAKE_AGENT_ANSWER"), contract: contract, started: time.Now().UTC(), resumed: args.resume}
+	if a.model == "" {
+		a.model = map[string]string{contractCodex: "gpt-fake", contractGemini: "gemini-fake"}[contract]
+	}
 	if a.model == "" {
 		a.model = "claude-opus-4-5"
+	}
+	if contract == contractCodex && !args.resume {
+		a.sessionID = "" // Codex chooses its id itself
 	}
 	if a.sessionID == "" {
 		a.sessionID = uuid.NewString()
 	}
-	start := entry{Kind: "start", Pid: os.Getpid(), Argv: os.Args[1:], SessionID: args.sessionID,
+	logged := args.sessionID
+	if contract == contractCodex {
+		logged = a.sessionID // the id it chose (or resumes)
+	}
+	start := entry{Kind: "start", Pid: os.Getpid(), Argv: os.Args[1:], SessionID: logged,
 		Resume: args.resume, Prompt: args.prompt, Cwd: cwd, Env: selectedEnv()}
 
-	if args.resume {
+	if args.resume && contract == contractCodex {
+		if a.codexPath = findCodexSession(args.sessionID); a.codexPath == "" {
+			a.log.write(start)
+			a.log.write(entry{Kind: "resume_failed", SessionID: args.sessionID})
+			fmt.Fprintf(os.Stderr, "ERROR: No saved session found with ID %s\n", args.sessionID)
+			return 1
+		}
+	}
+	if args.resume && contract == contractGemini {
+		if a.geminiPath = findGeminiSession(cwd, args.sessionID); a.geminiPath == "" {
+			a.log.write(start)
+			a.log.write(entry{Kind: "resume_failed", SessionID: args.sessionID})
+			fmt.Fprintf(os.Stderr, "Error resuming session: no session %s found for this project\n", args.sessionID)
+			return 1
+		}
+	}
+	if args.resume && contract == contractClaude {
 		if _, err := os.Stat(a.transcriptPath()); err != nil {
 			a.log.write(start)
 			a.log.write(entry{Kind: "resume_failed", SessionID: args.sessionID})
@@ -188,10 +236,29 @@ func run() int {
 			return 1
 		}
 	}
-	if args.resume {
+	if args.resume && contract == contractClaude {
 		a.lastUUID = a.lastTranscriptUUID()
 	}
-	hooks, err := loadSettings(args.settings)
+	var hooks hookSet
+	switch contract {
+	case contractCodex:
+		var enabled bool
+		hooks, enabled, a.untrusted, err = loadCodexHooks(args)
+		start.Text = fmt.Sprintf("codex hooks enabled=%v untrusted=%v no-daemon=%v", enabled, a.untrusted, args.noDaemon)
+		if a.untrusted {
+			hooks = hookSet{}
+		}
+	case contractGemini:
+		hooks, err = loadGeminiHooks()
+		if oerr := a.openGemini(); oerr != nil && err == nil {
+			err = oerr
+		}
+		if len(args.dropped) > 0 {
+			start.Text = "dropped positional: " + strings.Join(args.dropped, " ")
+		}
+	default:
+		hooks, err = loadSettings(args.settings)
+	}
 	a.hooks = hooks
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGHUP)
@@ -213,7 +280,7 @@ func run() int {
 	ready := make(chan struct{})
 	eof := make(chan error, 1)
 	delay := time.Duration(envInt("FAKE_AGENT_DELAY_MS", 300)) * time.Millisecond
-	go a.input(term, delay, envInt("FAKE_AGENT_SWALLOW_SUBMITS", 0), ready, inputs, eof)
+	go a.input(term, delay, parser{swallow: envInt("FAKE_AGENT_SWALLOW_SUBMITS", 0), dropWithin: a.dropWithin()}, ready, inputs, eof)
 
 	a.timer = time.NewTimer(time.Hour)
 	a.timer.Stop()
@@ -278,12 +345,16 @@ func run() int {
 // input discards what is typed during the start-up delay, then reads the
 // raw terminal, signals ready once the prompt is drawn, and sends each
 // submit, empty return and swallowed return.
-func (a *agent) input(term *terminal, delay time.Duration, swallow int, ready chan<- struct{}, inputs chan<- input, eof chan<- error) {
+func (a *agent) input(term *terminal, delay time.Duration, p parser, ready chan<- struct{}, inputs chan<- input, eof chan<- error) {
 	term.discardUntil(time.Now().Add(delay))
 	term.makeRaw()
-	fmt.Print("\x1b[?2004h\r\n❯ ")
+	if a.untrusted { // Codex stops on its hook review; the composer never shows
+		fmt.Print("\x1b[?2004h\r\n  Hooks need review\r\n  1 hook is new or changed.\r\n› 1. Review hooks\r\n  2. Trust all and continue\r\n")
+		a.log.write(entry{Kind: "hooks_review"})
+		return
+	}
+	a.printf("\x1b[?2004h\r\n❯ ")
 	ready <- struct{}{}
-	p := parser{swallow: swallow}
 	buf := make([]byte, 32*1024)
 	for {
 		n, err := term.read(buf)
@@ -365,6 +436,12 @@ type args struct {
 	settings       []string // every --settings value, in order
 	model          string
 	permissionMode string
+	// codex
+	overrides       []string // every -c value
+	bypassHookTrust bool
+	noDaemon        bool
+	// gemini: positional arguments it drops
+	dropped []string
 }
 
 // parseArgs reads --session-id/--resume (also in --flag=value form) and
@@ -445,7 +522,7 @@ func selectedEnv() map[string]string {
 	for _, kv := range os.Environ() {
 		k, v, _ := strings.Cut(kv, "=")
 		switch {
-		case k == "TERM", k == "TMUX_PANE", k == "CLAUDE_CONFIG_DIR",
+		case k == "TERM", k == "TMUX_PANE", k == "CLAUDE_CONFIG_DIR", k == "CODEX_HOME", strings.HasPrefix(k, "GEMINI_CLI_"),
 			strings.HasPrefix(k, "FAKE_AGENT_"), strings.HasPrefix(k, "THE_LOOP_"):
 			out[k] = v
 		}
@@ -468,4 +545,13 @@ func errText(err error) string {
 		return ""
 	}
 	return err.Error()
+}
+
+// dropWithin is how soon after a paste the Gemini contract takes a
+// carriage return as a newline (FAKE_AGENT_GEMINI_DROP_MS, default 40).
+func (a *agent) dropWithin() time.Duration {
+	if a.contract != contractGemini {
+		return 0
+	}
+	return time.Duration(envInt("FAKE_AGENT_GEMINI_DROP_MS", 40)) * time.Millisecond
 }

@@ -98,6 +98,10 @@ type parser struct {
 	text    []byte
 	esc     []byte // the escape sequence being read, nil outside one
 	swallow int
+	// dropWithin: a carriage return this soon after a paste's end is a
+	// newline (the Gemini CLI's), pasteEnd when the last paste ended.
+	dropWithin time.Duration
+	pasteEnd   time.Time
 }
 
 // inputKind says what one byte of input amounted to.
@@ -136,6 +140,7 @@ func (p *parser) feedEvent(b byte) input {
 				p.paste = true
 			case "\x1b[201~":
 				p.paste = false
+				p.pasteEnd = time.Now()
 			}
 			p.esc = nil
 		case len(p.esc) > 32:
@@ -156,6 +161,10 @@ func (p *parser) feedEvent(b byte) input {
 	}
 	switch {
 	case b == '\r':
+		if p.dropWithin > 0 && !p.pasteEnd.IsZero() && time.Since(p.pasteEnd) < p.dropWithin {
+			p.text = append(p.text, '\n')
+			return input{kind: inputSwallowed, text: string(p.text)}
+		}
 		if p.swallow > 0 {
 			p.swallow--
 			return input{kind: inputSwallowed, text: string(p.text)}

@@ -3,7 +3,6 @@
 package main
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/google/uuid"
@@ -30,7 +29,7 @@ const dialogLines = 5
 func (a *agent) handle(in input) (code int, exit bool) {
 	switch in.kind {
 	case inputSwallowed:
-		fmt.Printf("\r\x1b[K❯ %s", firstLine(in.text)) // on screen before the log says so
+		a.printf("\r\x1b[K❯ %s", firstLine(in.text)) // on screen before the log says so
 		a.log.write(entry{Kind: "swallowed", Text: in.text})
 		return 0, false
 	case inputEmpty:
@@ -40,6 +39,9 @@ func (a *agent) handle(in input) (code int, exit bool) {
 		return 0, false
 	}
 	m := in.text
+	if a.contract == contractGemini { // a return the CLI took as a newline is not part of the prompt
+		m = strings.TrimRight(m, "\n")
+	}
 	a.mu.Lock()
 	a.messages = append(a.messages, m)
 	a.mu.Unlock()
@@ -50,13 +52,16 @@ func (a *agent) handle(in input) (code int, exit bool) {
 		return 0, false
 	case strings.HasPrefix(m, notifyCmd):
 		a.notify(strings.TrimPrefix(m, notifyCmd))
-		fmt.Print("\r\n❯ ")
+		a.printf("\r\n❯ ")
+		return 0, false
+	case a.cur != nil && a.contract == contractCodex:
+		a.join(m)
 		return 0, false
 	case a.cur != nil:
 		a.enqueue(m)
 		return 0, false
 	}
-	fmt.Printf("\r\n● received %d bytes\r\n❯ ", len(m))
+	a.printf("\r\n● received %d bytes\r\n❯ ", len(m))
 	return a.process(m)
 }
 
@@ -88,7 +93,7 @@ func (a *agent) permissionMode() string {
 // time, or after a permission dialog is answered for a /fake-tool turn.
 func (a *agent) startTurn(promptID, text string) {
 	a.cur = &turn{promptID: promptID, text: text}
-	a.recordUser(promptID, text)
+	a.recordUserAs(promptID, text)
 	if rest, ok := strings.CutPrefix(text, toolCmd); ok {
 		name, arg, _ := strings.Cut(strings.TrimSpace(rest), " ")
 		if name == "" {
@@ -96,7 +101,7 @@ func (a *agent) startTurn(promptID, text string) {
 		}
 		a.cur.tool = &toolCall{id: "toolu_" + strings.ReplaceAll(uuid.NewString(), "-", "")[:24], name: name, arg: arg}
 		a.cur.waiting = true
-		fmt.Printf("\r\n╭─ %s(%s)\r\n│ Do you want to proceed?\r\n│ ❯ 1. Yes\r\n│   2. No\r\n╰─\r\n", name, arg)
+		a.printf("\r\n╭─ %s(%s)\r\n│ Do you want to proceed?\r\n│ ❯ 1. Yes\r\n│   2. No\r\n╰─\r\n", name, arg)
 		a.fire("Notification", map[string]any{"message": "Claude needs your permission to use " + name,
 			"notification_type": "permission_prompt"})
 		return
@@ -116,7 +121,7 @@ func (a *agent) answerDialog(choice string) {
 	a.fire("PostToolUse", map[string]any{"tool_name": t.tool.name, "tool_input": input,
 		"tool_response": response, "tool_use_id": t.tool.id, "permission_mode": a.permissionMode()})
 	// The dialog (five lines) goes away, as Claude Code redraws in place.
-	fmt.Printf("\x1b[%dA\r\x1b[J● %s(%s)\r\n  ⎿  ran %s\r\n❯ ", dialogLines, t.tool.name, t.tool.arg, t.tool.arg)
+	a.printf("\x1b[%dA\r\x1b[J● %s(%s)\r\n  ⎿  ran %s\r\n❯ ", dialogLines, t.tool.name, t.tool.arg, t.tool.arg)
 	a.timer.Reset(a.think)
 }
 
@@ -126,9 +131,20 @@ func (a *agent) answerDialog(choice string) {
 func (a *agent) enqueue(m string) {
 	a.queue = append(a.queue, m)
 	a.record(map[string]any{"type": "queue-operation", "operation": "enqueue", "content": m})
-	fmt.Printf("\r\n  %s\r\n  ⎿  Queued · ctrl+x ctrl+s to send now\r\n❯ ", firstLine(m))
+	a.printf("\r\n  %s\r\n  ⎿  Queued · ctrl+x ctrl+s to send now\r\n❯ ", firstLine(m))
 	a.fire("UserPromptSubmit", map[string]any{"prompt": m, "prompt_id": a.cur.promptID, "permission_mode": a.permissionMode()})
 	a.log.write(entry{Kind: "queued", PromptID: a.cur.promptID, Text: m})
+}
+
+// join takes a message submitted during a turn into that turn, as Codex
+// does: UserPromptSubmit with the running turn's id, the user line in the
+// session file, and the turn's one answer (and Stop) is to the last message.
+func (a *agent) join(m string) {
+	a.fire("UserPromptSubmit", map[string]any{"prompt": m, "prompt_id": a.cur.promptID, "permission_mode": a.permissionMode()})
+	a.recordUserAs(a.cur.promptID, m)
+	a.cur.text = m
+	a.log.write(entry{Kind: "queued", PromptID: a.cur.promptID, Text: m})
+	a.printf("\r\n  %s\r\n❯ ", firstLine(m))
 }
 
 // finishTurn answers the running turn (transcript lines, Stop, screen) and
@@ -139,12 +155,11 @@ func (a *agent) finishTurn() {
 		return
 	}
 	answer := a.answerTo(t.text)
-	a.recordAnswer(t.text, answer)
-	a.record(map[string]any{"type": "last-prompt", "lastPrompt": t.text})
+	a.recordAnswerAs(t.promptID, t.text, answer)
 	a.cur = nil
 	a.fire("Stop", map[string]any{"prompt_id": t.promptID, "stop_hook_active": false,
 		"last_assistant_message": answer, "effort": "medium"})
-	fmt.Printf("\r\n● %s\r\n✻ Brewed for 0s · done\r\n❯ ", strings.ReplaceAll(answer, "\n", "\r\n  "))
+	a.printf("\r\n● %s\r\n✻ Brewed for 0s · done\r\n❯ ", strings.ReplaceAll(answer, "\n", "\r\n  "))
 	for len(a.queue) > 0 && a.cur == nil {
 		m := a.queue[0]
 		a.queue = a.queue[1:]

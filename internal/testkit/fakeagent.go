@@ -129,8 +129,9 @@ func Env(key, value string) AgentOption {
 }
 
 // Agent is a fake agent prepared for one test: a log directory and a bin
-// directory whose `claude` and `cursor-agent` wrapper scripts set the
-// fake's environment and exec it.
+// directory whose `claude`, `cursor-agent`, `codex` and `gemini` wrapper
+// scripts set the fake's environment and exec it (the last two with the
+// fake's Codex and Gemini CLI contracts).
 type Agent struct {
 	dir    string
 	binDir string
@@ -165,19 +166,43 @@ func FakeAgent(t testing.TB, opts ...AgentOption) *Agent {
 	for _, k := range keys {
 		fmt.Fprintf(&script, "%s=%s; export %s\n", k, shellQuote(env[k]), k)
 	}
-	fmt.Fprintf(&script, "exec %s \"$@\"\n", shellQuote(bin))
-	for _, d := range []string{a.dir, filepath.Join(a.dir, "transcripts"), a.binDir} {
+	exec := fmt.Sprintf("exec %s \"$@\"\n", shellQuote(bin))
+	for _, d := range []string{a.dir, filepath.Join(a.dir, "transcripts"), a.binDir, a.CodexHome(), a.GeminiHome()} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
-	for _, name := range []string{"claude", "cursor-agent"} {
-		if err := os.WriteFile(filepath.Join(a.binDir, name), []byte(script.String()), 0o755); err != nil {
+	// The codex and gemini wrappers select the fake's Codex and Gemini CLI
+	// contracts, with a home of the test's own unless the spawn sets one.
+	wrappers := map[string]string{
+		"claude":       script.String() + exec,
+		"cursor-agent": script.String() + exec,
+		"codex": script.String() + "FAKE_AGENT_CONTRACT=codex; export FAKE_AGENT_CONTRACT\n" +
+			"CODEX_HOME=${CODEX_HOME:-" + shellQuote(a.CodexHome()) + "}; export CODEX_HOME\n" + exec,
+		"gemini": script.String() + "FAKE_AGENT_CONTRACT=gemini; export FAKE_AGENT_CONTRACT\n" +
+			"GEMINI_CLI_HOME=${GEMINI_CLI_HOME:-" + shellQuote(a.GeminiHome()) + "}; export GEMINI_CLI_HOME\n" + exec,
+	}
+	for name, body := range wrappers {
+		if err := os.WriteFile(filepath.Join(a.binDir, name), []byte(body), 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
 	return a
 }
+
+// CodexHome is the CODEX_HOME the `codex` wrapper gives the fake when the
+// spawn's environment has none: its rollout files live under sessions/.
+func (a *Agent) CodexHome() string { return filepath.Join(filepath.Dir(a.dir), "codex-home") }
+
+// GeminiHome is the GEMINI_CLI_HOME the `gemini` wrapper gives the fake
+// when the spawn's environment has none (its files live under .gemini/).
+func (a *Agent) GeminiHome() string { return filepath.Join(filepath.Dir(a.dir), "gemini-home") }
+
+// CodexPath is the `codex` wrapper script (the fake's Codex contract).
+func (a *Agent) CodexPath() string { return filepath.Join(a.binDir, "codex") }
+
+// GeminiPath is the `gemini` wrapper script (the fake's Gemini contract).
+func (a *Agent) GeminiPath() string { return filepath.Join(a.binDir, "gemini") }
 
 // Launcher is a runner.Options.Launcher for tests: the fake agent's own
 // `internal-exec FILE`, which is runner.ExecFromFile as in the-loop.

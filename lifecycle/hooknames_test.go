@@ -1,0 +1,134 @@
+package lifecycle
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/BurntSushi/toml"
+
+	loop "github.com/the-loop-dev/the-loop"
+)
+
+// The real CLIs' recorded payloads (harness/testdata) read as Claude
+// Code's: Gemini's BeforeAgent and AfterAgent are a turn's start and end
+// with prompt_response as the answer, Codex's turn_id is the prompt id, a
+// Codex PermissionRequest and a Gemini ToolPermission notification are a
+// permission prompt.
+func TestParseHookPayload_ReadsCodexAndGeminiAsClaude(t *testing.T) {
+	read := func(cli, event string) HookPayload {
+		t.Helper()
+		data, err := os.ReadFile(filepath.Join("..", "harness", "testdata", cli, "hooks", event+".json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, ok := ParseHookPayload(data)
+		if !ok {
+			t.Fatalf("%s %s: not a hook payload", cli, event)
+		}
+		return p
+	}
+	if p := read("gemini", "BeforeAgent"); p.Event != "UserPromptSubmit" || p.Prompt != "-- you are the supervisor; say hello" || p.PromptID != "" {
+		t.Fatalf("gemini BeforeAgent read as %+v", p)
+	}
+	if p := read("gemini", "AfterAgent"); p.Event != "Stop" || p.LastMessage != "answer to: -- you are the supervisor; say hello" {
+		t.Fatalf("gemini AfterAgent read as %+v", p)
+	}
+	if p := read("gemini", "SessionEnd"); p.Event != "SessionEnd" || p.Reason != "exit" {
+		t.Fatalf("gemini SessionEnd read as %+v", p)
+	}
+	u, s := read("codex", "UserPromptSubmit"), read("codex", "Stop")
+	if u.Event != "UserPromptSubmit" || u.PromptID == "" || s.Event != "Stop" || s.PromptID != u.PromptID || s.LastMessage == "" {
+		t.Fatalf("codex turn read as %+v / %+v", u, s)
+	}
+	p, _ := ParseHookPayload([]byte(`{"hook_event_name":"PermissionRequest","session_id":"x","turn_id":"t1","tool_name":"shell"}`))
+	if p.Event != "Notification" || p.NotificationType != "permission_prompt" || p.PromptID != "t1" || !strings.Contains(p.Message, "shell") {
+		t.Fatalf("codex PermissionRequest read as %+v", p)
+	}
+	p, _ = ParseHookPayload([]byte(`{"hook_event_name":"Notification","session_id":"x","notification_type":"ToolPermission","message":"Allow?"}`))
+	if p.NotificationType != "permission_prompt" {
+		t.Fatalf("gemini ToolPermission read as %+v", p)
+	}
+	// A Gemini answer cut at MaxHookPayload keeps its first part.
+	p, _ = ParseHookPayload([]byte(`{"hook_event_name":"AfterAgent","session_id":"x","prompt_response":"the first part of a long ans`))
+	if p.Event != "Stop" || p.LastMessage != "the first part of a long ans" {
+		t.Fatalf("a cut AfterAgent read as %+v", p)
+	}
+}
+
+// codexHookArgs declares each Codex hook as a -c override whose value is
+// TOML Codex parses to the hook list (the command quoted whatever it
+// holds), turns hooks on, and adds the hook-trust bypass once.
+func TestCodexHookArgs_AreTOMLOverrides(t *testing.T) {
+	cmd := HookCommand("/opt/the loop/bin\"x", "/s", "standing:a")
+	args := codexHookArgs(cmd, []string{"--model", "o3"})
+	if args[0] != "-c" || args[1] != "features.codex_hooks=true" || args[len(args)-3] != CodexBypassHookTrust || args[len(args)-2] != "--model" {
+		t.Fatalf("args %q", args)
+	}
+	seen := map[string]bool{}
+	for i := 2; i+1 < len(args) && args[i] == "-c"; i += 2 {
+		key, value, _ := strings.Cut(args[i+1], "=")
+		var doc struct {
+			V []struct {
+				Hooks []struct {
+					Type, Command string
+					Timeout       int
+				}
+			}
+		}
+		if _, err := toml.Decode("v = "+value, &doc); err != nil {
+			t.Fatalf("%s is not TOML: %v", args[i+1], err)
+		}
+		if len(doc.V) != 1 || len(doc.V[0].Hooks) != 1 || doc.V[0].Hooks[0].Command != cmd || doc.V[0].Hooks[0].Type != "command" {
+			t.Fatalf("%s decodes to %+v", key, doc)
+		}
+		seen[strings.TrimPrefix(key, "hooks.")] = true
+	}
+	for _, ev := range CodexHookEvents {
+		if !seen[ev] {
+			t.Errorf("no override for %s in %q", ev, args)
+		}
+	}
+	if again := codexHookArgs(cmd, []string{CodexBypassHookTrust}); strings.Count(strings.Join(again, " "), CodexBypassHookTrust) != 1 {
+		t.Fatalf("the bypass twice: %q", again)
+	}
+}
+
+// Turns without a prompt id of their own get one: a Gemini BeforeAgent gets
+// an id of the-loop's, which its AfterAgent answers; a Codex turn under a
+// turn id already answered (a message queued during that turn) gets one
+// of its own, so each answer is found by its own prompt.
+func TestHooks_TurnsWithoutTheirOwnIDGetOne(t *testing.T) {
+	w := newHookWorld(t)
+	w.hook(map[string]any{"hook_event_name": "SessionStart", "source": "startup"})
+	w.hook(map[string]any{"hook_event_name": "BeforeAgent", "prompt": "first"})
+	w.hook(map[string]any{"hook_event_name": "AfterAgent", "prompt": "first", "prompt_response": "one"})
+	w.hook(map[string]any{"hook_event_name": "UserPromptSubmit", "prompt": "resume notice", "turn_id": "t1"})
+	w.hook(map[string]any{"hook_event_name": "Stop", "turn_id": "t1", "last_assistant_message": "two"})
+	w.hook(map[string]any{"hook_event_name": "UserPromptSubmit", "prompt": "queued say", "turn_id": "t1"})
+	if a := w.row().Activity; a != loop.ActivityWorking {
+		t.Fatalf("a reused turn id's turn: %s", a)
+	}
+	w.hook(map[string]any{"hook_event_name": "Stop", "turn_id": "t1", "last_assistant_message": "three"})
+	h := w.record().Hearing
+	if len(h.Answers) != 3 || len(h.Prompts) != 3 {
+		t.Fatalf("answers %+v prompts %+v", h.Answers, h.Prompts)
+	}
+	ids := map[string]bool{}
+	for i, p := range h.Prompts {
+		if p.PromptID == "" || ids[p.PromptID] || h.Answers[i].PromptID != p.PromptID {
+			t.Fatalf("prompt %d %+v answered by %+v (all %+v)", i, p, h.Answers[i], h.Answers)
+		}
+		ids[p.PromptID] = true
+	}
+	if !strings.HasPrefix(h.Prompts[0].PromptID, "heard-") || h.Prompts[1].PromptID != "t1" || !strings.HasPrefix(h.Prompts[2].PromptID, "t1#") {
+		t.Fatalf("prompt ids %+v", h.Prompts)
+	}
+	if got := heardPromptFor(h.Prompts, h.Prompts[:2], loop.PromptSum("queued say"), false); got != h.Prompts[2].PromptID {
+		t.Fatalf("the queued say's turn: %q", got)
+	}
+	if w.row().Activity != loop.ActivityIdle {
+		t.Fatalf("after the last Stop: %s", w.row().Activity)
+	}
+}
