@@ -204,7 +204,7 @@ func (s *Service) applyHook(ctx context.Context, d loop.HookDelivery, seq string
 	}
 	var panes []int
 	if p.Event == "SessionStart" && (p.Source == "clear" || p.Source == "startup") {
-		panes = s.panePIDsFor(ctx, d.Session) // outside the transaction: a tmux call
+		panes = s.panePIDsFor(ctx, d.Session, p.Source == "clear") // outside the transaction: a tmux call
 	}
 	if p.Event == "Stop" && seq == "" {
 		s.awaitAnswer(ctx, d.Session, p.SessionID) // outside the transaction: it may wait
@@ -305,15 +305,18 @@ func (s *Service) hookedIn(tx *store.Tx, ref string) (*hooked, string, error) {
 		put: func() error { return tx.PutWorkItem(wref.Slug(), rec) }}, "", nil
 }
 
-// panePIDsFor is the pids of ref's agent pane (nil when unknown).
-func (s *Service) panePIDsFor(ctx context.Context, ref string) []int {
+// panePIDsFor is the pids of ref's agent pane (nil when unknown). Only a
+// clear (any harness) or the startup of a harness whose id is captured
+// (codex) needs them; always false skips the tmux call for the others, so
+// the SessionStart of every Claude spawn costs no tmux round trip.
+func (s *Service) panePIDsFor(ctx context.Context, ref string, always bool) []int {
 	if s.PanePIDs == nil {
 		return nil
 	}
 	var target, socket string
 	_ = s.DB.View(func(tx *store.Tx) error {
 		h, _, err := s.hookedIn(tx, ref)
-		if h != nil {
+		if h != nil && (always || h.captures) {
 			target, socket = h.target, h.socket
 		}
 		return err

@@ -93,13 +93,21 @@ func stateTranscript(target string) [][]string {
 
 // deliverTranscript is DeliverTo(target) through tmux buffer buf.
 func deliverTranscript(target, buf string) [][]string {
-	return [][]string{
-		{"-L", "sock", "copy-mode", "-q", "-t", "=" + target + ":^.{top-left}"},
-		{"-L", "sock", "load-buffer", "-b", buf, "-"},
-		{"-L", "sock", "paste-buffer", "-p", "-d", "-b", buf, "-t", "=" + target + ":^.{top-left}"},
-		{"-L", "sock", "load-buffer", "-b", buf + "-submit", "-"},
-		{"-L", "sock", "paste-buffer", "-d", "-b", buf + "-submit", "-t", "=" + target + ":^.{top-left}"},
-	}
+	return [][]string{pasteList(target, buf), submitList(target, buf+"-submit")}
+}
+
+// pasteList is a delivery's first tmux call: leave copy mode, load the
+// text from stdin into buf, paste it bracketed — one command list.
+func pasteList(target, buf string) []string {
+	pane := "=" + target + ":^.{top-left}"
+	return []string{"-L", "sock", "copy-mode", "-q", "-t", pane, ";", "load-buffer", "-b", buf, "-", ";",
+		"paste-buffer", "-p", "-d", "-b", buf, "-t", pane}
+}
+
+// submitList is a delivery's submit: a carriage return set into buf and
+// pasted unbracketed — one command list.
+func submitList(target, buf string) []string {
+	return []string{"-L", "sock", "set-buffer", "-b", buf, "\r", ";", "paste-buffer", "-d", "-b", buf, "-t", "=" + target + ":^.{top-left}"}
 }
 
 // killTranscript is KillTarget(target).
@@ -287,7 +295,7 @@ func TestDeliverTo_ArgvTranscript(t *testing.T) {
 		t.Fatal(err)
 	}
 	assertArgv(t, rec, deliverTranscript("loop-standing-a", "the-loop-1-abc"))
-	if got, want := rec.stdins(), []string{"", "hi\nthere[201~;", "", "\r", ""}; !reflect.DeepEqual(got, want) {
+	if got, want := rec.stdins(), []string{"hi\nthere[201~;", ""}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("stdin = %q, want %q", got, want)
 	}
 	if !reflect.DeepEqual(sl.d, []time.Duration{50 * time.Millisecond}) {
@@ -296,17 +304,32 @@ func TestDeliverTo_ArgvTranscript(t *testing.T) {
 }
 
 func TestDeliverTo_FailedPasteDeletesItsBuffer(t *testing.T) {
-	rec := newRecorder().on("paste-buffer -p -d -b the-loop-1-abc -t =loop-a:^.{top-left}", exit1("can't find session: loop-a"))
+	list := pasteList("loop-a", "the-loop-1-abc")
+	rec := newRecorder().on(strings.Join(list[2:], " "), exit1("can't find session: loop-a"))
 	r, _ := newTestRunner(t, rec, nil)
 	err := r.DeliverTo(context.Background(), "loop-a", strings.NewReader("x"))
 	if loop.ErrorCode(err) != loop.ENOTFOUND || !errors.Is(err, ErrNoSession) {
 		t.Fatalf("err = %v, want ENOTFOUND", err)
 	}
-	assertArgv(t, rec, [][]string{
+	assertArgv(t, rec, [][]string{list, {"-L", "sock", "delete-buffer", "-b", "the-loop-1-abc"}})
+}
+
+// A tmux that refuses one command of the paste list (an older one without
+// copy-mode -q) gets the steps one by one: the refused copy-mode is
+// warned about and the text still pasted, once.
+func TestDeliverTo_RefusedListFallsBackToSteps(t *testing.T) {
+	list := pasteList("loop-a", "the-loop-1-abc")
+	rec := newRecorder().on(strings.Join(list[2:], " "), exit1("unknown flag -q")).
+		on("copy-mode -q -t =loop-a:^.{top-left}", exit1("unknown flag -q"))
+	r, _ := newTestRunner(t, rec, nil)
+	if err := r.DeliverTo(context.Background(), "loop-a", strings.NewReader("x")); err != nil {
+		t.Fatal(err)
+	}
+	assertArgv(t, rec, [][]string{list,
 		{"-L", "sock", "copy-mode", "-q", "-t", "=loop-a:^.{top-left}"},
 		{"-L", "sock", "load-buffer", "-b", "the-loop-1-abc", "-"},
 		{"-L", "sock", "paste-buffer", "-p", "-d", "-b", "the-loop-1-abc", "-t", "=loop-a:^.{top-left}"},
-		{"-L", "sock", "delete-buffer", "-b", "the-loop-1-abc"},
+		submitList("loop-a", "the-loop-1-abc-submit"),
 	})
 }
 

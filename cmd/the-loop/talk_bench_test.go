@@ -165,13 +165,9 @@ func BenchmarkTalkConcurrentREST50(b *testing.B) {
 			b.Fatal(msg)
 		}
 		b.StopTimer()
-		// Best effort: under this load a hook can be lost (a POST that
-		// timed out, then spooled after the service applied it), which
-		// leaves a session working; its next say is then queued.
-		deadline := time.Now().Add(10 * time.Second)
-		for time.Now().Before(deadline) && !e.allIdle() {
-			time.Sleep(50 * time.Millisecond)
-		}
+		// Every turn ends (a hook is applied once, even one spooled after
+		// a POST that timed out) before the next round's says.
+		waitFor(b, "every session idle", e.allIdle)
 		b.StartTimer()
 	}
 }
