@@ -101,6 +101,7 @@ func TestCodexHookArgs_AreTOMLOverrides(t *testing.T) {
 // of its own, so each answer is found by its own prompt.
 func TestHooks_TurnsWithoutTheirOwnIDGetOne(t *testing.T) {
 	w := newHookWorld(t)
+	w.setHarness("codex") // a turn id reused for a new turn is Codex's
 	w.hook(map[string]any{"hook_event_name": "SessionStart", "source": "startup"})
 	w.hook(map[string]any{"hook_event_name": "BeforeAgent", "prompt": "first"})
 	w.hook(map[string]any{"hook_event_name": "AfterAgent", "prompt": "first", "prompt_response": "one"})
@@ -130,5 +131,35 @@ func TestHooks_TurnsWithoutTheirOwnIDGetOne(t *testing.T) {
 	}
 	if w.row().Activity != loop.ActivityIdle {
 		t.Fatalf("after the last Stop: %s", w.row().Activity)
+	}
+}
+
+// Claude's hook of a message queued into a turn can be heard after that
+// turn's Stop (each hook is its own process): the message's own turn runs
+// then, under the new id its Stop carries — no turn_started under the old
+// id, working until that Stop, which answers it.
+func TestHooks_QueuedPromptHeardAfterItsTurnsStop(t *testing.T) {
+	w := newHookWorld(t)
+	w.hook(map[string]any{"hook_event_name": "SessionStart", "source": "startup"})
+	w.hook(map[string]any{"hook_event_name": "UserPromptSubmit", "prompt": "boot", "prompt_id": "p1"})
+	w.hook(map[string]any{"hook_event_name": "Stop", "prompt_id": "p1", "last_assistant_message": "booted"})
+	w.hook(map[string]any{"hook_event_name": "UserPromptSubmit", "prompt": "queued say", "prompt_id": "p1"})
+	if a := w.row().Activity; a != loop.ActivityWorking {
+		t.Fatalf("the queued message's turn runs: activity %s", a)
+	}
+	w.hook(map[string]any{"hook_event_name": "Stop", "prompt_id": "p2", "last_assistant_message": "the answer"})
+	if a := w.row().Activity; a != loop.ActivityIdle {
+		t.Fatalf("after its Stop: activity %s", a)
+	}
+	h := w.record().Hearing
+	if len(h.Prompts) != 2 || h.Prompts[1].PromptID != "p1" || !h.Prompts[1].Queued {
+		t.Fatalf("prompts %+v", h.Prompts)
+	}
+	if n := len(h.Answers); n != 2 || h.Answers[1].PromptID != "p2" || h.Answers[1].Text != "the answer" {
+		t.Fatalf("answers %+v", h.Answers)
+	}
+	started := w.eventsOf("standing.turn_started")
+	if len(started) != 1 || started[0] != "p1" {
+		t.Fatalf("turn_started prompt ids %q, want only the boot turn's", started)
 	}
 }

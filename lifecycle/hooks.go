@@ -368,15 +368,24 @@ func (s *Service) hear(h *hooked, p HookPayload, d loop.HookDelivery, panes []in
 		}
 		queued := h.hear.TurnPromptID == p.PromptID && p.PromptID != "" &&
 			(h.hear.Activity == loop.ActivityWorking || h.hear.Activity == loop.ActivityWaiting)
-		if !queued && answered(h.hear, p.PromptID) {
-			// A new turn under an id already answered (Codex runs a message
-			// queued during a turn under that turn's id): one of its own.
+		// An id already answered: Claude's hook of a message queued into
+		// that turn, heard after the turn's Stop (the hooks are separate
+		// processes) — the message's own turn, under a new id its Stop will
+		// carry, runs now, as a queued one does; Codex, which runs a message
+		// queued during a turn under that turn's id, gives its new turn the
+		// old id again: that turn gets one of its own.
+		late := !queued && p.PromptID != "" && answered(h.hear, p.PromptID)
+		if late && h.joins {
 			p.PromptID += "#" + s.newID()
+			late = false
 		}
 		s.setActivity(h.hear, loop.ActivityWorking)
-		h.hear.Prompts = append(slices.Clone(h.hear.Prompts), loop.HeardPrompt{PromptID: p.PromptID, Sum: loop.PromptSum(p.Prompt), Queued: queued, Truncated: d.Truncated, At: s.stamp()})
+		h.hear.Prompts = append(slices.Clone(h.hear.Prompts), loop.HeardPrompt{PromptID: p.PromptID, Sum: loop.PromptSum(p.Prompt), Queued: queued || late, Truncated: d.Truncated, At: s.stamp()})
 		if n := len(h.hear.Prompts); n > loop.KeptAnswers {
 			h.hear.Prompts = h.hear.Prompts[n-loop.KeptAnswers:]
+		}
+		if late { // its turn is already the running one: no turn_started, no count
+			return nil, ""
 		}
 		if queued && h.joins { // it joined the running turn, whose Stop answers it
 			return nil, ""

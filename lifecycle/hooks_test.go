@@ -71,6 +71,39 @@ func (w *hookWorld) row() loop.StandingRow {
 	return row
 }
 
+// setHarness records the session as one of harness, whose stock adapter
+// then reads its hooks.
+func (w *hookWorld) setHarness(name string) {
+	w.t.Helper()
+	fake := w.s.Harness
+	w.s.Harness = func(h, subject string) (loop.Harness, error) {
+		if h == name {
+			return harness.Lookup(h, subject, harness.ClaudeOptions{})
+		}
+		return fake(h, subject)
+	}
+	err := w.s.DB.Update(func(tx *store.Tx) error {
+		rec, err := tx.Standing("supervisor")
+		if err != nil || rec == nil {
+			return fmt.Errorf("record: %v %v", rec, err)
+		}
+		rec.Harness = name
+		return tx.PutStanding(rec)
+	})
+	if err != nil {
+		w.t.Fatal(err)
+	}
+}
+
+// eventsOf is the prompt_id of every event named name.
+func (w *hookWorld) eventsOf(name string) []string {
+	var out []string
+	for _, ev := range events(w.t, w.s, store.EventQuery{Types: []string{name}}) {
+		out = append(out, fmt.Sprint(ev.Field("prompt_id")))
+	}
+	return out
+}
+
 func (w *hookWorld) heardEvents() []loop.Event {
 	var out []loop.Event
 	for _, ev := range events(w.t, w.s, store.EventQuery{}) {
