@@ -219,7 +219,7 @@ func trustCodexProjects(path string, keys []string) error {
 			// [projects."…"] header (Codex's TOML parser refuses it, even
 			// where a laxer one accepts it).
 			return rawFile{}, nil, 0, fmt.Errorf("%s: \"projects\" is written as a key (projects = {…} or projects.….), which a table cannot extend; left untouched — "+
-				"add [projects.%s] trust_level = \"trusted\" yourself", real, tomlQuote(keys[0]))
+				"add [projects.%s] trust_level = \"trusted\" yourself", real, TOMLQuote(keys[0]))
 		}
 		var add []string
 		for _, key := range keys {
@@ -240,12 +240,12 @@ func trustCodexProjects(path string, keys []string) error {
 			buf.WriteByte('\n')
 		}
 		for _, key := range add {
-			fmt.Fprintf(&buf, "\n[projects.%s]\ntrust_level = \"trusted\"\n", tomlQuote(key))
+			fmt.Fprintf(&buf, "\n[projects.%s]\ntrust_level = \"trusted\"\n", TOMLQuote(key))
 		}
 		var after map[string]any
 		if _, err := toml.Decode(buf.String(), &after); err != nil {
 			return rawFile{}, nil, 0, fmt.Errorf("%s: adding the trusted projects would not give valid TOML (%v); left untouched — "+
-				"add [projects.%s] trust_level = \"trusted\" yourself", real, err, tomlQuote(add[0]))
+				"add [projects.%s] trust_level = \"trusted\" yourself", real, err, TOMLQuote(add[0]))
 		}
 		for _, key := range add {
 			if ok, _ := codexTrusted(after, key); !ok {
@@ -305,17 +305,18 @@ func codexTrusted(doc map[string]any, key string) (bool, error) {
 	}
 	entry, ok := e.(map[string]any)
 	if !ok {
-		return false, fmt.Errorf(`projects.%s is not a table`, tomlQuote(key))
+		return false, fmt.Errorf(`projects.%s is not a table`, TOMLQuote(key))
 	}
 	if entry["trust_level"] == "trusted" {
 		return true, nil
 	}
 	return false, fmt.Errorf(`projects.%s exists with trust_level %v, not "trusted" — set it yourself, the-loop does not rewrite it`,
-		tomlQuote(key), entry["trust_level"])
+		TOMLQuote(key), entry["trust_level"])
 }
 
-// tomlQuote is s as a TOML basic string.
-func tomlQuote(s string) string {
+// TOMLQuote is s as a TOML basic string (for a key or a value, e.g. in a
+// codex -c override).
+func TOMLQuote(s string) string {
 	var b strings.Builder
 	b.WriteByte('"')
 	for _, r := range s {

@@ -197,7 +197,7 @@ func TestCodex_PrepareLeavesWhatItCannotEdit(t *testing.T) {
 	cwd := t.TempDir()
 	for name, content := range map[string]string{
 		"not TOML":                   "model = \n[[[",
-		"a table for cwd, untrusted": fmt.Sprintf("[projects.%s]\ntrust_level = \"untrusted\"\n", tomlQuote(cwd)),
+		"a table for cwd, untrusted": fmt.Sprintf("[projects.%s]\ntrust_level = \"untrusted\"\n", TOMLQuote(cwd)),
 		"projects is not a table":    "projects = 3\n",
 		"projects inline table":      "projects = { \"/x\" = { trust_level = \"trusted\" } }\n",
 		"projects dotted keys":       "projects.\"/x\".trust_level = \"trusted\"\n",

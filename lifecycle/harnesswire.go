@@ -105,31 +105,12 @@ func codexHookArgs(cmd string, args []string) []string {
 	out := make([]string, 0, 2*len(CodexHookEvents)+3+len(args))
 	out = append(out, "-c", "features.codex_hooks=true")
 	for _, ev := range CodexHookEvents {
-		out = append(out, "-c", fmt.Sprintf(`hooks.%s=[{hooks=[{type="command",command=%s,timeout=%d}]}]`, ev, tomlBasic(cmd), hookTimeoutSeconds))
+		out = append(out, "-c", fmt.Sprintf(`hooks.%s=[{hooks=[{type="command",command=%s,timeout=%d}]}]`, ev, harness.TOMLQuote(cmd), hookTimeoutSeconds))
 	}
 	if !slices.Contains(args, CodexBypassHookTrust) {
 		out = append(out, CodexBypassHookTrust)
 	}
 	return append(out, args...)
-}
-
-// tomlBasic is s as a TOML basic string.
-func tomlBasic(s string) string {
-	var b strings.Builder
-	b.WriteByte('"')
-	for _, r := range s {
-		switch {
-		case r == '"' || r == '\\':
-			b.WriteByte('\\')
-			b.WriteRune(r)
-		case r < 0x20 || r == 0x7f:
-			fmt.Fprintf(&b, `\u%04X`, r)
-		default:
-			b.WriteRune(r)
-		}
-	}
-	b.WriteByte('"')
-	return b.String()
 }
 
 // panePIDer is the runner's PanePID (runner.Tmux and its cache).
