@@ -381,14 +381,8 @@ func (a *agent) codexLine(typ string, payload map[string]any, meta bool) {
 		return
 	}
 	if a.codexFile == nil {
-		p := a.sessionFilePath()
-		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
-			a.log.write(entry{Kind: "transcript_error", Error: err.Error()})
-			return
-		}
-		f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
-		if err != nil {
-			a.log.write(entry{Kind: "transcript_error", Error: err.Error()})
+		f := a.openAppend(a.sessionFilePath())
+		if f == nil {
 			return
 		}
 		a.codexFile = f // held open while the fake runs, as Codex does

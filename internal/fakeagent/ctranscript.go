@@ -77,14 +77,8 @@ func (a *agent) record(line map[string]any) {
 		line["version"] = fakeVersion
 		a.lastUUID = id
 	}
-	p := a.claudeTranscriptPath()
-	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
-		a.log.write(entry{Kind: "transcript_error", Error: err.Error()})
-		return
-	}
-	f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
-	if err != nil {
-		a.log.write(entry{Kind: "transcript_error", Error: err.Error()})
+	f := a.openAppend(a.claudeTranscriptPath())
+	if f == nil {
 		return
 	}
 	defer f.Close()
@@ -158,4 +152,19 @@ func (a *agent) recordToolUse(id, tool string, input, response map[string]any) {
 	a.record(map[string]any{"type": "user", "message": map[string]any{"role": "user", "content": []any{
 		map[string]any{"type": "tool_result", "tool_use_id": id, "content": response["stdout"]},
 	}}, "toolUseResult": response})
+}
+
+// openAppend opens the session file p for appending (0600, its folder
+// made 0700), logging a transcript_error and giving nil when it cannot.
+func (a *agent) openAppend(p string) *os.File {
+	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+		a.log.write(entry{Kind: "transcript_error", Error: err.Error()})
+		return nil
+	}
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		a.log.write(entry{Kind: "transcript_error", Error: err.Error()})
+		return nil
+	}
+	return f
 }
