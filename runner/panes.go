@@ -3,7 +3,6 @@ package runner
 import (
 	"context"
 	"strconv"
-	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -61,39 +60,17 @@ func (t *Tmux) paneStates(ctx context.Context, targets []string) (map[string]loo
 		}
 		return res, false
 	}
-	type agent struct {
-		window         int // see States
-		dead           bool
-		status, signal string
-	}
-	agents := map[string]*agent{}
-	for _, line := range strings.Split(out, "\n") {
-		f := strings.Split(strings.TrimRight(line, "\r"), "\t")
-		if len(f) != 7 {
-			continue
-		}
-		a := agents[f[0]]
-		if a == nil {
-			a = &agent{window: -1}
-			agents[f[0]] = a
-		}
-		w, err := strconv.Atoi(f[1])
-		if err != nil || f[2] != "1" || f[3] != "1" || (a.window >= 0 && w >= a.window) {
-			continue
-		}
-		a.window, a.dead, a.status, a.signal = w, f[4] == "1", f[5], f[6]
-	}
+	agents := agentPanes(out, 7)
 	unreported := false
 	for _, tg := range valid {
-		a := agents[tg]
-		switch {
-		case a == nil:
+		switch f, seen := agents[tg]; {
+		case !seen:
 			res[tg] = loop.PaneInfo{State: loop.PaneAbsent}
-		case a.window >= 0 && a.dead:
+		case f != nil && f[4] == "1": // dead; f[5] its exit status, f[6] its signal
 			info := loop.PaneInfo{State: loop.PaneDead}
-			if n, err := strconv.Atoi(a.signal); err == nil && n > 0 {
+			if n, err := strconv.Atoi(f[6]); err == nil && n > 0 {
 				info.Signal = signalName(n)
-			} else if n, err := strconv.Atoi(a.status); err == nil {
+			} else if n, err := strconv.Atoi(f[5]); err == nil {
 				info.Code = &n
 			} else {
 				unreported = true

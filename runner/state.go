@@ -58,6 +58,30 @@ func (t *Tmux) agentDead(ctx context.Context, target string) (bool, error) {
 }
 
 // statesFormat is what States asks list-panes -a for each pane.
+// agentPanes reads list-panes -a lines of statesFormat (and n-5 more
+// fields): for each session seen, the fields of its agent pane — the
+// top-left pane of its lowest-numbered window (see States) —, nil when no
+// pane of it is top-left. Lines of another width are skipped.
+func agentPanes(out string, n int) map[string][]string {
+	window := map[string]int{}
+	agents := map[string][]string{}
+	for _, line := range strings.Split(out, "\n") {
+		f := strings.Split(strings.TrimRight(line, "\r"), "\t")
+		if len(f) != n {
+			continue
+		}
+		if _, seen := agents[f[0]]; !seen {
+			agents[f[0]] = nil
+		}
+		w, err := strconv.Atoi(f[1])
+		if best, ok := window[f[0]]; err != nil || f[2] != "1" || f[3] != "1" || (ok && w >= best) {
+			continue
+		}
+		window[f[0]], agents[f[0]] = w, f
+	}
+	return agents
+}
+
 const statesFormat = "#{session_name}\t#{window_index}\t#{pane_at_top}\t#{pane_at_left}\t#{pane_dead}"
 
 // States probes many targets with one tmux call (list-panes -a): each
@@ -97,35 +121,15 @@ func (t *Tmux) States(ctx context.Context, targets []string) map[string]loop.Pan
 		}
 		return set(loop.PaneUnknown)
 	}
-	type agent struct {
-		window int // index of the window of the best top-left pane so far; -1: none
-		dead   bool
-	}
-	agents := map[string]*agent{}
-	for _, line := range strings.Split(out, "\n") {
-		f := strings.Split(strings.TrimRight(line, "\r"), "\t")
-		if len(f) != 5 {
-			continue
-		}
-		a := agents[f[0]]
-		if a == nil {
-			a = &agent{window: -1}
-			agents[f[0]] = a
-		}
-		w, err := strconv.Atoi(f[1])
-		if err != nil || f[2] != "1" || f[3] != "1" || (a.window >= 0 && w >= a.window) {
-			continue
-		}
-		a.window, a.dead = w, f[4] == "1"
-	}
+	agents := agentPanes(out, 5)
 	for _, tg := range targets {
 		if _, done := res[tg]; done {
 			continue
 		}
-		switch a := agents[tg]; {
-		case a == nil:
+		switch f, seen := agents[tg]; {
+		case !seen:
 			res[tg] = loop.PaneAbsent
-		case a.window >= 0 && a.dead:
+		case f != nil && f[4] == "1":
 			res[tg] = loop.PaneDead
 		default:
 			res[tg] = loop.PaneLive
