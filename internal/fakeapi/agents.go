@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -24,41 +23,21 @@ const ResponsesPath = "/v1/responses"
 // /v1/responses` answers a streamed response (server-sent events) holding
 // one assistant message; `GET /v1/models` answers an empty list. Close it
 // when done.
-func NewOpenAI() *Server {
-	s := &Server{answer: DefaultAnswer, done: make(chan struct{})}
-	s.srv = httptest.NewServer(http.HandlerFunc(s.serveOpenAI))
-	s.URL = s.srv.URL
-	return s
-}
+func NewOpenAI() *Server { return newServer((*Server).serveOpenAI) }
 
 // StartOpenAI is NewOpenAI for a test: the server is closed when the test
 // ends.
-func StartOpenAI(t testing.TB) *Server {
-	t.Helper()
-	s := NewOpenAI()
-	t.Cleanup(s.Close)
-	return s
-}
+func StartOpenAI(t testing.TB) *Server { return started(t, NewOpenAI()) }
 
 // NewGemini starts a fake Gemini API on 127.0.0.1:0: `POST
 // /v1beta/models/<model>:streamGenerateContent` answers one streamed
 // candidate (server-sent events), `:generateContent` one JSON candidate and
 // `:countTokens` a count. Close it when done.
-func NewGemini() *Server {
-	s := &Server{answer: DefaultAnswer, done: make(chan struct{})}
-	s.srv = httptest.NewServer(http.HandlerFunc(s.serveGemini))
-	s.URL = s.srv.URL
-	return s
-}
+func NewGemini() *Server { return newServer((*Server).serveGemini) }
 
 // StartGemini is NewGemini for a test: the server is closed when the test
 // ends.
-func StartGemini(t testing.TB) *Server {
-	t.Helper()
-	s := NewGemini()
-	t.Cleanup(s.Close)
-	return s
-}
+func StartGemini(t testing.TB) *Server { return started(t, NewGemini()) }
 
 // AgentTurns returns the turn requests received so far, oldest first: those
 // whose LastUserText the fake read (a Responses post, a Gemini generate).

@@ -70,17 +70,22 @@ type Server struct {
 func DefaultAnswer(lastUserText string) string { return "answer to: " + lastUserText }
 
 // New starts a fake Messages API on 127.0.0.1:0. Close it when done.
-func New() *Server {
+func New() *Server { return newServer((*Server).serve) }
+
+// Start is New for a test: the server is closed when the test ends.
+func Start(t testing.TB) *Server { return started(t, New()) }
+
+// newServer starts a fake on 127.0.0.1:0 whose requests serve answers.
+func newServer(serve func(*Server, http.ResponseWriter, *http.Request)) *Server {
 	s := &Server{answer: DefaultAnswer, done: make(chan struct{})}
-	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
+	s.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { serve(s, w, r) }))
 	s.URL = s.srv.URL
 	return s
 }
 
-// Start is New for a test: the server is closed when the test ends.
-func Start(t testing.TB) *Server {
+// started closes s when t ends.
+func started(t testing.TB, s *Server) *Server {
 	t.Helper()
-	s := New()
 	t.Cleanup(s.Close)
 	return s
 }
