@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	loop "github.com/the-loop-dev/the-loop"
+	"github.com/the-loop-dev/the-loop/internal/fileperm"
 )
 
 // EnvConfig names the environment variable that points at the CLI config
@@ -46,13 +47,15 @@ func FindFlag(args []string) (path string, rest []string) {
 }
 
 // Resolve says which config file to load, first hit wins: the flag's path,
-// then $THE_LOOP_CLI_CONFIG, then ./.the-loop/cli-config.yaml,
-// ~/.the-loop/cli-config.yaml and $XDG_CONFIG_HOME/the-loop/cli-config.yaml
-// (~/.config when the variable is unset or not absolute, as the XDG base
-// directory rules say) when they are files. The result is absolute
-// (a leading ~ expanded); "" means no file: the defaults apply. A path named
-// by the flag or the variable is returned even when it does not exist
-// (Locate refuses it; Load would give the defaults).
+// then $THE_LOOP_CLI_CONFIG, then the first .the-loop/cli-config.yaml in
+// the working directory or a directory above it (Discover, as git finds
+// .git), then ~/.the-loop/cli-config.yaml and
+// $XDG_CONFIG_HOME/the-loop/cli-config.yaml (~/.config when the variable is
+// unset or not absolute, as the XDG base directory rules say) when they are
+// files. The result is absolute (a leading ~ expanded); "" means no file:
+// the defaults apply. A path named by the flag or the variable is returned
+// even when it does not exist (Locate refuses it; Load would give the
+// defaults). Resolve checks no ownership: Locate does.
 func Resolve(flag string) string {
 	if flag != "" {
 		return absPath(flag)
@@ -60,9 +63,10 @@ func Resolve(flag string) string {
 	if env := os.Getenv(EnvConfig); env != "" {
 		return absPath(env)
 	}
-	local := filepath.Join(".the-loop", FileName)
-	if isFile(local) {
-		return absPath(local)
+	if cwd, err := os.Getwd(); err == nil {
+		if p := Discover(cwd); p != "" {
+			return p
+		}
 	}
 	if home, err := os.UserHomeDir(); err == nil && home != "" {
 		global := filepath.Join(home, ".the-loop", FileName)
@@ -76,6 +80,31 @@ func Resolve(flag string) string {
 		}
 	}
 	return ""
+}
+
+// Discover walks up from dir to the first directory holding
+// .the-loop/cli-config.yaml and returns that file's path ("" when none), as
+// git finds .git. It walks only through directories this user or root owns
+// and no other user may write (fileperm.Walkable), and stops at the first
+// that is not: a config planted there, or above it, is never found. The
+// file found is returned whatever its mode (any entry that is not a
+// directory): Locate refuses it when unsafe, and never looks further.
+func Discover(dir string) string {
+	dir = filepath.Clean(dir)
+	for {
+		if fileperm.Walkable(dir) != nil {
+			return ""
+		}
+		p := filepath.Join(dir, ".the-loop", FileName)
+		if fi, err := os.Lstat(p); err == nil && !fi.IsDir() {
+			return p
+		}
+		up := filepath.Dir(dir)
+		if up == dir {
+			return ""
+		}
+		dir = up
+	}
 }
 
 // xdgConfigHome is $XDG_CONFIG_HOME when it is absolute, else ~/.config
@@ -96,11 +125,14 @@ func isFile(p string) bool {
 	return err == nil && st.Mode().IsRegular()
 }
 
-// Locate is Resolve, refusing a path the operator named explicitly — with
-// the flag or $THE_LOOP_CLI_CONFIG — that does not exist: a mistyped path
-// must not quietly mean the defaults (another state root, no sessions). The
-// refusal (EINVALID) names the path and where it came from. The implicit
-// ./.the-loop and ~/.the-loop lookups still fall back to the defaults.
+// Locate is Resolve, refusing (EINVALID) a path the operator named
+// explicitly — with the flag or $THE_LOOP_CLI_CONFIG — that does not exist
+// (a mistyped path must not quietly mean the defaults: another state root,
+// no sessions), and any config file that is not safe to load
+// (fileperm.Check, decisions D34: another user owns it, others may write
+// it or a directory above it). An unsafe file is refused, never skipped for
+// the next candidate; the path is returned with that refusal (stop still
+// uses it, from a safe store).
 func Locate(flag string) (string, error) {
 	path := Resolve(flag)
 	from := ""
@@ -109,12 +141,16 @@ func Locate(flag string) (string, error) {
 		from = "given with -c/--config"
 	case os.Getenv(EnvConfig) != "":
 		from = "named by $" + EnvConfig
-	default:
-		return path, nil
 	}
-	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-		return "", loop.Invalid("the CLI config %s (%s) does not exist; check the path, or leave it out to use ./.the-loop/%s, ~/.the-loop/%s, $XDG_CONFIG_HOME/the-loop/%s or the defaults",
+	if path == "" {
+		return "", nil
+	}
+	if _, err := os.Stat(path); from != "" && errors.Is(err, fs.ErrNotExist) {
+		return "", loop.Invalid("the CLI config %s (%s) does not exist; check the path, or leave it out to use the first .the-loop/%s in this directory or one above it, ~/.the-loop/%s, $XDG_CONFIG_HOME/the-loop/%s — or run `the-loop init` to write one",
 			path, from, FileName, FileName, FileName)
+	}
+	if err := fileperm.Check(path, "CLI config"); err != nil {
+		return path, err
 	}
 	return path, nil
 }

@@ -9,7 +9,10 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
+
+	"github.com/the-loop-dev/the-loop/internal/fileperm"
 )
 
 // Holder holds the config a long-running process (the service) uses and
@@ -27,9 +30,21 @@ type Holder struct {
 	// Set it before the first Current.
 	Logger *slog.Logger
 
-	path string
-	cur  atomic.Pointer[held]
-	mu   sync.Mutex // serialises reloads
+	path      string
+	cur       atomic.Pointer[held]
+	mu        sync.Mutex                       // serialises reloads
+	onRefused func(path string, problem error) // under mu
+}
+
+// OnRefused sets what hears a reload the ownership rules refuse
+// (fileperm.Check, decisions D34: the file or its state root now belongs
+// to another user or is writable by others): the service records
+// service.reload_refused. It is called once per refusal, under the lock
+// that serialises reloads.
+func (h *Holder) OnRefused(f func(path string, problem error)) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.onRefused = f
 }
 
 // held is one observation of the file and the config in use.
@@ -46,6 +61,8 @@ type fileStamp struct {
 	size   int64
 	mtime  time.Time
 	mode   fs.FileMode
+	uid    uint32 // a chown alone changes no other field
+	gid    uint32
 }
 
 func statFile(path string) fileStamp {
@@ -53,7 +70,11 @@ func statFile(path string) fileStamp {
 	if err != nil {
 		return fileStamp{}
 	}
-	return fileStamp{exists: true, size: fi.Size(), mtime: fi.ModTime(), mode: fi.Mode()}
+	st := fileStamp{exists: true, size: fi.Size(), mtime: fi.ModTime(), mode: fi.Mode()}
+	if sys, ok := fi.Sys().(*syscall.Stat_t); ok {
+		st.uid, st.gid = sys.Uid, sys.Gid
+	}
+	return st
 }
 
 // NewHolder loads the config at path strictly (Load) and holds it. An empty
@@ -65,6 +86,9 @@ func NewHolder(path string) (*Holder, error) {
 		h.cur.Store(&held{cfg: Default()})
 		return h, nil
 	}
+	if err := fileperm.Check(path, "CLI config"); err != nil {
+		return nil, err
+	}
 	st := statFile(path)
 	data, err := os.ReadFile(path)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -72,6 +96,9 @@ func NewHolder(path string) (*Holder, error) {
 	}
 	cfg, err := Load(path)
 	if err != nil {
+		return nil, err
+	}
+	if err := fileperm.Check(cfg.StateDir(), "state root (state.root)"); err != nil {
 		return nil, err
 	}
 	h.cur.Store(&held{cfg: cfg, stamp: st, sum: sha256.Sum256(data)})
@@ -124,6 +151,16 @@ func (h *Holder) reload(cur *held, st fileStamp) *held {
 	if !st.exists {
 		return keep([sha256.Size]byte{}, errors.New("the CLI config "+h.path+" is gone"))
 	}
+	refuse := func(problem error) *held {
+		if h.onRefused != nil && (cur.problem == nil || problem.Error() != cur.problem.Error()) {
+			h.onRefused(h.path, problem)
+		}
+		// No sum: once the file is safe again it is loaded afresh.
+		return keep([sha256.Size]byte{}, problem)
+	}
+	if err := fileperm.Check(h.path, "CLI config"); err != nil {
+		return refuse(err)
+	}
 	data, err := os.ReadFile(h.path)
 	if err != nil {
 		return keep([sha256.Size]byte{}, err)
@@ -137,6 +174,9 @@ func (h *Holder) reload(cur *held, st fileStamp) *held {
 	cfg, err := Load(h.path)
 	if err != nil {
 		return keep(sum, err)
+	}
+	if err := fileperm.Check(cfg.StateDir(), "state root (state.root)"); err != nil {
+		return refuse(err)
 	}
 	// Load reads a missing file as the defaults: a file removed between our
 	// read and Load's must not replace the config with them. Changed under

@@ -19,6 +19,7 @@ import (
 	"github.com/the-loop-dev/the-loop/channels"
 	"github.com/the-loop-dev/the-loop/config"
 	"github.com/the-loop-dev/the-loop/harness"
+	"github.com/the-loop-dev/the-loop/internal/fileperm"
 	"github.com/the-loop-dev/the-loop/lifecycle"
 	"github.com/the-loop-dev/the-loop/runner"
 	"github.com/the-loop-dev/the-loop/store"
@@ -28,7 +29,9 @@ import (
 type CLI struct {
 	Version kong.VersionFlag `help:"Print the-loop's version and commit, and exit."`
 
-	Config   string          `short:"c" help:"Path of the CLI config (else THE_LOOP_CLI_CONFIG, ./.the-loop/cli-config.yaml, ~/.the-loop/cli-config.yaml, $XDG_CONFIG_HOME/the-loop/cli-config.yaml)." placeholder:"PATH"`
+	Config   string          `short:"c" help:"Path of the CLI config (else THE_LOOP_CLI_CONFIG, the first .the-loop/cli-config.yaml in this directory or one above it, ~/.the-loop/cli-config.yaml, $XDG_CONFIG_HOME/the-loop/cli-config.yaml)." placeholder:"PATH"`
+	Verbose  bool            `short:"v" help:"Say on stderr which CLI config this command uses."`
+	Init     InitCmd         `cmd:"" help:"Write a commented starter config, .the-loop/cli-config.yaml, and a .gitignore for the state beside it."`
 	Start    StartCmd        `cmd:"" help:"Start the service (when enabled) and the standing sessions that auto-start."`
 	Stop     StopCmd         `cmd:"" help:"Stop every recorded standing session, then the service."`
 	Status   StatusCmd       `cmd:"" help:"Report the service and the standing sessions; exit 1 when something that should be up is not."`
@@ -124,12 +127,9 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		return 2
 	}
-	resolved, err := config.Locate(path)
-	if err != nil && needsConfig(kctx, &cli) {
-		return exitCode(err, stderr)
-	}
+	resolved, err := locateConfig(kctx, &cli, path, stderr)
 	if err != nil {
-		resolved = config.Resolve(path)
+		return exitCode(err, stderr)
 	}
 	app := &App{ConfigPath: resolved, Stdin: stdin, Stdout: stdout, Stderr: stderr, reads: readVerb(kctx.Command())}
 	if app.reads && resolved == "" {
@@ -174,13 +174,58 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return exitCode(err, stderr)
 }
 
+// locateConfig finds the config the command uses (config.Locate) and says
+// which on -v. An unsafe config (decisions D34) refuses every command that
+// reads the config but stop, which goes on with a warning (it checks the
+// state root itself); a command that writes refuses to run with no config
+// at all (noConfig) rather than create a store in the working directory.
+func locateConfig(kctx *kong.Context, cli *CLI, flag string, stderr io.Writer) (string, error) {
+	resolved, err := config.Locate(flag)
+	needs := needsConfig(kctx, cli)
+	switch {
+	case err != nil && kctx.Command() == "stop" && resolved != "":
+		fmt.Fprintf(stderr, "warning: %s; stop goes on with it, from its state root when that is safe\n", termLines(loop.ErrorMessage(err)))
+	case err != nil && needs:
+		return "", err
+	case err != nil:
+		resolved = config.Resolve(flag)
+	}
+	if cli.Verbose {
+		if resolved == "" {
+			fmt.Fprintln(stderr, "config: none found; the defaults apply")
+		} else {
+			fmt.Fprintf(stderr, "config: %s\n", termSafe(resolved))
+		}
+	}
+	if resolved == "" && needs && writeVerb(kctx.Command()) {
+		return "", noConfig()
+	}
+	return resolved, nil
+}
+
+// writeVerb reports whether a command that reads the config changes
+// something: all but stop (which must work anywhere), the read verbs and
+// `config validate`.
+func writeVerb(cmd string) bool {
+	return cmd != "stop" && !readVerb(cmd) && !strings.HasPrefix(cmd, "config validate")
+}
+
+// noConfig is a write verb's refusal where no config was found (EINVALID,
+// exit 2): it names where the-loop looked and `the-loop init`.
+func noConfig() error {
+	cwd, _ := os.Getwd()
+	return loop.Invalid("no config found: no .the-loop/%[1]s in %[2]s or a directory above it (the search stops at a directory another user owns or others may write), "+
+		"nor ~/.the-loop/%[1]s or $XDG_CONFIG_HOME/the-loop/%[1]s; run `the-loop init` to write one in this directory, or name one with -c PATH "+
+		"(`the-loop stop` and the read verbs work without one)", config.FileName, termSafe(cwd))
+}
+
 // needsConfig reports whether the command reads the CLI config: all but
-// `config schema`, `config validate FILE`, internal-exec, hook,
+// `config schema`, `config validate FILE`, init, internal-exec, hook,
 // completion (which reads it only when it can) and doctor (which reports a
 // config it cannot find or load as a problem) do.
 func needsConfig(kctx *kong.Context, cli *CLI) bool {
 	switch cmd := kctx.Command(); {
-	case strings.HasPrefix(cmd, "config schema"), strings.HasPrefix(cmd, "internal-exec"), strings.HasPrefix(cmd, "hook"),
+	case strings.HasPrefix(cmd, "config schema"), strings.HasPrefix(cmd, "internal-exec"), strings.HasPrefix(cmd, "hook"), strings.HasPrefix(cmd, "init"),
 		strings.HasPrefix(cmd, "completion"), strings.HasPrefix(cmd, "__complete"), strings.HasPrefix(cmd, "doctor"):
 		return false
 	case strings.HasPrefix(cmd, "config validate"):
@@ -203,13 +248,17 @@ func exitCode(err error, stderr io.Writer) int {
 }
 
 // LoadConfig loads the config strictly: a problem outside standingSessions
-// refuses every verb but stop (decisions D8).
+// refuses every verb but stop (decisions D8), and so does an unsafe state
+// root (checkStateRoot).
 func (a *App) LoadConfig() (*config.Config, error) {
 	cfg, err := config.Load(a.ConfigPath)
 	if err != nil {
 		return nil, err
 	}
 	if err := refuseMovedStore(cfg); err != nil {
+		return nil, err
+	}
+	if err := checkStateRoot(cfg); err != nil {
 		return nil, err
 	}
 	return cfg, nil
@@ -221,6 +270,9 @@ func (a *App) LoadConfig() (*config.Config, error) {
 func (a *App) LoadTolerant() (*config.Config, error) {
 	cfg := config.LoadTolerant(a.ConfigPath)
 	if err := refuseMovedStore(cfg); err != nil {
+		return nil, err
+	}
+	if err := checkStateRoot(cfg); err != nil {
 		return nil, err
 	}
 	return cfg, nil
@@ -237,6 +289,14 @@ func (a *App) LoadForStop() *config.Config {
 		cfg.StateRoot = old
 	}
 	return cfg
+}
+
+// checkStateRoot refuses (EINVALID, exit 2) a state root another user
+// owns or others may write, or that lies under a directory others may
+// write that is not sticky (fileperm.Check, decisions D34): its store and
+// its files steer what runs as this user.
+func checkStateRoot(cfg *config.Config) error {
+	return fileperm.Check(cfg.StateDir(), "state root (state.root)")
 }
 
 // storeFile is the store's file under a state root.

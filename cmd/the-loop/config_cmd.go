@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/config"
@@ -20,7 +21,9 @@ type ConfigValidateCmd struct {
 
 // Run validates, printing every problem with its dotted key path, then
 // checks what `start` would hit (config.Preflight): a cwd or promptFile
-// that does not exist is a problem too; standingSessions without
+// that does not exist is a problem too, and so is a session's harness
+// binary missing where the service will look (harnessProblems: the
+// routing.harnessBinaries path, else this PATH, which start passes on); standingSessions without
 // `enabled: true` and every key this the-loop ignores are warnings, which
 // leave the exit status 0.
 func (c *ConfigValidateCmd) Run(a *App) error {
@@ -36,8 +39,10 @@ func (c *ConfigValidateCmd) Run(a *App) error {
 	for _, p := range config.ValidateFile(path) {
 		problems = append(problems, loop.ErrorMessage(p))
 	}
-	errs, warnings := config.LoadTolerant(path).Preflight()
+	cfg := config.LoadTolerant(path)
+	errs, warnings := cfg.Preflight()
 	problems = append(problems, errs...)
+	problems = append(problems, harnessProblems(cfg, os.Getenv("PATH"), false)...)
 	for _, p := range problems {
 		fmt.Fprintf(a.Stderr, "%s: %s\n", termSafe(path), termLines(p))
 	}

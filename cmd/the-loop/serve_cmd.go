@@ -64,6 +64,7 @@ func (c *ServeCmd) Run(a *App) error {
 	}
 	defer db.Close()
 	svc := a.Lifecycle(current, db, "service", true)
+	holder.OnRefused(reloadRefused(svc, log))
 	meter.CountSessions(metrics.Rows{Standing: svc.Standing(current), WorkItems: svc.WorkItems(current)})
 	standing := meter.Standing(svc.Standing(current))
 	// Set before anything serves: rows and hooks read it (it runs below).

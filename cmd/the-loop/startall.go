@@ -15,15 +15,20 @@ import (
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/config"
 	"github.com/the-loop-dev/the-loop/lifecycle"
+	"github.com/the-loop-dev/the-loop/runner"
 	"github.com/the-loop-dev/the-loop/sdk"
 )
 
-// refuseUnsafeService refuses, before anything is spawned, a service that
-// `the-loop serve` would refuse to run (decisions D24: a host beyond loopback
-// without service.exposed, an empty service.tokenEnv variable; issue 14: a
-// state root, token file or CLI config others may write), creating the
-// operator's token file when there is none yet.
+// refuseUnsafeService refuses, before anything is spawned, a start that
+// could only half happen (startVerdict) and a service that `the-loop serve`
+// would refuse to run (decisions D24: a host beyond loopback without
+// service.exposed, an empty service.tokenEnv variable; a state root, token
+// file or CLI config others may write), creating the operator's token file
+// when there is none yet.
 func refuseUnsafeService(cfg *config.Config) error {
+	if err := startVerdict(cfg); err != nil {
+		return err
+	}
 	if !cfg.Service.Enabled {
 		return nil
 	}
@@ -238,6 +243,11 @@ func (a *App) statusAll(ctx context.Context, cfg *config.Config) loop.Report {
 	})
 	if err != nil {
 		rep.StandingSessions, ok = []loop.StandingRow{failedRow(loop.ErrorMessage(err))}, false
+	}
+	if terr := runner.New(runner.Options{}).Available(); terr != nil {
+		// Nothing can run or be seen running: never healthy.
+		tmux := loop.StandingRow{Name: "tmux", Outcome: loop.OutcomeFailed, Detail: terr.Error()}
+		rep.StandingSessions, ok = append(rep.StandingSessions, tmux), false
 	}
 	rep.OK = ok && (!row.Enabled || row.Healthy)
 	return rep

@@ -4,7 +4,7 @@ import ()
 
 // StopCmd is `the-loop stop`: every recorded standing session first, then
 // the service. It works with the service down, not answering, or a config
-// that no longer validates.
+// that no longer validates or is not safe to load, from a safe state root.
 type StopCmd struct {
 	Format string `enum:"text,json" default:"text" help:"Output format (text or json: the report, as status gives it)."`
 }
@@ -13,7 +13,11 @@ type StopCmd struct {
 func (c *StopCmd) Run(a *App) error {
 	ctx, stop := signalContext()
 	defer stop()
-	rep := a.stopAll(ctx, a.LoadForStop())
+	cfg := a.LoadForStop()
+	if err := checkStateRoot(cfg); err != nil {
+		return err // its records could name anything to stop
+	}
+	rep := a.stopAll(ctx, cfg)
 	if c.Format == "json" {
 		if err := writeJSON(a.Stdout, rep); err != nil {
 			return err

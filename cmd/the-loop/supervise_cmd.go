@@ -87,3 +87,16 @@ func reloadOnHangup(ctx context.Context, hup <-chan os.Signal, holder *config.Ho
 		log.Info("SIGHUP: re-read the CLI config", "path", holder.Path(), "changed", changed)
 	}
 }
+
+// reloadRefused records service.reload_refused (warning) when the holder
+// refuses a changed config the ownership rules reject (decisions D34): the
+// last good config stays in use.
+func reloadRefused(svc *lifecycle.Service, log *slog.Logger) func(path string, problem error) {
+	return func(path string, problem error) {
+		ev := loop.Event{TS: time.Now().UTC(), Source: "service", Event: "service.reload_refused", Level: loop.LevelWarning, PID: os.Getpid(),
+			Fields: []loop.Field{loop.F("path", path), loop.F("error", problem.Error())}}
+		if err := svc.Emit(ev); err != nil {
+			log.Warn("cannot record service.reload_refused", "error", err)
+		}
+	}
+}
