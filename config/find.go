@@ -129,7 +129,7 @@ func isFile(p string) bool {
 // explicitly — with the flag or $THE_LOOP_CLI_CONFIG — that does not exist
 // (a mistyped path must not quietly mean the defaults: another state root,
 // no sessions), and any config file that is not safe to load
-// (fileperm.Check, decisions D34: another user owns it, others may write
+// (fileperm.Check: another user owns it, others may write
 // it or a directory above it). An unsafe file is refused, never skipped for
 // the next candidate; the path is returned with that refusal (stop still
 // uses it, from a safe store).

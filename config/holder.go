@@ -37,7 +37,7 @@ type Holder struct {
 }
 
 // OnRefused sets what hears a reload the ownership rules refuse
-// (fileperm.Check, decisions D34: the file or its state root now belongs
+// (fileperm.Check: the file or its state root now belongs
 // to another user or is writable by others): the service records
 // service.reload_refused. It is called once per refusal, under the lock
 // that serialises reloads.

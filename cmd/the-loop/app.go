@@ -175,7 +175,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 }
 
 // locateConfig finds the config the command uses (config.Locate) and says
-// which on -v. An unsafe config (decisions D34) refuses every command that
+// which on -v. An unsafe config (fileperm.Check) refuses every command that
 // reads the config but stop, which goes on with a warning (it checks the
 // state root itself); a command that writes refuses to run with no config
 // at all (noConfig) rather than create a store in the working directory.
@@ -293,7 +293,7 @@ func (a *App) LoadForStop() *config.Config {
 
 // checkStateRoot refuses (EINVALID, exit 2) a state root another user
 // owns or others may write, or that lies under a directory others may
-// write that is not sticky (fileperm.Check, decisions D34): its store and
+// write that is not sticky (fileperm.Check): its store and
 // its files steer what runs as this user.
 func checkStateRoot(cfg *config.Config) error {
 	return fileperm.Check(cfg.StateDir(), "state root (state.root)")

@@ -47,11 +47,12 @@ func TestComplete_VerbsFlagsValuesAndNames(t *testing.T) {
 		{[]string{"events", "--format", "=", "json", ""}, nil},
 		{[]string{"events", "--format=js"}, []string{"--format=json", "--format=jsonl"}}, // zsh and fish
 		{[]string{"events", "--standing=a"}, []string{"--standing=alpha", "--standing=alps"}},
-		{[]string{"--ver"}, []string{"--version"}},
+		{[]string{"--ver"}, []string{"--verbose", "--version"}},
+		{[]string{"in"}, []string{"init"}},
 		{[]string{"standing", "list", "--f"}, []string{"--format"}},
 	}
 	all := complete(parser.Model.Node, []string{""}, names)
-	for _, verb := range []string{"start", "standing", "events", "completion", "config"} {
+	for _, verb := range []string{"start", "standing", "events", "completion", "config", "init"} {
 		if !slices.Contains(all, verb) {
 			t.Errorf("the verbs %q lack %q", all, verb)
 		}

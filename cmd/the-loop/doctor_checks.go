@@ -19,6 +19,7 @@ import (
 	"github.com/the-loop-dev/the-loop/config"
 	"github.com/the-loop-dev/the-loop/harness"
 	"github.com/the-loop-dev/the-loop/internal/bootunit"
+	"github.com/the-loop-dev/the-loop/internal/fileperm"
 	"github.com/the-loop-dev/the-loop/sdk"
 )
 
@@ -55,9 +56,9 @@ func (a *App) doctorConfig() (*config.Config, []check) {
 	}
 	cfg := config.LoadTolerant(path)
 	var out []check
-	if err := sdk.CheckPrivate(path, "CLI config"); err != nil {
+	if err := fileperm.Check(path, "CLI config"); err != nil {
 		out = append(out, check{Check: "config", Status: checkProblem, Detail: loop.ErrorMessage(err),
-			Remedy: "chmod go-w " + path + " (and chown it to this user): the service refuses to start on it"})
+			Remedy: "make it and the directories above it this user's and not writable by others (the detail names the command): every verb but stop, and the service, refuse it"})
 	}
 	for _, p := range cfg.Problems {
 		out = append(out, check{Check: "config", Status: checkProblem, Detail: loop.ErrorMessage(p),
@@ -74,6 +75,8 @@ func (a *App) doctorConfig() (*config.Config, []check) {
 	}
 	if len(out) == 0 {
 		out = append(out, check{Check: "config", Status: checkOK, Detail: path + ": valid"})
+	} else {
+		out = append([]check{{Check: "config", Status: checkOK, Detail: "using " + path}}, out...)
 	}
 	return cfg, out
 }

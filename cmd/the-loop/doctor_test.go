@@ -219,7 +219,7 @@ func TestDoctor_BrokenConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	rep, code = w.report()
-	wantProblem(t, rep, code, "config", "lets group or others write it", "chmod go-w "+w.cfg)
+	wantProblem(t, rep, code, "config", "lets others write it; run chmod o-w "+w.cfg, "every verb but stop")
 
 	w.cfg = filepath.Join(w.dir, "absent.yaml")
 	rep, code = w.report()

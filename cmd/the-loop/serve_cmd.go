@@ -20,10 +20,10 @@ import (
 	"github.com/the-loop-dev/the-loop/channels/github"
 	"github.com/the-loop-dev/the-loop/config"
 	loophttp "github.com/the-loop-dev/the-loop/http"
+	"github.com/the-loop-dev/the-loop/internal/fileperm"
 	"github.com/the-loop-dev/the-loop/internal/servicelog"
 	"github.com/the-loop-dev/the-loop/lifecycle"
 	"github.com/the-loop-dev/the-loop/metrics"
-	"github.com/the-loop-dev/the-loop/sdk"
 )
 
 // ServeCmd is `the-loop serve`: the service in the foreground. It starts
@@ -206,7 +206,7 @@ func serveToken(cfg *config.Config) (string, error) {
 		return "", err
 	}
 	if cfg.Path != "" {
-		if err := sdk.CheckPrivate(cfg.Path, "CLI config (the settings file)"); err != nil {
+		if err := fileperm.Check(cfg.Path, "CLI config (the settings file)"); err != nil {
 			return "", err
 		}
 	}

@@ -89,7 +89,7 @@ func reloadOnHangup(ctx context.Context, hup <-chan os.Signal, holder *config.Ho
 }
 
 // reloadRefused records service.reload_refused (warning) when the holder
-// refuses a changed config the ownership rules reject (decisions D34): the
+// refuses a changed config the ownership rules reject (fileperm.Check): the
 // last good config stays in use.
 func reloadRefused(svc *lifecycle.Service, log *slog.Logger) func(path string, problem error) {
 	return func(path string, problem error) {

@@ -1,10 +1,9 @@
 // Package fileperm holds the ownership rules every load applies to what the
-// operator's processes read and obey (decisions D34, as git refuses an
-// unsafe directory): the CLI config and the state root belong to the
-// operator or root and no other user may write them; the directories above
-// them have no other-write bit unless sticky; symlinks are resolved and
-// each link checked. The CLI and the service both use it. Standard library
-// only.
+// operator's processes read and obey, as git refuses an unsafe directory:
+// the CLI config and the state root belong to the operator or root and no
+// other user may write them; the directories above them have no
+// other-write bit unless sticky; symlinks are resolved and each link
+// checked. The CLI and the service both use it. Standard library only.
 package fileperm
 
 import (
