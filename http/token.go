@@ -9,6 +9,7 @@ import (
 
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/config"
+	"github.com/the-loop-dev/the-loop/internal/fileperm"
 	"github.com/the-loop-dev/the-loop/sdk"
 )
 
@@ -25,10 +26,18 @@ func TokenSource(cfg *config.Config) string {
 }
 
 // EnsureStateRoot creates the state root 0700 when it is missing and
-// refuses one another user owns or that group or others may write.
+// refuses one the ownership rules refuse (fileperm.Check) or that group or
+// others may write; a group write bit for the owner's own group is dropped
+// first (fileperm.DropGroupWrite).
 func EnsureStateRoot(dir string) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return loop.Errorf(loop.EINTERNAL, "cannot create the state root %s (state.root): %w", dir, err)
+	}
+	if err := fileperm.Check(dir, "state root (state.root)"); err != nil {
+		return err
+	}
+	if err := fileperm.DropGroupWrite(dir); err != nil {
+		return err
 	}
 	return sdk.CheckPrivate(dir, "state root (state.root)")
 }

@@ -187,8 +187,10 @@ func locateConfig(kctx *kong.Context, cli *CLI, flag string, stderr io.Writer) (
 		fmt.Fprintf(stderr, "warning: %s; stop goes on with it, from its state root when that is safe\n", termLines(loop.ErrorMessage(err)))
 	case err != nil && needs:
 		return "", err
+	case err != nil && strings.HasPrefix(kctx.Command(), "doctor"):
+		resolved = config.Resolve(flag) // doctor reports it
 	case err != nil:
-		resolved = config.Resolve(flag)
+		resolved = "" // completion reads no names from a config it may not trust
 	}
 	if cli.Verbose {
 		if resolved == "" {
@@ -295,8 +297,13 @@ func (a *App) LoadForStop() *config.Config {
 // owns or others may write, or that lies under a directory others may
 // write that is not sticky (fileperm.Check): its store and
 // its files steer what runs as this user.
+// A group write bit the rules allow (the owner's own group) is dropped
+// (fileperm.DropGroupWrite): the token and the spool are checked with none.
 func checkStateRoot(cfg *config.Config) error {
-	return fileperm.Check(cfg.StateDir(), "state root (state.root)")
+	if err := fileperm.Check(cfg.StateDir(), "state root (state.root)"); err != nil {
+		return err
+	}
+	return fileperm.DropGroupWrite(cfg.StateDir())
 }
 
 // storeFile is the store's file under a state root.

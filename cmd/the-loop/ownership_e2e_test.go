@@ -413,3 +413,33 @@ func tmuxPath(t *testing.T) string {
 	}
 	return p
 }
+
+// TestOwnership_Umask002CheckoutStarts: a checkout made under a umask of
+// 002 (.the-loop 0775 and its config 0664, in the owner's own group) is
+// not refused: the session starts, found from a subdirectory, and the
+// state root loses its group write bit (what it holds is kept private).
+func TestOwnership_Umask002CheckoutStarts(t *testing.T) {
+	needRoot(t) // root's own group is root: its user-private group
+	e := newEnv(t)
+	state := mkdirMode(t, filepath.Join(e.dir, ".the-loop"), 0o775)
+	e.cfg = filepath.Join(state, "cli-config.yaml")
+	e.config(oneSession + "service: {enabled: false}\n")
+	if err := os.Chmod(e.cfg, 0o664); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(e.cfg, 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(state, 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	sub := mkdirMode(t, filepath.Join(e.dir, "src"), 0o775)
+	if r := e.runAt(sub, "standing", "start", "supervisor"); r.code != 0 {
+		t.Fatalf("standing start in a umask-002 checkout: %s", r)
+	}
+	waitFor(t, "the agent", func() bool { return len(e.starts()) == 1 })
+	if fi, err := os.Stat(state); err != nil || fi.Mode().Perm() != 0o755 {
+		t.Fatalf("state root after the start: %v %v", err, fi.Mode().Perm())
+	}
+	e.must(0, "stop")
+}

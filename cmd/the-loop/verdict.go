@@ -22,20 +22,20 @@ import (
 // find where the service will look (harnessProblems), and, with the
 // service enabled, tmux missing from PATH (the service would start and
 // spawn nothing). A running service of this state root spawns in its own
-// environment, so the binaries are then not looked for here.
+// environment, so neither tmux nor the binaries are then looked for here.
 func startVerdict(cfg *config.Config) error {
 	if cfg.StandingErr != nil {
 		return loop.Invalid("refusing to start: the CLI config %s has problems in standingSessions, so nothing was started (no service, no session): %s; "+
 			"fix them (`the-loop config validate` lists every one); `the-loop stop` and `the-loop status` still work",
 			configName(cfg), loop.ErrorMessage(cfg.StandingErr))
 	}
+	if holderPID(pidPath(cfg)) != 0 {
+		return nil // the running service spawns, with its own PATH
+	}
 	if cfg.Service.Enabled {
 		if err := runner.New(runner.Options{}).Available(); err != nil {
 			return loop.Errorf(loop.EINTERNAL, "%s; nothing was started (no service, no session)", err.Error())
 		}
-	}
-	if holderPID(pidPath(cfg)) != 0 {
-		return nil
 	}
 	if ps := harnessProblems(cfg, os.Getenv("PATH"), true); len(ps) > 0 {
 		return loop.Invalid("refusing to start: %s; nothing was started (no service, no session)", strings.Join(ps, "; "))

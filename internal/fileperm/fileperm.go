@@ -258,3 +258,23 @@ func groupName(fi fs.FileInfo) string {
 	}
 	return fmt.Sprintf("gid %d", st.Gid)
 }
+
+// DropGroupWrite removes the group write bit of dir when it has one that
+// Check allows (its owner's user-private group, as a umask of 002 leaves a
+// checkout's .the-loop): what the-loop keeps in a state root (the token,
+// the hook spool) is checked more strictly, with no group write at all. A
+// dir that does not exist, has no such bit or fails Check is left alone
+// (Check reports the last).
+func DropGroupWrite(dir string) error {
+	fi, err := os.Stat(dir)
+	if err != nil || fi.Mode().Perm()&0o020 == 0 || !fi.IsDir() {
+		return nil
+	}
+	if Safe(dir, "state root (state.root)", dir, fi) != nil {
+		return nil
+	}
+	if err := os.Chmod(dir, fi.Mode().Perm()&^0o020); err != nil {
+		return loop.Errorf(loop.EINVALID, "cannot drop the group write bit of %s (chmod g-w): %w", dir, err)
+	}
+	return nil
+}

@@ -191,3 +191,34 @@ func TestWalkable(t *testing.T) {
 		t.Fatal("a sticky directory others may write is walkable")
 	}
 }
+
+// TestDropGroupWrite: the owner's own group's write bit is dropped;
+// another group's is left for Check to refuse.
+func TestDropGroupWrite(t *testing.T) {
+	asRoot(t)
+	d := private(t)
+	if err := os.Chmod(d, 0o775); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(d, 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := fileperm.DropGroupWrite(d); err != nil {
+		t.Fatal(err)
+	}
+	if fi, _ := os.Stat(d); fi.Mode().Perm() != 0o755 {
+		t.Fatalf("mode %04o, want 0755", fi.Mode().Perm())
+	}
+	if err := os.Chmod(d, 0o775); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(d, 0, nobody); err != nil {
+		t.Fatal(err)
+	}
+	if err := fileperm.DropGroupWrite(d); err != nil {
+		t.Fatal(err)
+	}
+	if fi, _ := os.Stat(d); fi.Mode().Perm() != 0o775 {
+		t.Fatalf("another group's bit changed: mode %04o", fi.Mode().Perm())
+	}
+}
