@@ -99,7 +99,7 @@ func TestRenderSessions_ActivityColumn(t *testing.T) {
 var noRows = map[string]bool{
 	"serve": true, "service install": true, "service uninstall": true, "standing attach": true, "token": true,
 	"dashboard": true, "config schema": true, "config validate": true, "completion": true, "hook": true,
-	"internal-exec": true, "__complete": true,
+	"internal-exec": true, "__complete": true, "init": true,
 }
 
 // TestFormatJSON_OnEveryVerbThatPrintsRows: every command but noRows takes

@@ -217,6 +217,9 @@ func TestWriteVerbs_NoConfigRefuseNamingInit(t *testing.T) {
 	if r := bare(t, dir, "stop"); r.code != 0 {
 		t.Fatalf("stop without a config: %s", r)
 	}
+	if entries, _ := os.ReadDir(dir); len(entries) > 0 {
+		t.Fatalf("stop left %v in the directory", entries)
+	}
 }
 
 // TestInit_WritesAStarterConfigThatValidates: init writes

@@ -200,8 +200,15 @@ func emptyStore(cfg *config.Config) (db *store.DB, done func(), ok bool, err err
 // stopServices are localServices for a stop: a store a newer the-loop
 // wrote, which every other verb refuses, is opened read-only (openForStop),
 // so the stop still ends what it can decode and records nothing; newer is
-// then that refusal (issue 16 #13).
+// then that refusal (issue 16 #13). Where no store exists, it stops from
+// an empty one and creates none.
 func (a *App) stopServices(cfg *config.Config) (api services, done func(), err error) {
+	if db, done, ok, err := emptyStore(cfg); err != nil || ok { // nothing recorded: create no store
+		if err != nil {
+			return services{}, nil, err
+		}
+		return a.inProcess(cfg, db, nil), done, nil
+	}
 	db, newer, err := a.openForStop(cfg)
 	if err != nil {
 		return services{}, nil, err
