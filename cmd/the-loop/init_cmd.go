@@ -10,6 +10,7 @@ import (
 
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/config"
+	"github.com/the-loop-dev/the-loop/internal/fileperm"
 )
 
 // InitCmd is `the-loop init [DIR]`: a commented starter config in
@@ -60,7 +61,9 @@ var initGitignore = []string{".the-loop/*", "!.the-loop/" + config.FileName}
 
 // Run writes the files: directories 0700 and files 0644 whatever the
 // umask. An existing config is left as it is (exit 0, saying so): init is
-// idempotent and never overwrites.
+// idempotent and never overwrites. A config the ownership rules would
+// refuse, or that discovery would not find from DIR (another user owns
+// DIR, or others may write it), is written all the same, with a warning.
 func (c *InitCmd) Run(a *App) error {
 	dir := c.Dir
 	if dir == "" {
@@ -87,6 +90,11 @@ func (c *InitCmd) Run(a *App) error {
 	}
 	fmt.Fprintf(a.Stdout, "wrote %s (one standing session, worker; the service on; Slack off)\n", termSafe(path))
 	fmt.Fprintf(a.Stdout, "%s keeps the state in %s out of git\n", termSafe(ignore), termSafe(stateDir))
+	if err := fileperm.Check(path, "CLI config"); err != nil {
+		fmt.Fprintf(a.Stderr, "warning: every verb will refuse it until this is fixed: %s\n", termLines(loop.ErrorMessage(err)))
+	} else if err := fileperm.Walkable(dir); err != nil {
+		fmt.Fprintf(a.Stderr, "warning: the-loop will not find it from %s (give -c %s instead): %s\n", termSafe(dir), termSafe(path), termLines(loop.ErrorMessage(err)))
+	}
 	fmt.Fprintln(a.Stdout, "next: the-loop config validate, then the-loop start")
 	return nil
 }

@@ -446,3 +446,18 @@ func TestOwnership_Umask002CheckoutStarts(t *testing.T) {
 	}
 	e.must(0, "stop")
 }
+
+// TestInit_WarnsOfADirectoryOthersMayWrite: init in a directory others
+// may write still writes the starter, and warns that every verb would
+// refuse it, naming the directory and the remedy.
+func TestInit_WarnsOfADirectoryOthersMayWrite(t *testing.T) {
+	e := newEnv(t)
+	proj := mkdirMode(t, filepath.Join(e.dir, "open"), 0o777)
+	r := e.runAt(e.dir, "init", "open")
+	if r.code != 0 || !strings.Contains(r.stderr, "warning: every verb will refuse it") || !strings.Contains(r.stderr, "chmod o-w "+proj) {
+		t.Fatalf("init in a directory others may write: %s", r)
+	}
+	if _, err := os.Stat(filepath.Join(proj, ".the-loop", "cli-config.yaml")); err != nil {
+		t.Fatal(err)
+	}
+}
