@@ -196,7 +196,7 @@ func ownedByUs(shown, what, p string, fi fs.FileInfo, kind string) error {
 // at says where a refusal's file is: "it" when shown is p, else the
 // resolved path.
 func at(shown, p string) string {
-	if filepath.Clean(shown) == p {
+	if abs, err := filepath.Abs(shown); err == nil && abs == p {
 		return "it"
 	}
 	return "its target " + p
