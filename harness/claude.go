@@ -71,6 +71,9 @@ func claudeArgv(flag, sessionID string, args []string, prompt string) ([]string,
 	if sessionID == "" {
 		return nil, loop.Invalid("the claude harness needs a conversation id for %s", flag)
 	}
+	if err := checkUUID("claude", sessionID); err != nil {
+		return nil, err
+	}
 	argv := make([]string, 0, len(args)+4)
 	argv = append(argv, flag, sessionID)
 	argv = append(argv, args...)

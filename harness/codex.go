@@ -96,6 +96,9 @@ func (*Codex) ResumeArgv(sessionID string, args []string, prompt string) ([]stri
 	if sessionID == "" {
 		return nil, loop.Invalid("the codex harness needs a conversation id to resume")
 	}
+	if err := checkUUID("codex", sessionID); err != nil {
+		return nil, err
+	}
 	argv := codexFlags([]string{"resume"}, args)
 	argv = append(argv, "--", sessionID)
 	if prompt != "" {

@@ -79,6 +79,9 @@ func geminiArgv(flag, sessionID string, args []string, prompt string) ([]string,
 	if sessionID == "" {
 		return nil, loop.Invalid("the gemini harness needs a conversation id for %s", flag)
 	}
+	if err := checkUUID("gemini", sessionID); err != nil {
+		return nil, err
+	}
 	argv := make([]string, 0, len(args)+3)
 	argv = append(argv, flag, sessionID)
 	argv = append(argv, args...)

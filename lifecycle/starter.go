@@ -281,7 +281,7 @@ func (st *starter[R, Res]) spawn(ctx context.Context, rec *R, state loop.PaneSta
 	id := k.claim(claimed).HarnessSessionID
 	note := "" // what the row says of a resume that fell back
 	if resume {
-		argv, err := p.adapter.ResumeArgv(id, p.args, p.resumePrompt)
+		argv, err := resumeArgv(p.adapter, id, p.args, p.resumePrompt)
 		if err == nil {
 			err = k.spawnIn(ctx, st.runner, st.spec(cred, p, bin, argv, id))
 		}
