@@ -26,7 +26,7 @@ func TestClaudeReadTranscript_ReadsWhereClaudeCodeWrites(t *testing.T) {
 		t.Fatalf("entries %+v, %v", got, err)
 	}
 	// Another conversation, no conversation, a missing folder: nothing.
-	for _, id := range []string{"conv-2", ""} {
+	for _, id := range []string{"9a7b5c3d-1e2f-4a6b-8c9d-0e1f2a3b4c5d", ""} {
 		if got, err := c.ReadTranscript(cwd, id, 20); err != nil || len(got) != 0 {
 			t.Fatalf("conversation %q: %+v, %v", id, got, err)
 		}
