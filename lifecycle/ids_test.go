@@ -9,6 +9,7 @@ import (
 
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/harness"
+	"github.com/the-loop-dev/the-loop/redact"
 	"github.com/the-loop-dev/the-loop/store"
 )
 
@@ -136,3 +137,39 @@ func TestTranscript_ARecordedIDNotOfTheHarnessShapeIsNoPath(t *testing.T) {
 
 // harnessQuote is how an event quotes a refused id.
 func harnessQuote(id string) string { return harness.QuoteID(id) }
+
+func TestEvents_AnAgentsCredentialAndTheTokenAreRedactedInTheLog(t *testing.T) {
+	r := newFakeRunner()
+	s := newTestService(t, r)
+	s.HookBinary = "/opt/the-loop"
+	red := redact.New(nil)
+	red.SetValue("service.token", "operator-token-value-123")
+	s.Redactor = red
+	cfg := testConfig(t, "supervisor")
+	cfg.StateRoot = t.TempDir()
+	res, err := s.StartStanding(context.Background(), cfg, "supervisor", false)
+	if err != nil || !res.OK {
+		t.Fatalf("start: %+v %v", res, err)
+	}
+	cred := ""
+	for _, kv := range r.Spawns[0].Env {
+		if v, ok := strings.CutPrefix(kv, AgentTokenEnv+"="); ok {
+			cred = v
+		}
+	}
+	if len(cred) != 64 {
+		t.Fatalf("the spawn's credential %q", cred)
+	}
+	msg := "my credential " + cred + ", the token operator-token-value-123, a key sk-proj-" + strings.Repeat("k", 24)
+	data, _ := json.Marshal(map[string]any{"hook_event_name": "Notification", "session_id": res.Sessions[0].HarnessSessionID, "message": msg})
+	if err := s.ApplyHook(context.Background(), cfg.StateDir(), loop.HookDelivery{Session: "standing:supervisor", Payload: data}); err != nil {
+		t.Fatal(err)
+	}
+	evs := events(t, s, store.EventQuery{Types: []string{"standing.attention"}})
+	if len(evs) != 1 {
+		t.Fatalf("%d attention events", len(evs))
+	}
+	if got := evs[0].Field("message"); got != "my credential [redacted], the token [redacted], a key [redacted]" {
+		t.Fatalf("the event log holds %q", got)
+	}
+}
