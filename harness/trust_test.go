@@ -44,8 +44,8 @@ func TestSeedTrust_UnseedRemovesOnlyWhatSeedAdded(t *testing.T) {
 	codexCfg := filepath.Join(home, ".codex", "config.toml")
 	geminiCfg := filepath.Join(home, ".gemini", "trustedFolders.json")
 	for path, content := range map[string]string{
-		codexCfg:  "# the operator's\n[projects." + TOMLQuote(theirs) + "]\ntrust_level = \"trusted\"\n",
-		geminiCfg: `{"` + theirs + `": "TRUST_FOLDER"}`,
+		codexCfg:                            "# the operator's\n[projects." + TOMLQuote(theirs) + "]\ntrust_level = \"trusted\"\n",
+		geminiCfg:                           `{"` + theirs + `": "TRUST_FOLDER"}`,
 		filepath.Join(home, ".claude.json"): `{"projects": {"` + theirs + `": {"hasTrustDialogAccepted": true}}}`,
 	} {
 		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
