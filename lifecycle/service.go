@@ -59,6 +59,9 @@ type Service struct {
 	// Available); a start then refuses at once, naming it and how to
 	// install it. Nil: never checked.
 	TmuxAvailable func() error
+	// Nonce returns a fresh fence nonce for a peer's say (FramePeer; nil:
+	// 64 random bits, hex).
+	Nonce func() string
 	// Redactor redacts every event's text fields before they are written
 	// (nil: the credential shapes only) and learns each agent credential
 	// this service issues.
