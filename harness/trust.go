@@ -37,8 +37,10 @@ var (
 // CheckTrustDir says why dir must not be pre-seeded as trusted (nil when
 // it may): it, or the directory it resolves to, is the root directory, the
 // home directory (home, $HOME or the user database's), not owned by the
-// user uid, or writable by group or others. A directory that cannot be
-// read is refused too.
+// user uid, or writable by others, or by a group other than the owner's
+// own user-private group (the group named after the owner, which a umask
+// of 002 leaves checkouts writable by, as decisions D34 allows for the
+// config). A directory that cannot be read is refused too.
 func CheckTrustDir(dir, home string, uid int) error {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
@@ -66,7 +68,8 @@ func CheckTrustDir(dir, home string, uid int) error {
 		if ok && int(st.Uid) != uid {
 			return fmt.Errorf("%s belongs to %s, not to you", p, userName(st.Uid))
 		}
-		if perm := fi.Mode().Perm(); perm&0o022 != 0 {
+		perm := fi.Mode().Perm()
+		if perm&0o002 != 0 || perm&0o020 != 0 && !(ok && userPrivateGroup(st.Uid, st.Gid)) {
 			return fmt.Errorf("%s is writable by group or others (mode %04o)", p, perm)
 		}
 	}
@@ -92,6 +95,17 @@ func homeDirs(home string) []string {
 		add(u.HomeDir)
 	}
 	return out
+}
+
+// userPrivateGroup reports whether gid is uid's user-private group: a
+// group named as the user is.
+func userPrivateGroup(uid, gid uint32) bool {
+	u, err := user.LookupId(strconv.FormatUint(uint64(uid), 10))
+	if err != nil {
+		return false
+	}
+	g, err := user.LookupGroupId(strconv.FormatUint(uint64(gid), 10))
+	return err == nil && g.Name == u.Username
 }
 
 // userName names uid: its login name when the user database has it.

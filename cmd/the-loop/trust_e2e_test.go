@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -11,15 +12,22 @@ import (
 func TestStandingCreate_TrustOnlyForAProject(t *testing.T) {
 	e := newEnv(t)
 	e.config(oneSession)
-	shared := t.TempDir()
-	if err := os.Chmod(shared, 0o775); err != nil {
+	// A directory a group other than the operator's own may write (or,
+	// not as root, one others may write).
+	shared, mode := t.TempDir(), os.FileMode(0o775)
+	if os.Geteuid() != 0 {
+		mode = 0o777
+	} else if err := os.Chown(shared, -1, 65534); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(shared, mode); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct{ cwd, why string }{
 		{"/", "it is the root directory"},
 		{"/tmp", "writable by group or others"},
 		{e.home, "it is the home directory"},
-		{shared, "writable by group or others (mode 0775)"},
+		{shared, "writable by group or others (mode 0" + strconv.FormatUint(uint64(mode), 8) + ")"},
 	} {
 		r := e.must(2, "standing", "create", "x", "--cwd", tc.cwd)
 		if !strings.Contains(r.stderr, "cwd '"+tc.cwd+"'") || !strings.Contains(r.stderr, tc.why) ||
