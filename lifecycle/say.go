@@ -466,8 +466,8 @@ func waitReady(ctx context.Context, runner loop.Runner, adapter loop.Harness, ta
 // transcriptMark is the transcript of conversation id in cwd and its size now:
 // the user entry of a say pasted after this lies past mark.
 func (s *Service) transcriptMark(cwd, id string) (path string, mark int64) {
-	if cwd == "" || id == "" {
-		return "", 0
+	if cwd == "" || id == "" || harness.NewClaude(harness.ClaudeOptions{}).CheckSessionID(id) != nil {
+		return "", 0 // an id that is not Claude Code's names no transcript path
 	}
 	dir, err := harness.ClaudeConfigDir(s.Getenv, "")
 	if err != nil {
