@@ -39,7 +39,7 @@ var (
 // home directory (home, $HOME or the user database's), not owned by the
 // user uid, or writable by others, or by a group other than the owner's
 // own user-private group (the group named after the owner, which a umask
-// of 002 leaves checkouts writable by, as decisions D34 allows for the
+// of 002 leaves checkouts writable by, as the ownership check allows for the
 // config). A directory that cannot be read is refused too.
 func CheckTrustDir(dir, home string, uid int) error {
 	abs, err := filepath.Abs(dir)
