@@ -44,10 +44,12 @@ func (c *ServeCmd) Run(a *App) error {
 	cfg := holder.Current()
 	log, closeLog := servicelog.New(cfg.Service.Log, c.LogFile, a.Stderr)
 	defer closeLog.Close()
-	red := newRedactor(holder.Current) // one redactor: the events, the log, Slack posts, MCP answers
+	var last lastConfig // the redactor reads the config in force without reloading it (a reload logs through it)
+	last.p.Store(cfg)
+	red := newRedactor(last.get) // one redactor: the events, the log, Slack posts, MCP answers
 	log = red.Logger(log)
 	holder.Logger = log
-	current := restartNotes(holder.Current, cfg, log)
+	current := last.track(restartNotes(holder.Current, cfg, log))
 	token, err := serveToken(cfg)
 	if err != nil {
 		return err
