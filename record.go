@@ -57,6 +57,10 @@ type StandingRecord struct {
 	// agent of the current spawn (THE_LOOP_AGENT_TOKEN), replaced at every
 	// spawn; the credential itself is never stored.
 	AgentTokenHash string `json:"agentTokenHash,omitempty"`
+	// TrustAdded are the trust entries the-loop added to the agent CLIs'
+	// own config for this session (none the operator had before); delete
+	// removes exactly these.
+	TrustAdded []TrustEntry `json:"trustAdded,omitempty"`
 	// Broken, set only on a record a list could not decode (Status
 	// StatusBroken), says why, naming its key; it is never stored.
 	Broken string `json:"-"`
@@ -162,4 +166,11 @@ type WorkItemRecord struct {
 	Broken string `json:"-"`
 	// Hearing is what its hooks told of the agent (issue 17).
 	Hearing
+}
+
+// TrustEntry is one trust entry the-loop added to an agent CLI's config:
+// the harness whose file holds it and the directory it trusts.
+type TrustEntry struct {
+	Harness string `json:"harness"`
+	Dir     string `json:"dir"`
 }

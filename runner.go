@@ -80,6 +80,11 @@ type Harness interface {
 	FreshArgv(sessionID string, args []string, prompt string) ([]string, error)
 	// ResumeArgv continues conversation sessionID.
 	ResumeArgv(sessionID string, args []string, prompt string) ([]string, error)
+	// CheckSessionID refuses (EINVALID, naming the harness and the value)
+	// an id that is not a conversation id of this CLI's shape. Every id
+	// read from a hook payload or a record is checked before it is stored,
+	// put in an argv or joined into a path.
+	CheckSessionID(id string) error
 	// Prepare pre-seeds trust for exactly cwd (best-effort).
 	Prepare(cwd string, args []string) error
 	// Ready reports whether typed input would reach the agent.

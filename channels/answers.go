@@ -8,6 +8,7 @@ import (
 
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/config"
+	"github.com/the-loop-dev/the-loop/redact"
 )
 
 // Answers back in Slack (issue 18): the posts lifecycle put in the
@@ -22,7 +23,7 @@ const (
 )
 
 // Redacted replaces a secret's value in a posted answer.
-const Redacted = "[redacted]"
+const Redacted = redact.Mark
 
 // postOutbox takes the waiting posts and posts each in its thread; one
 // that fails is a warning event and goes back for the next cycle.
@@ -50,9 +51,9 @@ func (p *Poller) postOutbox(ctx context.Context, cfg *config.Config) error {
 		if post.Kind == loop.PostAttention {
 			what = "standing.attention_posted"
 			parts = []string{fmt.Sprintf(":warning: standing session `%s` needs attention: %s — answer it with `the-loop standing attach %s --write`",
-				post.Standing, EscapeText(redact(post.Text, secrets)), post.Standing)}
+				post.Standing, EscapeText(p.redact(post.Text, secrets)), post.Standing)}
 		} else {
-			parts = AnswerParts(redact(post.Text, secrets), post.Standing)
+			parts = AnswerParts(p.redact(post.Text, secrets), post.Standing)
 		}
 		posted := 0
 		var failed error
@@ -92,14 +93,16 @@ func (p *Poller) postOutbox(ctx context.Context, cfg *config.Config) error {
 	return nil
 }
 
-// redact replaces every secret's value in text.
-func redact(text string, secrets []string) string {
+// redact replaces every secret's value in text: secrets' (Poller.Secrets)
+// and the Redactor's (the token file's value, agent credentials, the
+// credential shapes).
+func (p *Poller) redact(text string, secrets []string) string {
 	for _, s := range secrets {
 		if s != "" {
 			text = strings.ReplaceAll(text, s, Redacted)
 		}
 	}
-	return text
+	return p.Redactor.String(text)
 }
 
 // EscapeText escapes text for a Slack message: &, < and > (so nothing in

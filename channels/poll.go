@@ -15,6 +15,7 @@ import (
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/channels/slack"
 	"github.com/the-loop-dev/the-loop/config"
+	"github.com/the-loop-dev/the-loop/redact"
 )
 
 // ChannelSlack is the channel field of every channel.* event.
@@ -72,6 +73,10 @@ type Poller struct {
 	// Secrets are the values a post of an agent's answer never carries
 	// (lifecycle.SecretValues); nil: none.
 	Secrets func(cfg *config.Config) []string
+	// Redactor redacts every text the poller posts (answers, attention
+	// notes, notices): the service's secrets and the credential shapes.
+	// Nil: Secrets and the shapes only.
+	Redactor *redact.Redactor
 	// Observe, when set, hears of every cycle's end (the service's
 	// metrics): why it was skipped ("" when it ran), how many threads could
 	// not be read, and its error.
@@ -569,7 +574,7 @@ func (p *Poller) notify(ctx context.Context, cfg *config.Config, e *expiry, secs
 	if channel == "" {
 		channel = cfg.Slack.Channel
 	}
-	text := slack.Render(slack.UndeliveredNotice(e.ref, e.n, secs, e.why), cfg.Slack.Verbosity)
+	text := p.Redactor.String(slack.Render(slack.UndeliveredNotice(e.ref, e.n, secs, e.why), cfg.Slack.Verbosity))
 	ts, err := p.clientFor(cfg.Slack).PostInThread(ctx, channel, e.thread, text)
 	if err == nil {
 		if p.notices == nil {

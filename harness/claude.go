@@ -71,6 +71,9 @@ func claudeArgv(flag, sessionID string, args []string, prompt string) ([]string,
 	if sessionID == "" {
 		return nil, loop.Invalid("the claude harness needs a conversation id for %s", flag)
 	}
+	if err := checkUUID("claude", sessionID); err != nil {
+		return nil, err
+	}
 	argv := make([]string, 0, len(args)+4)
 	argv = append(argv, flag, sessionID)
 	argv = append(argv, args...)
@@ -159,22 +162,32 @@ func lastNonEmptyLines(screen string, n int) []string {
 // Prepare is best-effort for its caller: it tries every file and returns
 // the failures joined, as one EINTERNAL *loop.Error.
 func (c *Claude) Prepare(cwd string, args []string) error {
+	_, err := c.SeedTrust(cwd, args)
+	return err
+}
+
+// SeedTrust is Prepare, reporting the projects keys whose trust it added
+// (hasTrustDialogAccepted was not true before).
+func (c *Claude) SeedTrust(cwd string, args []string) ([]string, error) {
 	if !c.opt.TrustEnabled {
-		return nil
+		return nil, nil
 	}
 	keys, err := projectKeys(cwd)
 	if err != nil {
-		return loop.Errorf(loop.EINTERNAL, "pre-seeding Claude Code trust for '%s': %w", cwd, err)
+		return nil, loop.Errorf(loop.EINTERNAL, "pre-seeding Claude Code trust for '%s': %w", cwd, err)
 	}
 	paths, err := c.configPaths()
 	if err != nil {
-		return loop.Errorf(loop.EINTERNAL, "pre-seeding Claude Code trust for '%s': %w", cwd, err)
+		return nil, loop.Errorf(loop.EINTERNAL, "pre-seeding Claude Code trust for '%s': %w", cwd, err)
 	}
 	bypass := c.acceptBypass(args)
 
 	var errs []error
+	var added []string
 	if err := updateJSONObject(paths.userConfig, func(doc map[string]any) (bool, error) {
-		changed, err := trustProjects(doc, keys)
+		var changed bool
+		var err error
+		added, changed, err = trustProjects(doc, keys)
 		if err != nil {
 			return false, err
 		}
@@ -193,7 +206,37 @@ func (c *Claude) Prepare(cwd string, args []string) error {
 		}
 	}
 	if len(errs) > 0 {
-		return loop.Errorf(loop.EINTERNAL, "pre-seeding Claude Code trust for '%s': %w", cwd, errors.Join(errs...))
+		return added, loop.Errorf(loop.EINTERNAL, "pre-seeding Claude Code trust for '%s': %w", cwd, errors.Join(errs...))
+	}
+	return added, nil
+}
+
+// UnseedTrust removes hasTrustDialogAccepted from projects[dir] of each
+// dir in Claude Code's user config (the entry itself stays: Claude Code
+// keeps its own data for the project there). Errors are one EINTERNAL
+// *loop.Error.
+func (c *Claude) UnseedTrust(dirs []string) error {
+	if len(dirs) == 0 {
+		return nil
+	}
+	paths, err := c.configPaths()
+	if err != nil {
+		return loop.Errorf(loop.EINTERNAL, "removing Claude Code trust the-loop added: %w", err)
+	}
+	if err := updateJSONObject(paths.userConfig, func(doc map[string]any) (bool, error) {
+		projects, _ := doc["projects"].(map[string]any)
+		changed := false
+		for _, d := range dirs {
+			if entry, ok := projects[d].(map[string]any); ok {
+				if _, set := entry["hasTrustDialogAccepted"]; set {
+					delete(entry, "hasTrustDialogAccepted")
+					changed = true
+				}
+			}
+		}
+		return changed, nil
+	}); err != nil {
+		return loop.Errorf(loop.EINTERNAL, "removing Claude Code trust the-loop added: %w", err)
 	}
 	return nil
 }
@@ -283,27 +326,29 @@ func projectKeys(cwd string) ([]string, error) {
 // A projects value (or project entry) that is not an object is an error:
 // the file is left untouched rather than have the-loop replace the
 // operator's data.
-func trustProjects(doc map[string]any, keys []string) (bool, error) {
+func trustProjects(doc map[string]any, keys []string) (added []string, changed bool, err error) {
 	projects := map[string]any{}
 	if v, ok := doc["projects"]; ok {
 		m, ok := v.(map[string]any)
 		if !ok {
-			return false, errors.New(`"projects" is not a JSON object`)
+			return nil, false, errors.New(`"projects" is not a JSON object`)
 		}
 		projects = m
 	}
-	changed := false
 	for _, key := range keys {
 		entry := map[string]any{}
 		if v, ok := projects[key]; ok {
 			m, ok := v.(map[string]any)
 			if !ok {
-				return false, fmt.Errorf(`"projects[%s]" is not a JSON object`, key)
+				return nil, false, fmt.Errorf(`"projects[%s]" is not a JSON object`, key)
 			}
 			entry = m
 		}
 		a := setTrue(entry, "hasTrustDialogAccepted")
 		b := setTrue(entry, "hasCompletedProjectOnboarding")
+		if a {
+			added = append(added, key)
+		}
 		if a || b {
 			projects[key] = entry
 			changed = true
@@ -312,7 +357,7 @@ func trustProjects(doc map[string]any, keys []string) (bool, error) {
 	if changed {
 		doc["projects"] = projects
 	}
-	return changed, nil
+	return added, changed, nil
 }
 
 // setTrue sets m[key] to true and reports whether it was not true already.

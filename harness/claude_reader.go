@@ -15,6 +15,9 @@ func (c *Claude) ReadTranscript(cwd, id string, n int) ([]loop.TranscriptEntry, 
 	if id == "" {
 		return nil, nil
 	}
+	if err := c.CheckSessionID(id); err != nil {
+		return nil, err
+	}
 	dir, err := ClaudeConfigDir(c.opt.Env, c.opt.Home)
 	if err != nil {
 		return nil, err

@@ -59,7 +59,7 @@ func TestClaude_Argv(t *testing.T) {
 func TestClaude_ArgvDoesNotAliasArgs(t *testing.T) {
 	args := make([]string, 1, 8)
 	args[0] = "--verbose"
-	got, _ := NewClaude(ClaudeOptions{}).FreshArgv("id", args, "p")
+	got, _ := NewClaude(ClaudeOptions{}).FreshArgv("0f8fad5b-d9cb-469f-a165-70867728950e", args, "p")
 	got[2] = "changed"
 	if args[0] != "--verbose" {
 		t.Fatal("argv shares the caller's args")

@@ -96,6 +96,9 @@ func (*Codex) ResumeArgv(sessionID string, args []string, prompt string) ([]stri
 	if sessionID == "" {
 		return nil, loop.Invalid("the codex harness needs a conversation id to resume")
 	}
+	if err := checkUUID("codex", sessionID); err != nil {
+		return nil, err
+	}
 	argv := codexFlags([]string{"resume"}, args)
 	argv = append(argv, "--", sessionID)
 	if prompt != "" {
@@ -188,28 +191,80 @@ func CodexHome(getenv func(string) string, home string) (string, error) {
 // the rename), and a file that does not parse, or that already has a table
 // for the directory with another trust level, is left untouched and
 // reported. Errors are one EINTERNAL *loop.Error.
-func (c *Codex) Prepare(cwd string, _ []string) error {
+func (c *Codex) Prepare(cwd string, args []string) error {
+	_, err := c.SeedTrust(cwd, args)
+	return err
+}
+
+// SeedTrust is Prepare, reporting the directories whose projects table it
+// appended.
+func (c *Codex) SeedTrust(cwd string, _ []string) ([]string, error) {
 	if !c.opt.TrustEnabled {
-		return nil
+		return nil, nil
 	}
 	keys, err := projectKeys(cwd)
 	if err != nil {
-		return loop.Errorf(loop.EINTERNAL, "pre-seeding Codex trust for '%s': %w", cwd, err)
+		return nil, loop.Errorf(loop.EINTERNAL, "pre-seeding Codex trust for '%s': %w", cwd, err)
 	}
 	home, err := CodexHome(c.opt.Env, c.opt.Home)
 	if err != nil {
-		return loop.Errorf(loop.EINTERNAL, "pre-seeding Codex trust for '%s': %w", cwd, err)
+		return nil, loop.Errorf(loop.EINTERNAL, "pre-seeding Codex trust for '%s': %w", cwd, err)
 	}
-	if err := trustCodexProjects(filepath.Join(home, "config.toml"), keys); err != nil {
-		return loop.Errorf(loop.EINTERNAL, "pre-seeding Codex trust for '%s': %w", cwd, err)
+	added, err := trustCodexProjects(filepath.Join(home, "config.toml"), keys)
+	if err != nil {
+		return nil, loop.Errorf(loop.EINTERNAL, "pre-seeding Codex trust for '%s': %w", cwd, err)
+	}
+	return added, nil
+}
+
+// UnseedTrust removes, for each dir, the projects table SeedTrust appended
+// (`[projects."<dir>"]` with only `trust_level = "trusted"`, as written); a
+// table that is not there as written (Codex or the operator changed it)
+// is left alone. Errors are one EINTERNAL *loop.Error.
+func (c *Codex) UnseedTrust(dirs []string) error {
+	if len(dirs) == 0 {
+		return nil
+	}
+	home, err := CodexHome(c.opt.Env, c.opt.Home)
+	if err != nil {
+		return loop.Errorf(loop.EINTERNAL, "removing Codex trust the-loop added: %w", err)
+	}
+	err = editLocked(filepath.Join(home, "config.toml"), "Codex", func(real string) (rawFile, []byte, os.FileMode, error) {
+		before, _, mode, err := readTOML(real)
+		if err != nil || !before.exists {
+			return before, nil, 0, err
+		}
+		data := before.data
+		for _, d := range dirs {
+			data = bytes.Replace(data, []byte(codexTrustTable(d)), nil, 1)
+		}
+		if bytes.Equal(data, before.data) {
+			return before, nil, 0, nil
+		}
+		var after map[string]any
+		if _, err := toml.Decode(string(data), &after); err != nil {
+			return rawFile{}, nil, 0, fmt.Errorf("%s: removing the trusted projects would not give valid TOML (%v); left untouched", real, err)
+		}
+		return before, data, mode, nil
+	})
+	if err != nil {
+		return loop.Errorf(loop.EINTERNAL, "removing Codex trust the-loop added: %w", err)
 	}
 	return nil
 }
 
+// codexTrustTable is the table SeedTrust appends for dir.
+func codexTrustTable(dir string) string {
+	return fmt.Sprintf("\n[projects.%s]\ntrust_level = \"trusted\"\n", TOMLQuote(dir))
+}
+
 // trustCodexProjects appends a trusted projects table for each key that
-// does not have one to the TOML file at path.
-func trustCodexProjects(path string, keys []string) error {
-	return editLocked(path, "Codex", func(real string) (rawFile, []byte, os.FileMode, error) {
+// does not have one to the TOML file at path, and returns the keys it
+// appended.
+func trustCodexProjects(path string, keys []string) ([]string, error) {
+	var added []string
+	err := editLocked(path, "Codex", func(real string) (rawFile, []byte, os.FileMode, error) {
+		added = nil
 		before, doc, mode, err := readTOML(real)
 		if err != nil {
 			return rawFile{}, nil, 0, err
@@ -240,7 +295,7 @@ func trustCodexProjects(path string, keys []string) error {
 			buf.WriteByte('\n')
 		}
 		for _, key := range add {
-			fmt.Fprintf(&buf, "\n[projects.%s]\ntrust_level = \"trusted\"\n", TOMLQuote(key))
+			buf.WriteString(codexTrustTable(key))
 		}
 		var after map[string]any
 		if _, err := toml.Decode(buf.String(), &after); err != nil {
@@ -252,8 +307,10 @@ func trustCodexProjects(path string, keys []string) error {
 				return rawFile{}, nil, 0, fmt.Errorf("%s: the appended table for '%s' does not read back as trusted; left untouched", real, key)
 			}
 		}
+		added = add
 		return before, buf.Bytes(), mode, nil
 	})
+	return added, err
 }
 
 // codexProjectsKeyRE matches a line that sets projects as a key rather

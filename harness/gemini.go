@@ -79,6 +79,9 @@ func geminiArgv(flag, sessionID string, args []string, prompt string) ([]string,
 	if sessionID == "" {
 		return nil, loop.Invalid("the gemini harness needs a conversation id for %s", flag)
 	}
+	if err := checkUUID("gemini", sessionID); err != nil {
+		return nil, err
+	}
 	argv := make([]string, 0, len(args)+3)
 	argv = append(argv, flag, sessionID)
 	argv = append(argv, args...)
@@ -130,29 +133,67 @@ func GeminiDir(getenv func(string) string, home string) (string, error) {
 // anything else (DO_NOT_TRUST, TRUST_PARENT) is replaced only for the
 // exact directory, as Claude's trust is. Errors are one EINTERNAL
 // *loop.Error.
-func (g *Gemini) Prepare(cwd string, _ []string) error {
+func (g *Gemini) Prepare(cwd string, args []string) error {
+	_, err := g.SeedTrust(cwd, args)
+	return err
+}
+
+// SeedTrust is Prepare, reporting the directories it marked TRUST_FOLDER
+// (that were not before).
+func (g *Gemini) SeedTrust(cwd string, _ []string) ([]string, error) {
 	if !g.opt.TrustEnabled {
-		return nil
+		return nil, nil
 	}
 	keys, err := projectKeys(cwd)
 	if err != nil {
-		return loop.Errorf(loop.EINTERNAL, "pre-seeding Gemini CLI trust for '%s': %w", cwd, err)
+		return nil, loop.Errorf(loop.EINTERNAL, "pre-seeding Gemini CLI trust for '%s': %w", cwd, err)
 	}
 	dir, err := GeminiDir(g.opt.Env, g.opt.Home)
 	if err != nil {
-		return loop.Errorf(loop.EINTERNAL, "pre-seeding Gemini CLI trust for '%s': %w", cwd, err)
+		return nil, loop.Errorf(loop.EINTERNAL, "pre-seeding Gemini CLI trust for '%s': %w", cwd, err)
 	}
+	var added []string
 	if err := updateJSONObject(filepath.Join(dir, "trustedFolders.json"), func(doc map[string]any) (bool, error) {
-		changed := false
+		added = nil
 		for _, k := range keys {
 			if doc[k] != "TRUST_FOLDER" {
 				doc[k] = "TRUST_FOLDER"
+				added = append(added, k)
+			}
+		}
+		return len(added) > 0, nil
+	}); err != nil {
+		return nil, loop.Errorf(loop.EINTERNAL, "pre-seeding Gemini CLI trust for '%s': %w", cwd, err)
+	}
+	return added, nil
+}
+
+// UnseedTrust removes each dir's TRUST_FOLDER entry from the CLI's
+// trustedFolders.json (an entry with another value stays). Errors are one
+// EINTERNAL *loop.Error.
+func (g *Gemini) UnseedTrust(dirs []string) error {
+	if len(dirs) == 0 {
+		return nil
+	}
+	dir, err := GeminiDir(g.opt.Env, g.opt.Home)
+	if err != nil {
+		return loop.Errorf(loop.EINTERNAL, "removing Gemini CLI trust the-loop added: %w", err)
+	}
+	path := filepath.Join(dir, "trustedFolders.json")
+	if !exists(path) {
+		return nil
+	}
+	if err := updateJSONObject(path, func(doc map[string]any) (bool, error) {
+		changed := false
+		for _, d := range dirs {
+			if doc[d] == "TRUST_FOLDER" {
+				delete(doc, d)
 				changed = true
 			}
 		}
 		return changed, nil
 	}); err != nil {
-		return loop.Errorf(loop.EINTERNAL, "pre-seeding Gemini CLI trust for '%s': %w", cwd, err)
+		return loop.Errorf(loop.EINTERNAL, "removing Gemini CLI trust the-loop added: %w", err)
 	}
 	return nil
 }

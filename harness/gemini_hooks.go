@@ -2,6 +2,7 @@ package harness
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 
 	loop "github.com/the-loop-dev/the-loop"
@@ -74,4 +75,36 @@ func (g *Gemini) EnsureHooks(command string, events []string, timeoutMs int) err
 			filepath.Join(dir, "settings.json"), err, command, strings.Join(events, ", "))
 	}
 	return nil
+}
+
+// HookEntries returns the Gemini CLI user settings file and the events
+// whose hooks hold the-loop's command (GeminiHookMarker) there: entries
+// EnsureHooks added, which serve every state root and so stay when a
+// session is deleted. A missing file is no entries.
+func (g *Gemini) HookEntries() (path string, events []string, err error) {
+	dir, err := GeminiDir(g.opt.Env, g.opt.Home)
+	if err != nil {
+		return "", nil, err
+	}
+	path = filepath.Join(dir, "settings.json")
+	raw, err := readJSONObject(path)
+	if err != nil {
+		return path, nil, err
+	}
+	hooks, _ := raw.doc["hooks"].(map[string]any)
+	for ev, v := range hooks {
+		groups, _ := v.([]any)
+		for _, gr := range groups {
+			gm, _ := gr.(map[string]any)
+			list, _ := gm["hooks"].([]any)
+			for _, h := range list {
+				hm, _ := h.(map[string]any)
+				if cmd, _ := hm["command"].(string); strings.HasSuffix(cmd, GeminiHookMarker) && !slices.Contains(events, ev) {
+					events = append(events, ev)
+				}
+			}
+		}
+	}
+	slices.Sort(events)
+	return path, events, nil
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/the-loop-dev/the-loop/lifecycle"
 	"github.com/the-loop-dev/the-loop/mock"
 	"github.com/the-loop-dev/the-loop/sdk"
+	"github.com/the-loop-dev/the-loop/store"
 )
 
 // Issue 14: the operator's token by default, each agent's own credential.
@@ -75,8 +76,19 @@ func TestCredentials_AgentCredentialIsForMCPOnly(t *testing.T) {
 		}
 	}
 	// The hook route takes it for its own session only.
-	if resp := f.sendWith(http.MethodPost, HooksPath+"?session=standing:alpha", `{"hook_event_name":"Notification","session_id":"nope"}`, agent); resp.status != http.StatusOK {
+	if resp := f.sendWith(http.MethodPost, HooksPath+"?session=standing:alpha", `{"hook_event_name":"Notification","session_id":"0f8fad5b-d9cb-469f-a165-70867728950e"}`, agent); resp.status != http.StatusOK {
 		t.Errorf("its own hook: %d %s", resp.status, resp.body)
+	}
+	// A session_id that is not a conversation id of the harness's shape is
+	// refused, and the record keeps its own.
+	recorded := f.row("alpha").HarnessSessionID
+	forged := `{"hook_event_name":"SessionStart","source":"clear","session_id":"../../../../tmp/secret"}`
+	if resp := f.sendWith(http.MethodPost, HooksPath+"?session=standing:alpha", forged, agent); resp.status != http.StatusBadRequest ||
+		!strings.Contains(resp.detail(t), "not a claude conversation id") {
+		t.Errorf("a forged clear: %d %s", resp.status, resp.body)
+	}
+	if got := f.row("alpha").HarnessSessionID; got != recorded || got == "" {
+		t.Errorf("the record's conversation id went from %q to %q", recorded, got)
 	}
 	if resp := f.sendWith(http.MethodPost, HooksPath+"?session=standing:beta", `{}`, agent); resp.status != http.StatusForbidden {
 		t.Errorf("another session's hook: %d %s", resp.status, resp.body)
@@ -279,4 +291,18 @@ func TestOperatorToken_FromTheEnvOrTheFile(t *testing.T) {
 	if tok, err := OperatorToken(cfg, func(string) string { return "" }, true); err != nil || tok != "" {
 		t.Fatalf("auth none: %q %v", tok, err)
 	}
+}
+
+// row is the fixture's standing session name as the store records it.
+func (f *fixture) row(name string) loop.StandingRecord {
+	f.t.Helper()
+	var rec *loop.StandingRecord
+	if err := f.svc.DB.View(func(tx *store.Tx) error {
+		var err error
+		rec, err = tx.Standing(name)
+		return err
+	}); err != nil || rec == nil {
+		f.t.Fatalf("record of %s: %v %v", name, rec, err)
+	}
+	return *rec
 }

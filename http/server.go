@@ -18,6 +18,7 @@ import (
 
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/config"
+	"github.com/the-loop-dev/the-loop/redact"
 )
 
 // DefaultMaxBodyBytes bounds a request body when the config sets no
@@ -75,6 +76,9 @@ type Options struct {
 	// reported by health so a CLI can tell its own service from another
 	// project's (default: the request's config's state root).
 	StateRoot string
+	// Redactor redacts what the MCP tools answer (nil: the credential
+	// shapes only).
+	Redactor *redact.Redactor
 }
 
 // Metrics is what the service's metrics give the server: the scrape's

@@ -48,6 +48,9 @@ func (s *Service) CreateStanding(ctx context.Context, cfg *config.Config, req lo
 	if cwd == "" {
 		cwd = "."
 	}
+	if err := s.checkTrustCwd(cfg, cwd, req.Cwd == ""); err != nil {
+		return loop.StandingControlResult{}, err
+	}
 	rec, err := s.transition(ctx, name, EvCreate, func(r *loop.StandingRecord) error {
 		r.Harness = harness
 		r.Cwd = cwd
@@ -123,10 +126,15 @@ func (s *Service) DeleteStanding(ctx context.Context, cfg *config.Config, name s
 	if !stopped.OK {
 		return stopped, nil
 	}
+	removed, evs := s.unseedTrust(rec)
+	deleted := s.event("standing.deleted", loop.LevelInfo, loop.F("standing", name))
+	if len(removed) > 0 {
+		deleted = s.event("standing.deleted", loop.LevelInfo, loop.F("standing", name), loop.F("trust_removed", removed))
+	}
 	_, err = s.transitionWith(ctx, name, EvDelete, nil, func(tx *store.Tx) error {
 		_, err := tx.UnbindRef(loop.StandingRef(name))
 		return err
-	}, s.event("standing.deleted", loop.LevelInfo, loop.F("standing", name)))
+	}, append(evs, deleted)...)
 	if err != nil {
 		return loop.StandingControlResult{}, err
 	}

@@ -59,6 +59,9 @@ func (s *Service) newAgentCredential(cfg *config.Config, target string) (agentCr
 	_, _ = rand.Read(b) // crypto/rand.Read never fails (Go 1.24+)
 	cred := agentCredential{token: hex.EncodeToString(b)}
 	cred.hash = hashCredential(cred.token)
+	if s.Redactor != nil {
+		s.Redactor.AddCredential(cred.hash)
+	}
 	cred.env = AgentEnv(os.Environ(), cfg, cred.token)
 	if cfg.StandingMCP {
 		path, err := writeMCPConfig(cfg, target, cred.token)

@@ -129,6 +129,7 @@ type hooked struct {
 	prefix  string // the events' prefix: "standing" or "session"
 	hear    *loop.Hearing
 	id      *string // the recorded conversation id
+	harness string  // the record's harness, whose adapter checks an id's shape
 	claim   *loop.Claim
 	cwd     string
 	target  string
@@ -211,10 +212,11 @@ func (s *Service) applyHook(ctx context.Context, d loop.HookDelivery, seq string
 	}
 	defer s.heard.broadcast() // a say waiting on this hook looks again
 	ended := false            // an agent's SessionEnd applied: the supervisor looks now
+	var refused error         // the payload's session_id is not its harness's id shape
 	// A batch (store.DB.Batch): hooks heard at once share commits; the
 	// function below may run again and sets only ended.
 	err := s.DB.Batch(func(tx *store.Tx) error {
-		ended = false
+		ended, refused = false, nil
 		h, why, err := s.hookedIn(tx, d.Session)
 		if err != nil {
 			return err
@@ -244,6 +246,10 @@ func (s *Service) applyHook(ctx context.Context, d loop.HookDelivery, seq string
 				h.hear.HookIDs = h.hear.HookIDs[n-loop.MaxHookIDs:]
 			}
 		}
+		if refused = s.checkHookID(h, p); refused != nil {
+			return tx.AppendEvent(ptr(s.event(h.prefix+".id_refused", loop.LevelWarning, h.subject, loop.F("harness", h.harness),
+				loop.F("hook_event_name", p.Event), loop.F("session_id", harness.QuoteID(p.SessionID)), loop.F("why", loop.ErrorMessage(refused)))))
+		}
 		evs, why := s.hear(h, p, d, panes)
 		if why != "" {
 			evs = []loop.Event{s.event("hook.ignored", loop.LevelWarning, h.subject, loop.F("hook_event_name", p.Event),
@@ -263,7 +269,31 @@ func (s *Service) applyHook(ctx context.Context, d loop.HookDelivery, seq string
 	if err == nil && ended {
 		s.SessionEnded()
 	}
+	if err == nil && refused != nil {
+		return refused
+	}
 	return err
+}
+
+// checkHookID refuses a payload whose session_id is not a conversation id
+// of the record's harness (loop.Harness.CheckSessionID): such an id is
+// never compared, stored or adopted, and the record keeps its own. An
+// empty session_id names no conversation and is left to hear, which
+// ignores it.
+func (s *Service) checkHookID(h *hooked, p HookPayload) error {
+	if p.SessionID == "" {
+		return nil
+	}
+	subject := h.subject.Value
+	adapter, err := s.lookupHarness(h.harness, fmt.Sprint(subject))
+	if err != nil {
+		return loop.Invalid("hook %s for %v refused: its session_id %s cannot be checked (%s)",
+			p.Event, subject, harness.QuoteID(p.SessionID), loop.ErrorMessage(err))
+	}
+	if err := adapter.CheckSessionID(p.SessionID); err != nil {
+		return loop.Errorf(loop.EINVALID, "hook %s for %v refused: %w", p.Event, subject, err)
+	}
+	return nil
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -288,7 +318,7 @@ func (s *Service) hookedIn(tx *store.Tx, ref string) (*hooked, string, error) {
 			return nil, "no standing session '" + name + "' is recorded", err
 		}
 		return &hooked{subject: loop.F("standing", name), prefix: "standing", hear: &rec.Hearing, id: &rec.HarnessSessionID,
-			claim: rec.Claim, cwd: rec.Cwd, target: loop.TmuxTargetFor(name), socket: rec.TmuxSocket, thread: rec.SlackThread,
+			claim: rec.Claim, cwd: rec.Cwd, harness: rec.Harness, target: loop.TmuxTargetFor(name), socket: rec.TmuxSocket, thread: rec.SlackThread,
 			captures: s.capturesID(rec.Harness, name), joins: s.joinsTurn(rec.Harness, name), put: func() error { return tx.PutStanding(rec) }}, "", nil
 	}
 	wref, err := loop.ParseWorkItemRef(ref)
@@ -300,7 +330,7 @@ func (s *Service) hookedIn(tx *store.Tx, ref string) (*hooked, string, error) {
 		return nil, "no session of " + wref.String() + " is recorded", err
 	}
 	return &hooked{subject: loop.F("work_item", wref.String()), prefix: "session", hear: &rec.Hearing, id: &rec.HarnessSessionID,
-		claim: rec.Claim, cwd: rec.Cwd, target: wref.TmuxTarget(), socket: rec.TmuxSocket,
+		claim: rec.Claim, cwd: rec.Cwd, harness: rec.Harness, target: wref.TmuxTarget(), socket: rec.TmuxSocket,
 		captures: s.capturesID(rec.Harness, wref.String()), joins: s.joinsTurn(rec.Harness, wref.String()),
 		put: func() error { return tx.PutWorkItem(wref.Slug(), rec) }}, "", nil
 }
@@ -676,6 +706,9 @@ func (s *Service) ApplySpool(ctx context.Context, stateRoot string) error {
 				d := sp.HookDelivery
 				d.Payload = []byte(sp.Payload)
 				err = s.applyHook(ctx, d, seq)
+				if loop.ErrorCode(err) == loop.EINVALID {
+					err = nil // refused for good (its event is written): applied
+				}
 			}
 			if err != nil {
 				return err

@@ -269,12 +269,12 @@ func TestHooks_AnotherConversationIsIgnoredAndAClearFromThePaneIsFollowed(t *tes
 		}
 		return []int{pane}, nil
 	}
-	w.hook(map[string]any{"hook_event_name": "UserPromptSubmit", "prompt_id": "x", "session_id": "a-child-claude-p"})
+	w.hook(map[string]any{"hook_event_name": "UserPromptSubmit", "prompt_id": "x", "session_id": "c41d0c4e-0a8e-4b7a-9f57-1c2b3a4d5e6f"})
 	if a := w.record().Activity; a != loop.ActivityStarting {
 		t.Fatalf("another conversation's hook changed the activity to %s", a)
 	}
 	// A clear from a process outside the pane is not the agent's.
-	w.hook(map[string]any{"hook_event_name": "SessionStart", "source": "clear", "session_id": "stranger"}, 99, 1)
+	w.hook(map[string]any{"hook_event_name": "SessionStart", "source": "clear", "session_id": "5d3e7f10-2b4c-4d6e-8f90-a1b2c3d4e5f6"}, 99, 1)
 	if id := w.record().HarnessSessionID; id != w.id {
 		t.Fatalf("a stranger's clear moved the record to %s", id)
 	}
@@ -282,22 +282,22 @@ func TestHooks_AnotherConversationIsIgnoredAndAClearFromThePaneIsFollowed(t *tes
 	if a := w.record().Activity; a == loop.ActivityExited {
 		t.Fatal("SessionEnd clear taken for an exit")
 	}
-	w.hook(map[string]any{"hook_event_name": "SessionStart", "source": "clear", "session_id": "new-conversation"}, 555, pane, 1)
+	w.hook(map[string]any{"hook_event_name": "SessionStart", "source": "clear", "session_id": newConversation}, 555, pane, 1)
 	rec := w.record()
-	if rec.HarnessSessionID != "new-conversation" || rec.Activity != loop.ActivityIdle {
+	if rec.HarnessSessionID != newConversation || rec.Activity != loop.ActivityIdle {
 		t.Fatalf("after the agent's clear: id %s activity %s", rec.HarnessSessionID, rec.Activity)
 	}
 	old := w.id
 	w.hook(map[string]any{"hook_event_name": "UserPromptSubmit", "prompt_id": "y", "session_id": old})
-	w.hook(map[string]any{"hook_event_name": "SessionStart", "source": "compact", "session_id": "new-conversation"})
-	w.hook(map[string]any{"hook_event_name": "UserPromptSubmit", "prompt_id": "z", "session_id": "new-conversation"})
+	w.hook(map[string]any{"hook_event_name": "SessionStart", "source": "compact", "session_id": newConversation})
+	w.hook(map[string]any{"hook_event_name": "UserPromptSubmit", "prompt_id": "z", "session_id": newConversation})
 	evs := w.heardEvents()
 	got := eventNames(evs)
 	want := []string{"hook.ignored", "hook.ignored", "standing.conversation_changed", "hook.ignored", "standing.turn_started"}
 	if !slices.Equal(got, want) {
 		t.Fatalf("events %v, want %v", got, want)
 	}
-	if evs[0].Level != loop.LevelWarning || evs[2].Field("from") != old || evs[2].Field("harness_session_id") != "new-conversation" || evs[4].Field("prompt_id") != "z" {
+	if evs[0].Level != loop.LevelWarning || evs[2].Field("from") != old || evs[2].Field("harness_session_id") != newConversation || evs[4].Field("prompt_id") != "z" {
 		t.Fatalf("events %+v", evs)
 	}
 	// A resume follows the new conversation.
@@ -307,7 +307,7 @@ func TestHooks_AnotherConversationIsIgnoredAndAClearFromThePaneIsFollowed(t *tes
 	if res, err := w.s.StartStanding(context.Background(), w.cfg, "supervisor", false); err != nil || res.Sessions[0].Outcome != "resumed" {
 		t.Fatalf("restart: %+v %v", res, err)
 	}
-	if a := w.r.Spawns[len(w.r.Spawns)-1].Argv; a[1] != "--resume" || a[2] != "new-conversation" {
+	if a := w.r.Spawns[len(w.r.Spawns)-1].Argv; a[1] != "--resume" || a[2] != newConversation {
 		t.Fatalf("resume argv %q", a)
 	}
 }
@@ -519,7 +519,7 @@ func TestHooks_AnAgentsSessionEndPokesTheSupervisor(t *testing.T) {
 	if poked() {
 		t.Fatal("a clear's SessionEnd poked the supervisor")
 	}
-	w.hook(map[string]any{"hook_event_name": "SessionEnd", "reason": "prompt_input_exit", "session_id": "a-child-claude-p"})
+	w.hook(map[string]any{"hook_event_name": "SessionEnd", "reason": "prompt_input_exit", "session_id": "c41d0c4e-0a8e-4b7a-9f57-1c2b3a4d5e6f"})
 	if poked() {
 		t.Fatal("another conversation's SessionEnd poked the supervisor")
 	}

@@ -33,14 +33,11 @@ func FrameSay(name, actor, text string) string {
 }
 
 // frameFrom is the framing of req: as the agent whose credential carries
-// it, else as the operator's (FrameSay).
-func frameFrom(req loop.StandingSayRequest) string {
+// it, its text fenced with a fresh nonce (FramePeer), else as the
+// operator's (FrameSay).
+func (s *Service) frameFrom(req loop.StandingSayRequest) string {
 	if c := req.Caller; c != nil {
-		from := "standing session `" + c.Standing + "`"
-		if c.Standing == "" {
-			from = "the session of work item `" + c.WorkItem + "`"
-		}
-		return fmt.Sprintf("Message from %s to standing session `%s`:\n\n%s", from, req.Name, req.Text)
+		return FramePeer(*c, req.Name, req.Text, s.nonceFor(req.Text))
 	}
 	return FrameSay(req.Name, req.Actor, req.Text)
 }
@@ -184,7 +181,7 @@ func (s *Service) Say(ctx context.Context, cfg *config.Config, req loop.Standing
 	if hooks && before.Activity == loop.ActivityWaiting {
 		return notReady(fmt.Sprintf("the agent in %s is waiting for a permission or dialog answer (a message never answers one)", target)), nil
 	}
-	framed := frameFrom(req)
+	framed := s.frameFrom(req)
 	transcript, mark := s.transcriptMark(before.Cwd, before.HarnessSessionID)
 	if err := deliverTo(ctx, runner, adapter, target, framed); err != nil {
 		return fail("", "error: could not deliver the message: "+loop.ErrorMessage(err)), nil
@@ -469,8 +466,8 @@ func waitReady(ctx context.Context, runner loop.Runner, adapter loop.Harness, ta
 // transcriptMark is the transcript of conversation id in cwd and its size now:
 // the user entry of a say pasted after this lies past mark.
 func (s *Service) transcriptMark(cwd, id string) (path string, mark int64) {
-	if cwd == "" || id == "" {
-		return "", 0
+	if cwd == "" || id == "" || harness.NewClaude(harness.ClaudeOptions{}).CheckSessionID(id) != nil {
+		return "", 0 // an id that is not Claude Code's names no transcript path
 	}
 	dir, err := harness.ClaudeConfigDir(s.Getenv, "")
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 
 	loop "github.com/the-loop-dev/the-loop"
+	"github.com/the-loop-dev/the-loop/redact"
 	"github.com/the-loop-dev/the-loop/runner"
 	"github.com/the-loop-dev/the-loop/store"
 )
@@ -58,6 +59,13 @@ type Service struct {
 	// Available); a start then refuses at once, naming it and how to
 	// install it. Nil: never checked.
 	TmuxAvailable func() error
+	// Nonce returns a fresh fence nonce for a peer's say (FramePeer; nil:
+	// 64 random bits, hex).
+	Nonce func() string
+	// Redactor redacts every event's text fields before they are written
+	// (nil: the credential shapes only) and learns each agent credential
+	// this service issues.
+	Redactor *redact.Redactor
 
 	// Supervisor is the service's supervisor (supervise.go) once it runs;
 	// nil in a CLI process. Rows say supervised only with one.
@@ -122,7 +130,7 @@ func (s *Service) lockCtx(ctx context.Context, name string) (func(), error) {
 
 // event builds an envelope stamped with this process's source and pid.
 func (s *Service) event(name, level string, fields ...loop.Field) loop.Event {
-	return loop.Event{TS: s.now(), Source: s.Source, Event: name, Level: level, PID: os.Getpid(), Fields: fields}
+	return loop.Event{TS: s.now(), Source: s.Source, Event: name, Level: level, PID: os.Getpid(), Fields: redactFields(s.Redactor, fields)}
 }
 
 // Emit appends events outside any state change (reads that still leave a

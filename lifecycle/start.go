@@ -38,6 +38,9 @@ func (s *Service) startStanding(ctx context.Context, cfg *config.Config, name st
 		if err != nil {
 			return loop.StandingControlResult{}, err
 		}
+		if err := s.checkTrustCwd(cfg, def.Cwd, def.Cwd == cfg.Routing.SpawnWorkdir); err != nil {
+			return loop.StandingControlResult{}, err
+		}
 		defs = append(defs, def)
 	} else {
 		recs, err := s.records()
@@ -185,6 +188,9 @@ func (st *standingStart) plan(*loop.StandingRecord) (spawnPlan, *refusal) {
 	if fi, err := os.Stat(cwd); err != nil || !fi.IsDir() {
 		return spawnPlan{}, &refusal{detail: fmt.Sprintf("cwd '%s' is not a directory; a standing session is never spawned into a directory that is not there", def.Cwd)}
 	}
+	if err := s.checkTrustCwd(st.cfg, def.Cwd, def.Cwd == st.cfg.Routing.SpawnWorkdir); err != nil {
+		return spawnPlan{}, &refusal{detail: loop.ErrorMessage(err), fields: []loop.Field{loop.F("cwd", def.Cwd)}}
+	}
 	adapter, err := s.Harness(def.Harness, name)
 	if err != nil {
 		return spawnPlan{}, &refusal{detail: loop.ErrorMessage(err), fields: []loop.Field{loop.F("harness", def.Harness)}}
@@ -222,6 +228,7 @@ func (st *standingStart) up(r *loop.StandingRecord, p spawnPlan, id, _ string) {
 	r.HarnessSessionID = id
 	r.Cwd = p.cwd
 	r.StartedAt = st.s.stamp()
+	addTrust(r, p.trustAdded)
 }
 
 // result is the start's row.

@@ -70,6 +70,8 @@ type spawnPlan struct {
 	// resumePrompt goes into a resumed conversation, freshPrompt boots a
 	// new one.
 	resumePrompt, freshPrompt string
+	// trustAdded are the trust entries this start's Prepare added.
+	trustAdded []loop.TrustEntry
 }
 
 // refusal is why a claimed start spawns nothing.
@@ -268,7 +270,7 @@ func (st *starter[R, Res]) spawn(ctx context.Context, rec *R, state loop.PaneSta
 	if err != nil {
 		return st.spawnFailed(ctx, rec, err.Error(), loop.F("harness", p.harness))
 	}
-	if err := p.adapter.Prepare(p.cwd, p.args); err != nil {
+	if err := seedTrust(&p); err != nil {
 		st.pending = append(st.pending, s.event("workspace.trust_failed", loop.LevelWarning,
 			k.subject(), loop.F("harness", p.harness), loop.F("cwd", p.cwd), loop.F("error", err.Error())))
 	}
@@ -281,7 +283,7 @@ func (st *starter[R, Res]) spawn(ctx context.Context, rec *R, state loop.PaneSta
 	id := k.claim(claimed).HarnessSessionID
 	note := "" // what the row says of a resume that fell back
 	if resume {
-		argv, err := p.adapter.ResumeArgv(id, p.args, p.resumePrompt)
+		argv, err := resumeArgv(p.adapter, id, p.args, p.resumePrompt)
 		if err == nil {
 			err = k.spawnIn(ctx, st.runner, st.spec(cred, p, bin, argv, id))
 		}

@@ -75,6 +75,9 @@ func (s *Service) TranscriptStanding(ctx context.Context, cfg *config.Config, na
 	if !started || rec.HarnessSessionID == "" {
 		return res, nil
 	}
+	if err := adapter.CheckSessionID(rec.HarnessSessionID); err != nil {
+		return loop.TranscriptResult{}, recordedIDRefused(name, err)
+	}
 	entries, err := reader.ReadTranscript(rec.Cwd, rec.HarnessSessionID, last)
 	if err != nil {
 		return loop.TranscriptResult{}, err

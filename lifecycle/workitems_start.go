@@ -149,6 +149,9 @@ func (st *workItemStart) plan(rec *loop.WorkItemRecord) (spawnPlan, *refusal) {
 	if fi, err := os.Stat(cwd); err != nil || !fi.IsDir() {
 		return spawnPlan{}, &refusal{detail: fmt.Sprintf("cwd '%s' is not a directory; a session is never spawned into a directory that is not there", given)}
 	}
+	if err := st.s.checkTrustCwd(st.cfg, given, st.req.Cwd == "" && (rec == nil || rec.Cwd == "")); err != nil {
+		return spawnPlan{}, &refusal{detail: loop.ErrorMessage(err), fields: []loop.Field{loop.F("cwd", given)}}
+	}
 	fresh := st.req.Prompt
 	if fresh == "" {
 		fresh = DefaultWorkItemPrompt(st.ref)

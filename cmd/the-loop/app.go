@@ -374,7 +374,8 @@ func (a *App) Lifecycle(current func() *config.Config, db *store.DB, source stri
 	var mu sync.Mutex
 	runners := map[string]loop.Runner{}
 	return &lifecycle.Service{
-		DB: db,
+		DB:       db,
+		Redactor: newRedactor(current),
 		Runner: func(socket string) loop.Runner {
 			opt := runner.Options{
 				Socket:      socket,

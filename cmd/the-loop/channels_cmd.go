@@ -52,7 +52,8 @@ func (c *ChannelsPollCmd) Run(a *App) error {
 		}
 		defer db.Close()
 		svc := a.Lifecycle(fixed(cfg), db, "channels", false)
-		p := &channels.Poller{Threads: svc, Standing: svc.Standing(fixed(cfg)), WorkItems: &github.Mirror{WorkItems: svc.WorkItems(fixed(cfg)), Events: svc}, Secrets: func(cfg *config.Config) []string { return lifecycle.SecretValues(cfg, os.Getenv) }, Log: slog.New(slog.NewTextHandler(a.Stderr, nil))}
+		_ = svc.RememberCredentials() // best-effort: the shapes and values are redacted all the same
+		p := &channels.Poller{Redactor: svc.Redactor, Threads: svc, Standing: svc.Standing(fixed(cfg)), WorkItems: &github.Mirror{WorkItems: svc.WorkItems(fixed(cfg)), Events: svc}, Secrets: func(cfg *config.Config) []string { return lifecycle.SecretValues(cfg, os.Getenv) }, Log: slog.New(slog.NewTextHandler(a.Stderr, nil))}
 		sum, err = p.Poll(ctx, cfg)
 	}
 	if err != nil {

@@ -35,6 +35,7 @@ func (a *App) doctorChecks() []check {
 	checks = append(checks, doctorIgnored(cfg))
 	checks = append(checks, doctorTmux(), doctorSocket(cfg))
 	checks = append(checks, doctorHarnesses(cfg)...)
+	checks = append(checks, doctorGeminiHooks()...)
 	checks = append(checks, doctorStateRoot(cfg), doctorToken(cfg))
 	checks = append(checks, a.doctorService(cfg)...)
 	checks = append(checks, doctorLogin(cfg, lookupUser(), servicePID(cfg)))

@@ -182,7 +182,10 @@ func (c *HookCmd) direct(root string, d loop.HookDelivery) bool {
 		}}
 	ctx, cancel := context.WithTimeout(context.Background(), hookDeadline)
 	defer cancel()
-	return svc.ApplyHook(ctx, root, d) == nil
+	// EINVALID: refused for good (an id not of the harness's shape), its
+	// event written; spooling it would only refuse it again.
+	err = svc.ApplyHook(ctx, root, d)
+	return err == nil || loop.ErrorCode(err) == loop.EINVALID
 }
 
 // parentChain is this process's ancestors, nearest first (linux: from

@@ -148,7 +148,7 @@ func TestHookCommand_APostThatTimedOutAfterItWasAppliedIsNotAppliedAgain(t *test
 	}
 	defer db.Close()
 	if err := db.Update(func(tx *store.Tx) error {
-		return tx.PutStanding(&loop.StandingRecord{Name: "supervisor", Harness: "claude", HarnessSessionID: "conv-1", Status: loop.StatusRunning})
+		return tx.PutStanding(&loop.StandingRecord{Name: "supervisor", Harness: "claude", HarnessSessionID: "6ba7b810-9dad-41d1-80b4-00c04fd430c8", Status: loop.StatusRunning})
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +169,7 @@ func TestHookCommand_APostThatTimedOutAfterItWasAppliedIsNotAppliedAgain(t *test
 	}
 	cmd := exec.Command(binary, "hook", "--state-root", root, "--session", "standing:supervisor")
 	cmd.Env = append(os.Environ(), "THE_LOOP_CLI_CONFIG=/nonexistent/config.yaml")
-	payload, _ := json.Marshal(map[string]any{"session_id": "conv-1", "hook_event_name": "UserPromptSubmit", "prompt_id": "p-1", "prompt": "hello"})
+	payload, _ := json.Marshal(map[string]any{"session_id": "6ba7b810-9dad-41d1-80b4-00c04fd430c8", "hook_event_name": "UserPromptSubmit", "prompt_id": "p-1", "prompt": "hello"})
 	cmd.Stdin = bytes.NewReader(payload)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("the-loop hook: %v\n%s", err, out)

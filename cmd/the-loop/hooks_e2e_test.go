@@ -252,7 +252,8 @@ func TestHookCommand_AlwaysExitsZero(t *testing.T) {
 	hookRun(t, e, "standing:supervisor", "")
 	hookRun(t, e, "standing:supervisor", "\x00\x01 not json {{{")
 	hookRun(t, e, "standing:nobody", notification(id, "to nobody"))
-	hookRun(t, e, "standing:supervisor", notification("an-unknown-id", "unknown id"))
+	hookRun(t, e, "standing:supervisor", notification("00000000-0000-4000-8000-000000000000", "unknown id"))
+	hookRun(t, e, "standing:supervisor", notification("../../../../tmp/secret", "not an id"))
 	huge := `{"session_id":"` + id + `","hook_event_name":"Stop","prompt_id":"big","last_assistant_message":"` + strings.Repeat("x", 2<<20) + `"}`
 	hookRun(t, e, "standing:supervisor", huge)
 	// A stopped service: its recorded address answers no more.
@@ -306,6 +307,10 @@ func TestHookCommand_AlwaysExitsZero(t *testing.T) {
 	ignored := e.events("--type", "hook.ignored")
 	if len(ignored) < 2 {
 		t.Fatalf("ignored payloads not logged: %+v", ignored)
+	}
+	// A session_id not of the harness's shape is refused, evented once, never spooled.
+	if refused := e.events("--type", "standing.id_refused"); len(refused) != 1 || refused[0].Field("harness") != "claude" {
+		t.Fatalf("id_refused %+v", refused)
 	}
 }
 

@@ -44,8 +44,12 @@ func (c *ServeCmd) Run(a *App) error {
 	cfg := holder.Current()
 	log, closeLog := servicelog.New(cfg.Service.Log, c.LogFile, a.Stderr)
 	defer closeLog.Close()
+	var last lastConfig // the redactor reads the config in force without reloading it (a reload logs through it)
+	last.p.Store(cfg)
+	red := newRedactor(last.get) // one redactor: the events, the log, Slack posts, MCP answers
+	log = red.Logger(log)
 	holder.Logger = log
-	current := restartNotes(holder.Current, cfg, log)
+	current := last.track(restartNotes(holder.Current, cfg, log))
 	token, err := serveToken(cfg)
 	if err != nil {
 		return err
@@ -65,12 +69,17 @@ func (c *ServeCmd) Run(a *App) error {
 	defer db.Close()
 	svc := a.Lifecycle(current, db, "service", true)
 	holder.OnRefused(reloadRefused(svc, log))
+	svc.Redactor = red
+	red.SetValue("service.token", token)
+	if err := svc.RememberCredentials(); err != nil {
+		log.Warn("could not read the recorded agent credentials for redaction", "error", err)
+	}
 	meter.CountSessions(metrics.Rows{Standing: svc.Standing(current), WorkItems: svc.WorkItems(current)})
 	standing := meter.Standing(svc.Standing(current))
 	// Set before anything serves: rows and hooks read it (it runs below).
 	sup := supervisor(current, svc, log)
 	svc.Supervisor = sup
-	poller := &channels.Poller{Threads: svc, Standing: standing, WorkItems: &github.Mirror{WorkItems: svc.WorkItems(current), Events: svc}, Secrets: func(cfg *config.Config) []string { return lifecycle.SecretValues(cfg, os.Getenv) }, Log: log,
+	poller := &channels.Poller{Redactor: red, Threads: svc, Standing: standing, WorkItems: &github.Mirror{WorkItems: svc.WorkItems(current), Events: svc}, Secrets: func(cfg *config.Config) []string { return lifecycle.SecretValues(cfg, os.Getenv) }, Log: log,
 		Observe: meter.PollCycle}
 	ln, err := net.Listen("tcp", cfg.Service.Addr())
 	if err != nil {
@@ -93,6 +102,7 @@ func (c *ServeCmd) Run(a *App) error {
 		Agents:      svc,
 		Hooks:       svc,
 		StateRoot:   cfg.StateDir(),
+		Redactor:    red,
 	})
 	// Hook commands find the service through the state root (issue 17);
 	// payloads spooled while no one held the store are applied first.

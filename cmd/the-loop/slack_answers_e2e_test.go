@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -115,5 +116,24 @@ func TestSlack_APermissionDialogPostsOneAttentionNote(t *testing.T) {
 	}
 	if evs := s.events("--type", "standing.attention_posted"); len(evs) != 2 {
 		t.Fatalf("attention_posted %+v", evs)
+	}
+}
+
+func TestSlack_AnAnswerHoldingTheTokenFilesValueIsRedacted(t *testing.T) {
+	const fileToken = "9d2b7c41e0a85f36b1c94e27d0f8a3b56c1e9f402d7a8b3c5e6f10a2b4c6d8e0"
+	s, thread := answerSlackEnv(t, "true", "the operator token is "+fileToken+" and "+slackToken)
+	if err := os.WriteFile(filepath.Join(s.dir, ".the-loop", "service.token"), []byte(fileToken+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s.ws.Reply("COWN", thread, "UOPS", "what is the token?")
+	s.poll()
+	waitFor(t, "the say's turn to end", func() bool { return len(s.events("--type", "standing.turn_ended")) == 2 })
+	s.poll()
+	posts := threadPosts(s, thread)
+	if len(posts) != 1 {
+		t.Fatalf("%d posts in the thread, want the answer: %+v", len(posts), posts)
+	}
+	if strings.Contains(posts[0].Text, fileToken) || posts[0].Text != "the operator token is [redacted] and [redacted]" {
+		t.Fatalf("posted %q", posts[0].Text)
 	}
 }

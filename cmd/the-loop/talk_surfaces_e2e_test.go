@@ -119,8 +119,9 @@ func TestTalk_RESTMCPAndSDKGiveTheSameOutcomeAndAnswer(t *testing.T) {
 		t.Fatalf("no helper credential in %+v", e.starts())
 	}
 	res, err = mcpSay(t, base+"/mcp", bearerClient(helperCred), map[string]any{"name": "supervisor", "text": "from a peer", "actor": "ops", "wait": true})
-	want := "fake answer to: Message from standing session `helper` to standing session `supervisor`:\n\nfrom a peer"
-	if err != nil || res.IsError || toolText(res) != want {
+	want := mustCompile("^fake answer to: Message from standing session `helper` to standing session `supervisor` — .*\n\n" +
+		"--- begin text from standing session helper \\(([0-9a-f]{16})\\) ---\nfrom a peer\n--- end ([0-9a-f]{16}) ---$")
+	if m := want.FindStringSubmatch(toolText(res)); err != nil || res.IsError || m == nil || m[1] != m[2] {
 		t.Fatalf("agent's say: %+v %v", res, err)
 	}
 	if evs := e.events("--type", "standing.said"); evs[len(evs)-1].Field("actor") != "standing:helper" {

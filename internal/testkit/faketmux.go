@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"strings"
 	"sync"
 	"time"
 
@@ -190,6 +191,16 @@ func (FakeHarness) FreshArgv(id string, args []string, prompt string) ([]string,
 // ResumeArgv is --resume id, the args, the prompt.
 func (FakeHarness) ResumeArgv(id string, args []string, prompt string) ([]string, error) {
 	return append(append([]string{"--resume", id}, args...), prompt), nil
+}
+
+// CheckSessionID refuses what a claude adapter refuses: an id that is not
+// a lowercase UUID.
+func (FakeHarness) CheckSessionID(id string) error {
+	if len(id) == 36 && strings.Trim(id, "0123456789abcdef-") == "" && id[8] == '-' && id[13] == '-' && id[18] == '-' && id[23] == '-' &&
+		strings.Count(id, "-") == 4 {
+		return nil
+	}
+	return loop.Invalid("%q is not a claude conversation id (a lowercase UUID)", id)
 }
 
 // Prepare does nothing.

@@ -1,0 +1,54 @@
+package main
+
+import (
+	"os"
+	"sync"
+	"sync/atomic"
+
+	"github.com/the-loop-dev/the-loop/config"
+	"github.com/the-loop-dev/the-loop/lifecycle"
+	"github.com/the-loop-dev/the-loop/redact"
+	"github.com/the-loop-dev/the-loop/sdk"
+)
+
+// newRedactor is the redactor of the secrets a process holds under the
+// config in force (current()): the values of every variable a *TokenEnv
+// key names (lifecycle.SecretValues) and the token file's value, read once
+// per config (a reload is a new one). The agent credentials it learns
+// from the lifecycle service that issues them (lifecycle.Service.Redactor)
+// and from the records (RememberCredentials).
+func newRedactor(current func() *config.Config) *redact.Redactor {
+	var mu sync.Mutex
+	var seen *config.Config
+	var values []string
+	return redact.New(func() []string {
+		cfg := current()
+		mu.Lock()
+		defer mu.Unlock()
+		if cfg != seen {
+			seen, values = cfg, lifecycle.SecretValues(cfg, os.Getenv)
+			if tok, err := sdk.ReadTokenFile(cfg.StateDir()); err == nil {
+				values = append(values, tok)
+			}
+		}
+		return values
+	})
+}
+
+// lastConfig is the config the service's code last got from its source:
+// what the service's redactor reads, since asking config.Holder.Current
+// itself could reload the file, and a reload logs through that very
+// redactor.
+type lastConfig struct{ p atomic.Pointer[config.Config] }
+
+// track wraps current so that every config it returns is the last one.
+func (l *lastConfig) track(current func() *config.Config) func() *config.Config {
+	return func() *config.Config {
+		cfg := current()
+		l.p.Store(cfg)
+		return cfg
+	}
+}
+
+// get is the last config tracked.
+func (l *lastConfig) get() *config.Config { return l.p.Load() }
