@@ -115,8 +115,12 @@ func TestAppendEvent_KeepsTheLogUnderMaxBytes(t *testing.T) {
 		return nil
 	})
 	_ = db.Close()
-	if fi, err := os.Stat(path); err != nil || fi.Size() > 8*maxBytes {
-		t.Errorf("the file is %v (%v), want at most %d bytes", fi.Size(), err, 8*maxBytes)
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Size() > 8*maxBytes {
+		t.Errorf("the file is %d bytes, want at most %d", fi.Size(), 8*maxBytes)
 	}
 }
 
