@@ -90,6 +90,7 @@ func queryValues(q loop.EventQuery) url.Values {
 	}
 	return v
 }
+
 // decodeSeqEvent reads one envelope with its "seq" (the last key GET
 // /api/v1/events adds) back into an event.
 func decodeSeqEvent(raw json.RawMessage) (loop.Event, error) {
