@@ -16,6 +16,7 @@ import (
 
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/config"
+	"github.com/the-loop-dev/the-loop/metrics"
 	"github.com/the-loop-dev/the-loop/sdk"
 	"github.com/the-loop-dev/the-loop/store"
 )
@@ -253,5 +254,55 @@ func TestStream_DropsAClientThatStopsReading(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("the next client: %d, want 200 (the stalled one's place is free)", resp.StatusCode)
+	}
+}
+
+// TestMetrics_MadeUpMethodsAndPathsKeepTheLabelsBounded: hundreds of
+// unauthenticated requests with made-up methods and paths leave /metrics
+// with HTTP's own methods and "other", and route templates only.
+func TestMetrics_MadeUpMethodsAndPathsKeepTheLabelsBounded(t *testing.T) {
+	f := newFixture(t, fixtureOptions{meter: metrics.New("test-version")})
+	for i := range 300 {
+		path := fmt.Sprintf("/no/such/%d", i)
+		if i%3 == 0 {
+			path = fmt.Sprintf("/api/v1/standing-sessions/%d", i)
+		}
+		req, err := http.NewRequest(fmt.Sprintf("M%04dX", i), f.url+path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := f.plain.Transport.(tokenTransport).next.RoundTrip(req) // no credential
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	status, samples, body := f.scrape()
+	if status != http.StatusOK {
+		t.Fatalf("scrape: %d %s", status, body)
+	}
+	known := map[string]bool{metrics.LabelOther: true}
+	for _, m := range []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "CONNECT", "OPTIONS", "TRACE"} {
+		known[m] = true
+	}
+	routes := map[string]bool{"unmatched": true, metrics.LabelOther: true}
+	for _, r := range f.server.Routes() {
+		routes[r.Path] = true
+	}
+	seen := map[string]bool{}
+	for _, s := range samples {
+		if s.Name != "the_loop_http_request_duration_seconds_count" {
+			continue
+		}
+		if m := s.Labels["method"]; !known[m] {
+			t.Errorf("method label %q", m)
+		}
+		if r := s.Labels["route"]; !routes[r] && !seen[r] {
+			seen[r] = true
+			t.Errorf("route label %q is not a route template", r)
+		}
+	}
+	if got := metrics.Sum(samples, "the_loop_http_request_duration_seconds_count", map[string]string{"method": metrics.LabelOther}); got != 300 {
+		t.Errorf("requests with made-up methods counted: %v, want 300", got)
 	}
 }
