@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -20,6 +21,8 @@ import (
 	"github.com/the-loop-dev/the-loop/sdk"
 	"github.com/the-loop-dev/the-loop/store"
 )
+
+var truncatedRE = regexp.MustCompile(`… \[truncated \d+ bytes\]$`)
 
 // emitMany appends n events in one transaction.
 func emitMany(t testing.TB, f *fixture, n int, name string) {
@@ -304,5 +307,71 @@ func TestMetrics_MadeUpMethodsAndPathsKeepTheLabelsBounded(t *testing.T) {
 	}
 	if got := metrics.Sum(samples, "the_loop_http_request_duration_seconds_count", map[string]string{"method": metrics.LabelOther}); got != 300 {
 		t.Errorf("requests with made-up methods counted: %v, want 300", got)
+	}
+}
+
+// TestHooks_AFloodOfHugeNotificationsLeavesTheStoreAndItsAnswersBounded:
+// 100 Notification hooks with 1 MB messages, posted to the hook route of
+// a running session, leave the event log within eventLog.maxBytes, each
+// field within 64 KiB, and GET /api/v1/events and /stream?after=0 answer
+// with no more than the log holds.
+func TestHooks_AFloodOfHugeNotificationsLeavesTheStoreAndItsAnswersBounded(t *testing.T) {
+	const maxBytes = 2 << 20
+	f := newFixture(t, fixtureOptions{sessions: []string{"alpha"}, maxEventBytes: maxBytes})
+	if r := f.post("/api/v1/standing-sessions/control", `{"name":"alpha","verb":"start"}`); r.status != http.StatusOK {
+		t.Fatalf("start: %d %s", r.status, r.body)
+	}
+	row, err := f.client.Standing.Get(t.Context(), "alpha")
+	if err != nil || row.HarnessSessionID == "" {
+		t.Fatalf("row %+v %v", row, err)
+	}
+	msg := strings.Repeat("m", 1_000_000)
+	payload, _ := json.Marshal(map[string]string{"hook_event_name": "Notification", "session_id": row.HarnessSessionID, "message": msg})
+	for range 100 {
+		req, _ := http.NewRequest(http.MethodPost, f.url+HooksPath+"?session=standing:alpha", strings.NewReader(string(payload)))
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := f.plain.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("hook: %d %s", resp.StatusCode, body)
+		}
+	}
+	all := f.events(store.EventQuery{})
+	var stored int
+	heard := 0
+	for _, ev := range all {
+		b, _ := json.Marshal(ev)
+		stored += len(b) + 8
+		if ev.Event == "standing.attention" {
+			heard++
+			if m, _ := ev.Field("message").(string); len(m) > store.MaxEventField || !truncatedRE.MatchString(m) {
+				t.Fatalf("a stored message of %d bytes, ending %q", len(m), m[max(0, len(m)-30):])
+			}
+		}
+	}
+	if heard == 0 || stored > maxBytes {
+		t.Fatalf("the log holds %d bytes (%d Notifications heard), want at most %d and at least one heard", stored, heard, maxBytes)
+	}
+
+	r := f.plainGet(t, "/api/v1/events")
+	if r.status != http.StatusOK || len(r.body) > maxBytes+len(all)*64 {
+		t.Fatalf("GET /api/v1/events: %d, %d bytes; the log holds %d", r.status, len(r.body), stored)
+	}
+	s := f.openStream(t, "?after=0")
+	ready := s.next(t)
+	var rd StreamReady
+	_ = json.Unmarshal([]byte(ready.data), &rd)
+	streamed := 0
+	for seq := uint64(0); seq < rd.Seq; {
+		m := s.next(t)
+		streamed += len(m.data)
+		fmt.Sscan(m.id, &seq)
+	}
+	if streamed > maxBytes+len(all)*64 {
+		t.Fatalf("the stream replayed %d bytes; the log holds %d", streamed, stored)
 	}
 }
