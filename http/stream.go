@@ -14,7 +14,7 @@ import (
 	loop "github.com/the-loop-dev/the-loop"
 )
 
-// GET /api/v1/stream (issue 20): server-sent events, one per event the log
+// GET /api/v1/stream: server-sent events, one per event the log
 // records. Every process that appends to the log while the service runs
 // does so through the service (it holds the store), but through many code
 // paths, so the stream does not hook them: one tailer per service reads the
