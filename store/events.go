@@ -33,7 +33,6 @@ func (t *Tx) AppendEvent(ev *loop.Event) error {
 	default:
 		ev.Level = loop.LevelInfo
 	}
-	capFields(ev)
 	b := t.tx.Bucket(bucketEvents)
 	meta := t.tx.Bucket(bucketMeta)
 	total := eventBytes(meta, b) // before NextSequence: it is counted at the current one
@@ -43,6 +42,11 @@ func (t *Tx) AppendEvent(ev *loop.Event) error {
 	}
 	ev.Seq = seq
 	v, err := json.Marshal(ev)
+	if err == nil && len(v) > MaxEventField {
+		// Only an envelope past the cap can hold a field past it.
+		capFields(ev)
+		v, err = json.Marshal(ev)
+	}
 	if err != nil {
 		return loop.Internal("store: encoding event %s: %w", ev.Event, err)
 	}
