@@ -14,7 +14,7 @@ import (
 // The event log's bounds. Every event passes through AppendEvent, which
 // cuts each of its fields to MaxEventField bytes and prunes the oldest
 // events while the log holds more than Options.MaxEvents events or more
-// than Options.MaxBytes bytes. The byte total is kept in meta beside the
+// than Options.MaxBytes bytes. The byte total is kept in meta with the
 // bucket sequence it was counted at: a total another build left behind
 // (it advanced the sequence without counting) is counted again, once.
 
@@ -78,8 +78,8 @@ func truncate(s string) string {
 // this append: the one meta keeps when it was counted at the bucket's
 // current sequence, else counted now.
 func eventBytes(meta, events *bolt.Bucket) uint64 {
-	if len(meta.Get(keyEventBytesSeq)) == 8 && getUint(meta, keyEventBytesSeq) == events.Sequence() {
-		return getUint(meta, keyEventBytes)
+	if v := meta.Get(keyEventBytes); len(v) == 16 && binary.BigEndian.Uint64(v[8:]) == events.Sequence() {
+		return binary.BigEndian.Uint64(v)
 	}
 	var total uint64
 	c := events.Cursor()
@@ -91,10 +91,10 @@ func eventBytes(meta, events *bolt.Bucket) uint64 {
 
 // putEventBytes keeps the byte total, counted at the bucket's sequence.
 func putEventBytes(meta, events *bolt.Bucket, total uint64) error {
-	if err := putUint(meta, keyEventBytes, total); err != nil {
-		return err
-	}
-	return putUint(meta, keyEventBytesSeq, events.Sequence())
+	v := make([]byte, 16)
+	binary.BigEndian.PutUint64(v, total)
+	binary.BigEndian.PutUint64(v[8:], events.Sequence())
+	return meta.Put(keyEventBytes, v)
 }
 
 // prune deletes the oldest events while more than maxEvents (n counts

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -106,8 +107,9 @@ func TestAppendEvent_KeepsTheLogUnderMaxBytes(t *testing.T) {
 	}
 	mustView(t, db, func(tx *Tx) error {
 		meta := tx.tx.Bucket(bucketMeta)
-		if got := getUint(meta, keyEventBytes); got != total {
-			t.Errorf("eventBytes = %d, the bucket holds %d", got, total)
+		v := meta.Get(keyEventBytes)
+		if len(v) != 16 || binary.BigEndian.Uint64(v) != total || binary.BigEndian.Uint64(v[8:]) != last {
+			t.Errorf("eventBytes = %x, the bucket holds %d bytes up to seq %d", v, total, last)
 		}
 		if got := getUint(meta, keyEventCount); got != uint64(n) {
 			t.Errorf("eventCount = %d, the bucket holds %d", got, n)

@@ -7,8 +7,7 @@
 //	meta/
 //	|--> schemaVersion -> uint64, big-endian (see migrations.go)
 //	|--> eventCount    -> uint64, big-endian: keys in events/
-//	|--> eventBytes    -> uint64, big-endian: bytes of events/ (keys and values)
-//	|--> eventBytesSeq -> uint64, big-endian: events/'s sequence when eventBytes was counted
+//	|--> eventBytes    -> 2 × uint64, big-endian: bytes of events/ (keys and values), events/'s sequence then
 //	standing/
 //	|--> <name>        -> JSON loop.StandingRecord
 //	sessions/
