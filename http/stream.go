@@ -344,12 +344,14 @@ type sseWriter struct {
 	buf   bytes.Buffer
 }
 
-// newSSEWriter sends the stream's headers and its status.
+// newSSEWriter sends the stream's headers and its status. The connection
+// closes with the stream: no later request inherits its write deadline.
 func newSSEWriter(w *echo.Response, stall time.Duration) *sseWriter {
 	h := w.Header()
 	h.Set(echo.HeaderContentType, "text/event-stream; charset=utf-8")
 	h.Set(echo.HeaderCacheControl, "no-store")
 	h.Set("X-Accel-Buffering", "no")
+	h.Set(echo.HeaderConnection, "close")
 	w.WriteHeader(http.StatusOK)
 	// The controller of the writer beneath echo's: its Flush reports a
 	// failed write (echo's Flush has no error to give).
@@ -368,9 +370,9 @@ func (s *sseWriter) send() error {
 	return err
 }
 
-// close lifts the write deadline, so that a connection kept alive for
-// another request has none left over.
-func (s *sseWriter) close() { _ = s.rc.SetWriteDeadline(time.Time{}) }
+// close bounds the answer's last write (its end) as it bounds the others:
+// a stalled client cut off by the tailer holds no goroutine either.
+func (s *sseWriter) close() { _ = s.rc.SetWriteDeadline(time.Now().Add(s.stall)) }
 
 // writeStreamEvent appends one `event` message: id, then the envelope on
 // one data line (JSON has no raw newlines).
