@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -145,12 +146,15 @@ func TestStream_ReplaysEverythingMissedInPages(t *testing.T) {
 type synthLog struct {
 	n       atomic.Uint64
 	size    int
+	once    sync.Once
+	blob    string // size bytes, made once and shared by every event
 	mu      sync.Mutex
 	maxPage int // the largest Limit asked for (-1: one asked for all)
 }
 
 func (l *synthLog) Events(_ context.Context, q loop.EventQuery) ([]loop.Event, error) {
 	n := l.n.Load()
+	l.once.Do(func() { l.blob = strings.Repeat("b", l.size) })
 	l.mu.Lock()
 	if q.Limit == 0 {
 		l.maxPage = -1
@@ -165,7 +169,7 @@ func (l *synthLog) Events(_ context.Context, q loop.EventQuery) ([]loop.Event, e
 	var out []loop.Event
 	for seq := from; seq <= n && (q.Limit == 0 || len(out) < q.Limit); seq++ {
 		out = append(out, loop.Event{Seq: seq, TS: time.Unix(0, 0).UTC(), Source: "test", Event: "test.synth", Level: loop.LevelInfo,
-			Fields: []loop.Field{loop.F("blob", strings.Repeat("b", l.size))}})
+			Fields: []loop.Field{loop.F("blob", l.blob)}})
 	}
 	return out, nil
 }
@@ -234,7 +238,12 @@ func TestStream_DropsAClientThatStopsReading(t *testing.T) {
 	log := &synthLog{size: 60 << 10}
 	s, url := liveServer(t, Options{Events: log, NoAuth: true, Config: streamConfig(t, 1)})
 	s.hub.stall = 200 * time.Millisecond
-	conn, err := net.Dial("tcp", strings.TrimPrefix(url, "http://"))
+	// A small receive buffer: the client's side holds little of what the
+	// server writes.
+	d := net.Dialer{Control: func(_, _ string, rc syscall.RawConn) error {
+		return rc.Control(func(fd uintptr) { _ = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096) })
+	}}
+	conn, err := d.Dial("tcp", strings.TrimPrefix(url, "http://"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,9 +252,9 @@ func TestStream_DropsAClientThatStopsReading(t *testing.T) {
 	for s.hub.subscribers() == 0 {
 		time.Sleep(time.Millisecond) // the request reaches the handler
 	}
-	// More than the socket buffers hold, less than the subscriber's
-	// buffer: only a write bound drops it.
-	log.n.Store(streamBuffer / 2)
+	// More than the socket buffers hold (60 MB), less than the
+	// subscriber's buffer: only a write bound drops it.
+	log.n.Store(streamBuffer - 24)
 	for s.hub.subscribers() != 0 {
 		time.Sleep(5 * time.Millisecond)
 	}
