@@ -165,11 +165,15 @@ type EventQuery struct {
 	Level string `json:"level,omitempty"`
 	// Since is an ISO-8601 time or an age (30s, 15m, 2h, 7d).
 	Since string `json:"since,omitempty"`
-	// Limit keeps the last Limit matching events; 0 means all.
+	// Limit keeps the last Limit matching events; 0 means all. With After
+	// above zero, or Forward, it keeps the first Limit after After: a page.
 	Limit int `json:"limit,omitempty"`
 	// After selects events whose sequence number is above it: to follow
 	// the log, ask again with After set to the last Seq seen.
 	After uint64 `json:"after,omitempty"`
+	// Forward pages from After even when it is zero (the log's start):
+	// Limit keeps the oldest events after After rather than the newest.
+	Forward bool `json:"forward,omitempty"`
 }
 
 // EventLog reads the event log.

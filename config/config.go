@@ -207,7 +207,8 @@ type EventLog struct {
 	Enabled bool // default true
 	// Path is eventLog.path as written (the Go version keeps events in the store).
 	Path      string
-	MaxEvents int // default 100000
+	MaxEvents int   // default 100000
+	MaxBytes  int64 // default 256 MiB: the event log's envelopes, in bytes
 }
 
 // Slack is channels.slack.
@@ -289,7 +290,7 @@ func Default() *Config {
 
 			Log: Log{Format: "text", Level: "info", MaxSizeMB: 10, MaxFiles: 5},
 		},
-		EventLog: EventLog{Enabled: true, MaxEvents: 100000},
+		EventLog: EventLog{Enabled: true, MaxEvents: 100000, MaxBytes: 256 << 20},
 		Slack: Slack{
 			BotTokenEnv: "THE_LOOP_SLACK_BOT_TOKEN",
 			AppTokenEnv: "THE_LOOP_SLACK_APP_TOKEN",
@@ -487,6 +488,9 @@ func (c *Config) apply(doc map[string]any) {
 	c.EventLog.Path = str(e, "path", c.EventLog.Path)
 	if n := int(number(e, "maxEvents", float64(c.EventLog.MaxEvents))); n >= 1 {
 		c.EventLog.MaxEvents = n
+	}
+	if n := int64(number(e, "maxBytes", float64(c.EventLog.MaxBytes))); n >= 1 {
+		c.EventLog.MaxBytes = n
 	}
 
 	sl := mapping(mapping(doc["channels"])["slack"])

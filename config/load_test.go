@@ -54,6 +54,7 @@ func TestDefault_HasTheOriginalsDefaults(t *testing.T) {
 		{"service.allowedHosts", c.Service.AllowedHosts == nil, true},
 		{"eventLog.enabled", c.EventLog.Enabled, true},
 		{"eventLog.maxEvents", c.EventLog.MaxEvents, 100000},
+		{"eventLog.maxBytes", c.EventLog.MaxBytes, int64(256 << 20)},
 		{"channels.slack.enabled", c.Slack.Enabled, false},
 		{"channels.slack.botTokenEnv", c.Slack.BotTokenEnv, "THE_LOOP_SLACK_BOT_TOKEN"},
 		{"channels.slack.appTokenEnv", c.Slack.AppTokenEnv, "THE_LOOP_SLACK_APP_TOKEN"},
@@ -141,6 +142,7 @@ func TestLoad_AcceptsTheGoAdditions(t *testing.T) {
 		{"service.allowedHosts", cfg.Service.AllowedHosts, []string{"loop.internal:4114"}},
 		{"service.maxBodyBytes", cfg.Service.MaxBodyBytes, int64(2 << 20)},
 		{"eventLog.maxEvents", cfg.EventLog.MaxEvents, 5000},
+		{"eventLog.maxBytes", cfg.EventLog.MaxBytes, int64(64 << 20)},
 		{"StateDir", cfg.StateDir(), "/var/lib/the-loop"},
 	}
 	for _, ch := range checks {
@@ -176,6 +178,8 @@ func TestLoad_RefusesOutsideStanding(t *testing.T) {
 			[]string{"service.maxBodyBytes: must be at least 1, got 0"}},
 		{"zero retention", "eventLog:\n  maxEvents: 0\n",
 			[]string{"eventLog.maxEvents: must be at least 1, got 0"}},
+		{"event log bytes below a MiB", "eventLog:\n  maxBytes: 4096\n",
+			[]string{"eventLog.maxBytes: must be at least 1048576, got 4096"}},
 		{"slack interval too short", "channels:\n  slack:\n    read: {intervalSeconds: 1}\n",
 			[]string{"channels.slack.read.intervalSeconds: must be at least 5, got 1"}},
 		{"slack retry window zero", "channels:\n  slack:\n    retrySeconds: 0\n",

@@ -479,7 +479,7 @@ func numString(v any) string {
 	case uint64:
 		return strconv.FormatUint(x, 10)
 	case float64:
-		return strconv.FormatFloat(x, 'g', -1, 64)
+		return strconv.FormatFloat(x, 'f', -1, 64)
 	case json.Number:
 		return x.String()
 	}

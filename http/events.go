@@ -11,9 +11,18 @@ import (
 	loop "github.com/the-loop-dev/the-loop"
 )
 
+// Bounds of GET /api/v1/events: an answer holds EventsDefaultLimit
+// events unless limit asks for another count, at most EventsMaxLimit; more
+// are read in pages with after.
+const (
+	EventsDefaultLimit = 1000
+	EventsMaxLimit     = 10000
+)
+
 // eventQuery reads the URL parameters into a query: a number that is not
-// one is unprocessable (422); a bad level or since is the event log's
-// refusal (400).
+// one is unprocessable (422); a limit outside 1..EventsMaxLimit, a bad
+// level or since is the event log's refusal (400). after, even 0, pages
+// forward from it (loop.EventQuery.Forward).
 func eventQuery(v url.Values) (loop.EventQuery, error) {
 	q := loop.EventQuery{
 		Types:    v["type"],
@@ -21,6 +30,7 @@ func eventQuery(v url.Values) (loop.EventQuery, error) {
 		WorkItem: v.Get("workItem"),
 		Level:    v.Get("level"),
 		Since:    v.Get("since"),
+		Limit:    EventsDefaultLimit,
 	}
 	if q.Standing != "" {
 		if err := loop.CheckName(q.Standing); err != nil {
@@ -32,6 +42,10 @@ func eventQuery(v url.Values) (loop.EventQuery, error) {
 		if err != nil {
 			return q, unprocessable("query.limit: expected an integer, got '%s'", s)
 		}
+		if n < 1 || n > EventsMaxLimit {
+			return q, loop.Invalid("query.limit: %d is outside 1..%d (default %d); read more in pages: "+
+				"ask again with after=<the last seq>", n, EventsMaxLimit, EventsDefaultLimit)
+		}
 		q.Limit = n
 	}
 	if s := v.Get("after"); s != "" {
@@ -39,7 +53,7 @@ func eventQuery(v url.Values) (loop.EventQuery, error) {
 		if err != nil {
 			return q, unprocessable("query.after: expected an event sequence number, got '%s'", s)
 		}
-		q.After = n
+		q.After, q.Forward = n, true
 	}
 	return q, nil
 }
@@ -67,7 +81,8 @@ func (e seqEvent) MarshalJSON() ([]byte, error) {
 }
 
 // events answers GET /api/v1/events: the selected envelopes, oldest first,
-// each with its seq; [] when none.
+// each with its seq; [] when none. Without after, the last limit of them;
+// with it, the first limit after it.
 func (s *Server) events(c echo.Context) error {
 	q, err := eventQuery(c.QueryParams())
 	if err != nil {

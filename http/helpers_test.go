@@ -64,6 +64,9 @@ type fixtureOptions struct {
 	// meter, when set, is wired as the service wires its metrics: it hears
 	// the store's commits, counts the says, the sessions and the requests.
 	meter *metrics.Metrics
+	// maxEventBytes bounds the store's event log (store.Options.MaxBytes;
+	// default the store's).
+	maxEventBytes int64
 }
 
 // configYAML renders the fixture's config.
@@ -118,7 +121,7 @@ func newFixture(t testing.TB, o fixtureOptions) *fixture {
 	if o.meter != nil {
 		committed = o.meter.Observe
 	}
-	db, err := store.Open(filepath.Join(cfg.StateDir(), "the-loop.db"), store.Options{Committed: committed})
+	db, err := store.Open(filepath.Join(cfg.StateDir(), "the-loop.db"), store.Options{Committed: committed, MaxBytes: o.maxEventBytes})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -157,7 +157,7 @@ func TestMock_EventsQueryAndRequestLog(t *testing.T) {
 		}},
 	})
 	status, body := m.do(http.MethodGet, "/api/v1/events?type=standing.*&type=channel.*&workItem=standing:alpha&level=info&since=1h&limit=5&after=3", "")
-	want := loop.EventQuery{Types: []string{"standing.*", "channel.*"}, WorkItem: "standing:alpha", Level: "info", Since: "1h", Limit: 5, After: 3}
+	want := loop.EventQuery{Types: []string{"standing.*", "channel.*"}, WorkItem: "standing:alpha", Level: "info", Since: "1h", Limit: 5, After: 3, Forward: true}
 	if status != 200 || !reflect.DeepEqual(q, want) || !strings.Contains(string(body), `"seq":7}`) {
 		t.Fatalf("events: %d %s %+v", status, body, q)
 	}

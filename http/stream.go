@@ -14,7 +14,7 @@ import (
 	loop "github.com/the-loop-dev/the-loop"
 )
 
-// GET /api/v1/stream (issue 20): server-sent events, one per event the log
+// GET /api/v1/stream: server-sent events, one per event the log
 // records. Every process that appends to the log while the service runs
 // does so through the service (it holds the store), but through many code
 // paths, so the stream does not hook them: one tailer per service reads the
@@ -27,10 +27,11 @@ import (
 // then `event` for each event (id: its seq; data: the envelope of GET
 // /api/v1/events, seq included), and a keep-alive comment every
 // service.stream.keepAliveSeconds. A client that reconnects with
-// Last-Event-ID (or ?after=) first gets the events it missed (at most
-// streamReplayMax, the newest). Open streams beyond
+// Last-Event-ID (or ?after=) first gets every event it missed, read and
+// written streamPage at a time. Open streams beyond
 // service.stream.maxSubscribers are 503; service.stream.enabled: false is
-// 404.
+// 404. A client that takes more than streamStall to accept one write (it
+// stopped reading) is dropped, so stalled clients hold no slot.
 
 const (
 	// streamPoll is how often the tailer reads the log while subscribed.
@@ -38,8 +39,13 @@ const (
 	// streamBuffer is how many events a subscriber may lag behind; one
 	// further behind is cut off (its client reconnects and catches up).
 	streamBuffer = 1024
-	// streamReplayMax bounds what a reconnecting client is sent first.
-	streamReplayMax = 1000
+	// streamPage is how many events one read of the log takes, for the
+	// tailer and for a reconnecting client's replay: no answer is built
+	// whole.
+	streamPage = 256
+	// streamStall bounds each write to a client: one that has not taken
+	// it by then is dropped.
+	streamStall = 30 * time.Second
 )
 
 // streamHub is the service's one tailer and its subscribers.
@@ -48,6 +54,9 @@ type streamHub struct {
 	// ctx is the tailer's reads' context, cancelled by close.
 	ctx    context.Context
 	cancel context.CancelFunc
+
+	// stall bounds each write to a client (streamStall).
+	stall time.Duration
 
 	mu      sync.Mutex
 	subs    map[*subscriber]struct{}
@@ -68,7 +77,7 @@ func (sub *subscriber) cut() { sub.once.Do(func() { close(sub.gone) }) }
 
 func newStreamHub(log loop.EventLog) *streamHub {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &streamHub{log: log, ctx: ctx, cancel: cancel, subs: map[*subscriber]struct{}{}, done: make(chan struct{})}
+	return &streamHub{log: log, ctx: ctx, cancel: cancel, stall: streamStall, subs: map[*subscriber]struct{}{}, done: make(chan struct{})}
 }
 
 // errStreamFull is a subscription over the cap.
@@ -163,9 +172,17 @@ func (h *streamHub) tail() {
 			return
 		}
 		h.mu.Unlock()
-		evs, err := h.log.Events(h.ctx, loop.EventQuery{After: after})
+		h.fanOut(after)
+	}
+}
+
+// fanOut reads the log after seq a page at a time, until a page comes back
+// short, and hands each event to every subscriber.
+func (h *streamHub) fanOut(after uint64) {
+	for {
+		evs, err := h.log.Events(h.ctx, loop.EventQuery{After: after, Forward: true, Limit: streamPage})
 		if err != nil || len(evs) == 0 {
-			continue // a failed read is tried again at the next tick
+			return // a failed read is tried again at the next tick
 		}
 		h.mu.Lock()
 		for _, ev := range evs {
@@ -178,8 +195,12 @@ func (h *streamHub) tail() {
 				}
 			}
 		}
-		h.last = evs[len(evs)-1].Seq
+		after = evs[len(evs)-1].Seq
+		h.last = after
 		h.mu.Unlock()
+		if len(evs) < streamPage {
+			return
+		}
 	}
 }
 
@@ -196,18 +217,9 @@ func (s *Server) stream(c echo.Context) error {
 	if !cfg.Service.StreamEnabled {
 		return loop.Errorf(loop.ENOTFOUND, "the event stream is turned off (service.stream.enabled: false); poll GET /api/v1/events?after=<seq> instead, or set it to true")
 	}
-	var after uint64
-	resume := false
-	for _, raw := range []string{c.Request().Header.Get("Last-Event-ID"), c.QueryParam("after")} {
-		if raw == "" {
-			continue
-		}
-		n, err := strconv.ParseUint(raw, 10, 64)
-		if err != nil {
-			return unprocessable("query.after: expected an event sequence number, got '%s'", raw)
-		}
-		after, resume = n, true
-		break
+	after, resume, err := streamAfter(c)
+	if err != nil {
+		return err
 	}
 	if s.hub == nil {
 		return loop.Internal("the event stream has no event log to read (the server was built without Options.Events)")
@@ -222,39 +234,23 @@ func (s *Server) stream(c echo.Context) error {
 	}
 	defer s.hub.unsubscribe(sub)
 	var missed []loop.Event
-	if resume && after < start {
-		if missed, err = s.opt.Events.Events(ctx, loop.EventQuery{After: after, Limit: streamReplayMax}); err != nil {
+	if resume = resume && after < start; resume {
+		// The first page is read before the answer begins: a log that
+		// cannot be read is still a status.
+		if missed, err = s.opt.Events.Events(ctx, replayPage(after)); err != nil {
 			return err
 		}
 	}
-	w := c.Response()
-	h := w.Header()
-	h.Set(echo.HeaderContentType, "text/event-stream; charset=utf-8")
-	h.Set(echo.HeaderCacheControl, "no-store")
-	h.Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
-	var buf bytes.Buffer
-	send := func() error {
-		_, err := w.Write(buf.Bytes())
-		buf.Reset()
-		if err == nil {
-			w.Flush()
-		}
-		return err
-	}
+	w := newSSEWriter(c.Response(), s.hub.stall)
+	defer w.close()
 	ready, _ := json.Marshal(StreamReady{Seq: start})
-	buf.WriteString("retry: 1000\nevent: ready\ndata: ")
-	buf.Write(ready)
-	buf.WriteString("\n\n")
-	for _, ev := range missed {
-		if ev.Seq > start {
-			break // the subscription delivers it
-		}
-		if err := writeStreamEvent(&buf, ev); err != nil {
-			return err
-		}
+	w.buf.WriteString("retry: 1000\nevent: ready\ndata: ")
+	w.buf.Write(ready)
+	w.buf.WriteString("\n\n")
+	if resume && s.replay(ctx, w, missed, start) != nil {
+		return nil // the client went away, or the log could not be read: it reconnects
 	}
-	if err := send(); err != nil {
+	if w.send() != nil {
 		return nil // the client went away
 	}
 	keepAlive := time.NewTicker(time.Duration(max(1, cfg.Service.StreamKeepAliveSeconds)) * time.Second)
@@ -266,31 +262,117 @@ func (s *Server) stream(c echo.Context) error {
 		case <-sub.gone:
 			return nil
 		case ev := <-sub.events:
-			if err := writeStreamEvent(&buf, ev); err != nil {
+			if err := writeStreamEvent(&w.buf, ev); err != nil {
 				return nil
 			}
 			// Whatever else is queued goes in the same write.
 			for more := true; more; {
 				select {
 				case ev := <-sub.events:
-					if err := writeStreamEvent(&buf, ev); err != nil {
+					if err := writeStreamEvent(&w.buf, ev); err != nil {
 						return nil
 					}
 				default:
 					more = false
 				}
 			}
-			if send() != nil {
+			if w.send() != nil {
 				return nil
 			}
 		case <-keepAlive.C:
-			buf.WriteString(": keep-alive\n\n")
-			if send() != nil {
+			w.buf.WriteString(": keep-alive\n\n")
+			if w.send() != nil {
 				return nil
 			}
 		}
 	}
 }
+
+// streamAfter reads where a reconnecting client left off: Last-Event-ID,
+// else ?after=; resume is false when neither is given.
+func streamAfter(c echo.Context) (after uint64, resume bool, err error) {
+	for _, raw := range []string{c.Request().Header.Get("Last-Event-ID"), c.QueryParam("after")} {
+		if raw == "" {
+			continue
+		}
+		n, err := strconv.ParseUint(raw, 10, 64)
+		if err != nil {
+			return 0, false, unprocessable("query.after: expected an event sequence number, got '%s'", raw)
+		}
+		return n, true, nil
+	}
+	return 0, false, nil
+}
+
+// replayPage is the query of one page of a replay after seq.
+func replayPage(after uint64) loop.EventQuery {
+	return loop.EventQuery{After: after, Forward: true, Limit: streamPage}
+}
+
+// replay writes the events after the client's seq up to start (the
+// subscription delivers the later ones), a page at a time: page is the
+// first, each later one is read once the one before is written.
+func (s *Server) replay(ctx context.Context, w *sseWriter, page []loop.Event, start uint64) error {
+	for {
+		for _, ev := range page {
+			if ev.Seq > start {
+				return nil
+			}
+			if err := writeStreamEvent(&w.buf, ev); err != nil {
+				return err
+			}
+		}
+		if err := w.send(); err != nil {
+			return err
+		}
+		if len(page) < streamPage || page[len(page)-1].Seq >= start {
+			return nil
+		}
+		var err error
+		if page, err = s.opt.Events.Events(ctx, replayPage(page[len(page)-1].Seq)); err != nil {
+			return err
+		}
+	}
+}
+
+// sseWriter writes a stream's messages: what buf holds goes in one write,
+// flushed, which the client must take within stall.
+type sseWriter struct {
+	w     *echo.Response
+	rc    *http.ResponseController
+	stall time.Duration
+	buf   bytes.Buffer
+}
+
+// newSSEWriter sends the stream's headers and its status. The connection
+// closes with the stream: no later request inherits its write deadline.
+func newSSEWriter(w *echo.Response, stall time.Duration) *sseWriter {
+	h := w.Header()
+	h.Set(echo.HeaderContentType, "text/event-stream; charset=utf-8")
+	h.Set(echo.HeaderCacheControl, "no-store")
+	h.Set("X-Accel-Buffering", "no")
+	h.Set(echo.HeaderConnection, "close")
+	w.WriteHeader(http.StatusOK)
+	// The controller of the writer beneath echo's: its Flush reports a
+	// failed write (echo's Flush has no error to give).
+	return &sseWriter{w: w, rc: http.NewResponseController(w.Writer), stall: stall}
+}
+
+// send writes and flushes buf, failing once the client has not taken it
+// within stall.
+func (s *sseWriter) send() error {
+	_ = s.rc.SetWriteDeadline(time.Now().Add(s.stall))
+	_, err := s.w.Write(s.buf.Bytes())
+	s.buf.Reset()
+	if err == nil {
+		err = s.rc.Flush()
+	}
+	return err
+}
+
+// close bounds the answer's last write (its end) as it bounds the others:
+// a stalled client cut off by the tailer holds no goroutine either.
+func (s *sseWriter) close() { _ = s.rc.SetWriteDeadline(time.Now().Add(s.stall)) }
 
 // writeStreamEvent appends one `event` message: id, then the envelope on
 // one data line (JSON has no raw newlines).

@@ -189,7 +189,7 @@ func (s *Service) Events(_ context.Context, q loop.EventQuery) ([]loop.Event, er
 	var evs []loop.Event
 	err = s.DB.View(func(tx *store.Tx) error {
 		evs, err = tx.Events(store.EventQuery{Types: q.Types, Standing: q.Standing, WorkItem: q.WorkItem,
-			MinLevel: q.Level, Since: since, Limit: q.Limit, After: q.After})
+			MinLevel: q.Level, Since: since, Limit: q.Limit, After: q.After, Forward: q.Forward})
 		return err
 	})
 	return evs, err

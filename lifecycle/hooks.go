@@ -203,6 +203,9 @@ func (s *Service) applyHook(ctx context.Context, d loop.HookDelivery, seq string
 		return s.Emit(s.event("hook.ignored", loop.LevelWarning, loop.F("session", d.Session),
 			loop.F("why", "the payload is not a Claude Code hook payload")))
 	}
+	if dropped, err := s.dropHook(d, p.Event, seq); dropped {
+		return err
+	}
 	var panes []int
 	if p.Event == "SessionStart" && (p.Source == "clear" || p.Source == "startup") {
 		panes = s.panePIDsFor(ctx, d.Session, p.Source == "clear") // outside the transaction: a tmux call

@@ -82,6 +82,9 @@ type Service struct {
 	heard notifier
 	// probes are the resume probes' shared tmux queries (probes.go).
 	probes probeRounds
+	// hookLimits drops a session's Notification and PostToolUse hooks
+	// above the rate (hooklimit.go).
+	hookLimits hookLimiter
 }
 
 func (s *Service) now() time.Time {

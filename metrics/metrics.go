@@ -24,7 +24,7 @@
 //	restarts_total{standing}                  counter
 //	says_total{outcome}                       counter
 //	turn_duration_seconds{kind}               histogram
-//	http_request_duration_seconds{method,route,code} histogram
+//	http_request_duration_seconds{method,route,code} histogram (each label bounded)
 //	slack_poll_cycles_total{result}           counter
 //	slack_poll_errors_total{kind}             counter
 //	build_info{version}                       gauge (always 1)
@@ -104,6 +104,7 @@ type Metrics struct {
 
 	mu        sync.Mutex
 	turnStart map[string]time.Time // "<kind>\x00<subject>" → its turn_started's ts
+	routes    map[string]struct{}  // the route labels handed out (maxRoutes at most)
 }
 
 // New builds the series and registers them, with the Go runtime's and the
@@ -127,6 +128,7 @@ func New(version string) *Metrics {
 		pollErrors: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "slack_poll_errors_total",
 			Help: "Slack poll errors, by kind (thread: a bound thread could not be read; cycle: a cycle failed)."}, []string{"kind"}),
 		turnStart: map[string]time.Time{},
+		routes:    map[string]struct{}{},
 	}
 	build := prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace, Name: "build_info",
 		Help: "Always 1; its label is the service's version."}, []string{"version"})
@@ -162,12 +164,55 @@ func (m *Metrics) ServeHTTP(w http.ResponseWriter, r *http.Request) { m.Handler(
 
 // ObserveRequest counts one request the service answered: route is its
 // route template ("/api/v1/standing-sessions/one", never the raw path),
-// "unmatched" for a path no route has.
+// "unmatched" for a path no route has. Every label is bounded, whatever
+// a client sends: a method outside HTTP's own is "other", as is a route
+// past the first maxRoutes seen, and a status outside 100..599.
 func (m *Metrics) ObserveRequest(method, route string, status int, elapsed time.Duration) {
-	if route == "" {
-		route = "unmatched"
+	m.requests.WithLabelValues(methodLabel(method), m.routeLabel(route), codeLabel(status)).Observe(elapsed.Seconds())
+}
+
+// LabelOther is the label of a method, route or status code beyond the
+// bounded set each label keeps.
+const LabelOther = "other"
+
+// maxRoutes bounds the route label's values: the service registers far
+// fewer templates.
+const maxRoutes = 256
+
+// methodLabel is method when HTTP defines it, else LabelOther.
+func methodLabel(method string) string {
+	switch method {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+		http.MethodDelete, http.MethodConnect, http.MethodOptions, http.MethodTrace:
+		return method
 	}
-	m.requests.WithLabelValues(method, route, strconv.Itoa(status)).Observe(elapsed.Seconds())
+	return LabelOther
+}
+
+// codeLabel is status as a number when it is one HTTP has, else LabelOther.
+func codeLabel(status int) string {
+	if status < 100 || status > 599 {
+		return LabelOther
+	}
+	return strconv.Itoa(status)
+}
+
+// routeLabel is route, "unmatched" for "", or LabelOther once maxRoutes
+// others have been seen.
+func (m *Metrics) routeLabel(route string) string {
+	if route == "" {
+		return "unmatched"
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.routes[route]; ok {
+		return route
+	}
+	if len(m.routes) >= maxRoutes {
+		return LabelOther
+	}
+	m.routes[route] = struct{}{}
+	return route
 }
 
 // PollCycle counts one Slack poll cycle: skipped says why it did nothing

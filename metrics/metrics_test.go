@@ -3,6 +3,7 @@ package metrics
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -142,5 +143,48 @@ func TestCountSessions_ByStatusAndActivity(t *testing.T) {
 func TestParse_RefusesWhatIsNotTheTextFormat(t *testing.T) {
 	if _, err := Parse(strings.NewReader("<html>not metrics</html>")); err == nil {
 		t.Fatal("Parse took HTML")
+	}
+}
+
+// labelValues collects the values label takes among the samples named name.
+func labelValues(samples []Sample, name, label string) map[string]bool {
+	out := map[string]bool{}
+	for _, s := range samples {
+		if s.Name == name {
+			out[s.Labels[label]] = true
+		}
+	}
+	return out
+}
+
+// TestObserveRequest_LabelsStayBoundedWhateverClientsSend: hundreds of
+// made-up methods are one "other" method, routes past maxRoutes one
+// "other" route, and a status outside HTTP's one "other" code; HTTP's own
+// methods and the routes first seen keep their names.
+func TestObserveRequest_LabelsStayBoundedWhateverClientsSend(t *testing.T) {
+	m := New("v")
+	m.ObserveRequest("GET", "/api/v1/health", 200, time.Millisecond)
+	m.ObserveRequest("PATCH", "", 404, time.Millisecond)
+	for i := range 500 {
+		m.ObserveRequest(fmt.Sprintf("X%dMETHOD", i), "", 405, time.Millisecond)
+		m.ObserveRequest("GET", fmt.Sprintf("/route/%d", i), 1000+i, time.Millisecond)
+	}
+	s := scrape(t, m)
+	const name = "the_loop_http_request_duration_seconds_count"
+	methods := labelValues(s, name, "method")
+	if len(methods) != 3 || !methods["GET"] || !methods["PATCH"] || !methods[LabelOther] {
+		t.Errorf("method labels %v, want GET, PATCH and %s", methods, LabelOther)
+	}
+	if got := Sum(s, name, map[string]string{"method": LabelOther}); got != 500 {
+		t.Errorf("requests with made-up methods: %v, want 500", got)
+	}
+	routes := labelValues(s, name, "route")
+	if len(routes) > maxRoutes+2 || !routes["/api/v1/health"] || !routes["unmatched"] || !routes[LabelOther] {
+		t.Errorf("%d route labels (health %v, unmatched %v, other %v), want at most %d",
+			len(routes), routes["/api/v1/health"], routes["unmatched"], routes[LabelOther], maxRoutes+2)
+	}
+	codes := labelValues(s, name, "code")
+	if len(codes) != 4 || !codes["200"] || !codes["404"] || !codes["405"] || !codes[LabelOther] {
+		t.Errorf("code labels %v", codes)
 	}
 }

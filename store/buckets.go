@@ -17,4 +17,5 @@ var (
 var (
 	keySchemaVersion = []byte("schemaVersion") // 8-byte big-endian uint64
 	keyEventCount    = []byte("eventCount")    // 8-byte big-endian uint64: keys in events
+	keyEventBytes    = []byte("eventBytes")    // two 8-byte big-endian uint64s: bytes of events' keys and values, events' sequence when counted
 )

@@ -16,9 +16,11 @@ import (
 )
 
 // AppendEvent appends ev to the log in this transaction (decisions D5): it
-// normalises an unknown level to info, assigns ev.Seq, stores the original's
-// envelope and prunes the oldest events so at most MaxEvents remain. ev.Seq
-// is meaningful once the transaction commits.
+// normalises an unknown level to info, cuts each field to MaxEventField
+// bytes (ev's fields are replaced, the caller's slice is not written),
+// assigns ev.Seq, stores the original's envelope and prunes the oldest
+// events so at most MaxEvents and MaxBytes remain. ev.Seq is meaningful
+// once the transaction commits.
 func (t *Tx) AppendEvent(ev *loop.Event) error {
 	if ev == nil {
 		return loop.Internal("store: no event to append")
@@ -32,35 +34,35 @@ func (t *Tx) AppendEvent(ev *loop.Event) error {
 		ev.Level = loop.LevelInfo
 	}
 	b := t.tx.Bucket(bucketEvents)
+	meta := t.tx.Bucket(bucketMeta)
+	total := eventBytes(meta, b) // before NextSequence: it is counted at the current one
 	seq, err := b.NextSequence()
 	if err != nil {
 		return loop.Internal("store: appending event %s: %w", ev.Event, err)
 	}
 	ev.Seq = seq
 	v, err := json.Marshal(ev)
+	if err == nil && len(v) > MaxEventField {
+		// Only an envelope past the cap can hold a field past it.
+		capFields(ev)
+		v, err = json.Marshal(ev)
+	}
 	if err != nil {
 		return loop.Internal("store: encoding event %s: %w", ev.Event, err)
 	}
-	if err := b.Put(u64(seq), v); err != nil {
+	key := u64(seq)
+	if err := b.Put(key, v); err != nil {
 		return loop.Internal("store: appending event %s: %w", ev.Event, err)
 	}
-	meta := t.tx.Bucket(bucketMeta)
-	n := getUint(meta, keyEventCount) + 1
-	c := b.Cursor()
-	for n > uint64(t.maxEvents) {
-		// First after each delete: a bbolt cursor may skip a key when
-		// stepped with Next right after Delete.
-		if k, _ := c.First(); k == nil {
-			n = 0
-			break
-		}
-		if err := c.Delete(); err != nil {
-			return loop.Internal("store: pruning the event log: %w", err)
-		}
-		n--
+	n, total, err := prune(b, seq, getUint(meta, keyEventCount)+1, total+uint64(len(key)+len(v)), t.maxEvents, t.maxBytes)
+	if err != nil {
+		return err
 	}
 	if err := putUint(meta, keyEventCount, n); err != nil {
 		return loop.Internal("store: counting events: %w", err)
+	}
+	if err := putEventBytes(meta, b, total); err != nil {
+		return loop.Internal("store: counting the event log's bytes: %w", err)
 	}
 	if t.db != nil && t.db.opt.Committed != nil {
 		t.appended = append(t.appended, *ev)
@@ -86,9 +88,13 @@ type EventQuery struct {
 	Since time.Time
 	// After selects events with a sequence strictly greater.
 	After uint64
-	// Limit keeps the last Limit matching events (0 = all). Results are
-	// always oldest first.
+	// Limit keeps the last Limit matching events (0 = all); with After
+	// above zero or Forward, the first Limit after After (a page). Results
+	// are always oldest first.
 	Limit int
+	// Forward pages from After (zero: the log's start) instead of keeping
+	// the newest: the next page starts after the last Seq of this one.
+	Forward bool
 }
 
 // matcher is a validated EventQuery.
@@ -211,11 +217,8 @@ func (t *Tx) Events(q EventQuery) ([]loop.Event, error) {
 			out = append(out, ev)
 		}
 	}
-	if q.Limit > 0 {
+	if q.Limit > 0 && !q.Forward && q.After == 0 {
 		for k, v := c.Last(); k != nil && len(out) < q.Limit; k, v = c.Prev() {
-			if len(k) == 8 && binary.BigEndian.Uint64(k) <= q.After {
-				break
-			}
 			try(k, v)
 		}
 		slices.Reverse(out)
@@ -224,7 +227,7 @@ func (t *Tx) Events(q EventQuery) ([]loop.Event, error) {
 	if q.After == math.MaxUint64 {
 		return nil, nil
 	}
-	for k, v := c.Seek(u64(q.After + 1)); k != nil; k, v = c.Next() {
+	for k, v := c.Seek(u64(q.After + 1)); k != nil && (q.Limit == 0 || len(out) < q.Limit); k, v = c.Next() {
 		try(k, v)
 	}
 	return out, nil

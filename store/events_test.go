@@ -131,6 +131,10 @@ func TestEvents_Filters(t *testing.T) {
 		{"limit of matching", EventQuery{Limit: 2, Types: []string{"standing.*"}}, "4,6"},
 		{"limit larger than matches", EventQuery{Limit: 50, Standing: "a"}, "1,2,6"},
 		{"limit with after", EventQuery{Limit: 3, After: 5}, "6,7"},
+		{"limit with after is the first page after it", EventQuery{Limit: 2, After: 3}, "4,5"},
+		{"forward from the start", EventQuery{Limit: 2, Forward: true}, "1,2"},
+		{"forward page of matching", EventQuery{Limit: 2, Forward: true, After: 1, Standing: "a"}, "2,6"},
+		{"forward without limit", EventQuery{Forward: true, After: 5}, "6,7"},
 		{"criteria combine", EventQuery{Standing: "a", Types: []string{"standing.s*"}, MinLevel: "error"}, "6"},
 		{"standing and work item combine", EventQuery{Standing: "a", WorkItem: "standing:a", Limit: 1}, "6"},
 	}

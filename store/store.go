@@ -7,6 +7,7 @@
 //	meta/
 //	|--> schemaVersion -> uint64, big-endian (see migrations.go)
 //	|--> eventCount    -> uint64, big-endian: keys in events/
+//	|--> eventBytes    -> 2 × uint64, big-endian: bytes of events/ (keys and values), events/'s sequence then
 //	standing/
 //	|--> <name>        -> JSON loop.StandingRecord
 //	sessions/
@@ -50,6 +51,7 @@ import (
 const (
 	DefaultTimeout   = 5 * time.Second
 	DefaultMaxEvents = 100000
+	DefaultMaxBytes  = 256 << 20
 )
 
 // Options tune Open.
@@ -62,6 +64,10 @@ type Options struct {
 	// MaxEvents is how many events the log keeps; the oldest are pruned as
 	// it writes. Zero or less means DefaultMaxEvents.
 	MaxEvents int
+	// MaxBytes is how many bytes of events (keys and envelopes) the log
+	// keeps; the oldest are pruned as it writes. Zero or less means
+	// DefaultMaxBytes.
+	MaxBytes int64
 	// Committed, when set, hears the events each write transaction
 	// appended, in order and with their Seq, once it has committed (never
 	// for one rolled back): what the service's metrics count from. It runs
@@ -100,6 +106,7 @@ type DB struct {
 type Tx struct {
 	tx        *bolt.Tx
 	maxEvents int
+	maxBytes  int64
 	db        *DB
 	// appended are the events this transaction appended, kept only when
 	// Options.Committed hears them.
@@ -118,6 +125,9 @@ func Open(path string, opt Options) (*DB, error) {
 	}
 	if opt.MaxEvents <= 0 {
 		opt.MaxEvents = DefaultMaxEvents
+	}
+	if opt.MaxBytes <= 0 {
+		opt.MaxBytes = DefaultMaxBytes
 	}
 	if dir := filepath.Dir(path); dir != "" {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -168,6 +178,9 @@ func OpenReadOnly(path string, opt Options) (*DB, error) {
 	}
 	if opt.MaxEvents <= 0 {
 		opt.MaxEvents = DefaultMaxEvents
+	}
+	if opt.MaxBytes <= 0 {
+		opt.MaxBytes = DefaultMaxBytes
 	}
 	opt.Transient = true
 	if _, err := os.Stat(path); err != nil {
@@ -275,7 +288,7 @@ func (db *DB) runLocked(writable bool, fn func(*Tx) error, appended *[]loop.Even
 	}
 	var fnErr error
 	wrap := func(tx *bolt.Tx) error {
-		t := &Tx{tx: tx, maxEvents: db.opt.MaxEvents, db: db}
+		t := &Tx{tx: tx, maxEvents: db.opt.MaxEvents, maxBytes: db.opt.MaxBytes, db: db}
 		fnErr = fn(t)
 		*appended = t.appended
 		return fnErr

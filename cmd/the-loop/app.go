@@ -353,6 +353,7 @@ func (a *App) openStoreHeard(cfg *config.Config, transient bool, committed func(
 	return store.Open(filepath.Join(cfg.StateDir(), "the-loop.db"), store.Options{
 		Transient: transient,
 		MaxEvents: cfg.EventLog.MaxEvents,
+		MaxBytes:  cfg.EventLog.MaxBytes,
 		Committed: committed,
 	})
 }

@@ -2,9 +2,15 @@ package main
 
 import (
 	"fmt"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
+
+	loop "github.com/the-loop-dev/the-loop"
+	"github.com/the-loop-dev/the-loop/sdk"
+	"github.com/the-loop-dev/the-loop/store"
 )
 
 func TestEvents_JSONLEnvelopeOrderFiltersAndRetention(t *testing.T) {
@@ -96,5 +102,40 @@ bogus: 1
 	r = e.must(2, "standing", "list")
 	if !strings.Contains(r.stderr, "standingSessions.sessions[0]") {
 		t.Fatalf("list with a malformed block: %s", r)
+	}
+}
+
+// TestEvents_LimitZeroReadsEveryEventThroughTheService: with the service
+// running (its answers hold at most 10,000 events), `events --limit 0`
+// still prints every event, and --limit N the newest N.
+func TestEvents_LimitZeroReadsEveryEventThroughTheService(t *testing.T) {
+	e, _ := serviceEnv(t, "state: {root: .the-loop}\nservice: {port: %PORT%}\nrouting: {tmux: {socketName: %SOCKET%}}\n")
+	db, err := store.Open(filepath.Join(e.dir, ".the-loop", "the-loop.db"), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = sdk.EventsPage + 500
+	err = db.Update(func(tx *store.Tx) error {
+		for i := range n {
+			if err := tx.AppendEvent(&loop.Event{TS: time.Now().UTC(), Source: "test", Event: "test.old", Level: loop.LevelInfo, Fields: []loop.Field{loop.F("i", i)}}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if cerr := db.Close(); err != nil || cerr != nil {
+		t.Fatal(err, cerr)
+	}
+	e.must(0, "start")
+	if e.servicePID() == 0 {
+		t.Fatal("no service runs")
+	}
+	r := e.must(0, "events", "--format", "jsonl", "--limit", "0", "--type", "test.old")
+	if got := strings.Count(r.stdout, "\n"); got != n {
+		t.Fatalf("--limit 0 printed %d events, want %d", got, n)
+	}
+	r = e.must(0, "events", "--format", "jsonl", "--limit", "3", "--type", "test.old")
+	if lines := strings.Split(strings.TrimSpace(r.stdout), "\n"); len(lines) != 3 || !strings.Contains(lines[2], fmt.Sprintf(`"i":%d`, n-1)) {
+		t.Fatalf("--limit 3:\n%s", r.stdout)
 	}
 }
