@@ -15,15 +15,17 @@ import (
 	loophttp "github.com/the-loop-dev/the-loop/http"
 )
 
-// DashboardCmd is `the-loop dashboard [--logout-all]` (issue 20): print a
-// login link for the web dashboard, or end every dashboard session.
+// DashboardCmd is `the-loop dashboard [--logout-all]`: print a login link
+// for the web dashboard, or end every dashboard session.
 type DashboardCmd struct {
 	LogoutAll bool `name:"logout-all" help:"End every dashboard session (and every login link not yet used) instead of printing a link."`
 }
 
 // Run asks the running service (with the operator's token) for a one-time
-// login code and prints http://<host>:<port>/login?code=<code>; the link
-// works once, within 60 s.
+// login code and prints http://<host>:<port>/login#code=<code>; the link
+// works once, within 60 s. The code rides in the fragment, which the
+// browser keeps to itself: the login page exchanges it for a session
+// secret of its origin's own.
 func (c *DashboardCmd) Run(a *App) error {
 	cfg, err := a.LoadConfig()
 	if err != nil {
