@@ -1,6 +1,7 @@
 package http
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
@@ -86,10 +87,19 @@ type dashboard struct {
 	mu       sync.Mutex
 	codes    map[[32]byte]time.Time // code digest → expiry
 	sessions map[[32]byte]time.Time // session digest → expiry
+	// ended is closed, and replaced, whenever sessions may have ended:
+	// the requests a session holds open (the stream) look again.
+	ended chan struct{}
 }
 
 func newDashboard() *dashboard {
-	return &dashboard{now: time.Now, codes: map[[32]byte]time.Time{}, sessions: map[[32]byte]time.Time{}}
+	return &dashboard{now: time.Now, codes: map[[32]byte]time.Time{}, sessions: map[[32]byte]time.Time{}, ended: make(chan struct{})}
+}
+
+// tellEnded wakes the requests held open by sessions. Called with d.mu held.
+func (d *dashboard) tellEnded() {
+	close(d.ended)
+	d.ended = make(chan struct{})
 }
 
 // newOpaqueSecret is 32 random bytes, base64url: a login code or a session.
@@ -149,6 +159,7 @@ func (d *dashboard) redeem(code string) (string, time.Time, bool) {
 		return "", time.Time{}, false
 	}
 	prune(d.sessions, now, maxDashboardSessions)
+	d.tellEnded() // pruning may have ended some
 	secret := newOpaqueSecret()
 	exp = now.Add(DashboardSessionTTL)
 	d.sessions[digest(secret)] = exp
@@ -181,7 +192,34 @@ func (d *dashboard) end(secret string) bool {
 	k := digest(secret)
 	exp, ok := d.sessions[k]
 	delete(d.sessions, k)
+	d.tellEnded()
 	return ok && d.now().Before(exp)
+}
+
+// hold returns a context of parent's that is cancelled once the session
+// whose secret it is has ended (logout, --logout-all, or pushed out by
+// newer ones); stop releases it.
+func (d *dashboard) hold(parent context.Context, secret string) (ctx context.Context, stop context.CancelFunc) {
+	ctx, stop = context.WithCancel(parent)
+	k := digest(secret)
+	go func() {
+		for {
+			d.mu.Lock()
+			_, live := d.sessions[k]
+			ended := d.ended
+			d.mu.Unlock()
+			if !live {
+				stop()
+				return
+			}
+			select {
+			case <-ended:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return ctx, stop
 }
 
 // endAll ends every session and every outstanding code, and counts the
@@ -198,6 +236,7 @@ func (d *dashboard) endAll() int {
 	}
 	clear(d.sessions)
 	clear(d.codes)
+	d.tellEnded()
 	return n
 }
 
@@ -225,18 +264,15 @@ func (s *Server) dropLegacyCookie(c echo.Context) {
 	http.SetCookie(c.Response(), &http.Cookie{Name: name, Value: "", Path: "/", MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteStrictMode})
 }
 
-// dashboardSecret returns the session secret a request carries as
-// Authorization: Bearer when it is a live dashboard session's (renewing
-// it), "" otherwise. Only REST routes take it: never /mcp or the hooks.
-func (s *Server) dashboardSecret(req *http.Request) string {
+// dashboardSession reports whether the request carries a live dashboard
+// session's secret as Authorization: Bearer, and renews it when it does.
+// Only the REST routes take it: never /mcp, the hooks or /metrics.
+func (s *Server) dashboardSession(req *http.Request) bool {
 	if agentRoute(req.URL.Path) || !strings.HasPrefix(req.URL.Path, "/api/") {
-		return ""
+		return false
 	}
 	token, ok := bearer(req.Header.Get(echo.HeaderAuthorization))
-	if !ok || !s.dash.use(token) {
-		return ""
-	}
-	return token
+	return ok && s.dash.use(token)
 }
 
 // dashboardRoutes are the REST operations of the dashboard (in the route
@@ -247,7 +283,25 @@ func (s *Server) dashboardRoutes(v1 string) []route {
 		{Route{http.MethodPost, v1 + "/dashboard/session", "createDashboardSession"}, s.createDashboardSession},
 		{Route{http.MethodPost, v1 + "/dashboard/logout", "logoutDashboard"}, s.logoutDashboard},
 		{Route{http.MethodPost, v1 + "/dashboard/logout-all", "logoutAllDashboards"}, s.logoutAllDashboards},
-		{Route{http.MethodGet, v1 + "/stream", "streamEvents"}, s.stream},
+		{Route{http.MethodGet, v1 + "/stream", "streamEvents"}, s.endsWithSession(s.stream)},
+	}
+}
+
+// endsWithSession runs next with a request context that ends when the
+// dashboard session that authenticated the request ends: a browser that
+// logged out (or every one, after --logout-all) is told nothing more over
+// a stream it had open. Other callers' requests run as they are.
+func (s *Server) endsWithSession(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		req := c.Request()
+		if caller, ok := CallerFrom(req.Context()); !ok || !caller.Dashboard {
+			return next(c)
+		}
+		token, _ := bearer(req.Header.Get(echo.HeaderAuthorization))
+		ctx, stop := s.dash.hold(req.Context(), token)
+		defer stop()
+		c.SetRequest(req.WithContext(ctx))
+		return next(c)
 	}
 }
 

@@ -321,6 +321,43 @@ func TestDashboard_SessionsAreHandedOutAndEndedByTheTokenOnly(t *testing.T) {
 	}
 }
 
+// TestDashboard_LogoutEndsTheStreamsItHeldOpen: a stream the dashboard's
+// secret opened ends with the session — its own logout, or logout-all —
+// while the operator's stream goes on.
+func TestDashboard_LogoutEndsTheStreamsItHeldOpen(t *testing.T) {
+	f := newFixture(t, fixtureOptions{})
+	mine, other := f.login(), f.login()
+	streams := map[string]*sse{"mine": f.openStream(t, "", withSecret(mine)), "other": f.openStream(t, "", withSecret(other)),
+		"operator's": f.openStream(t, "")}
+	for name, s := range streams {
+		if m := s.next(t); m.event != "ready" {
+			t.Fatalf("%s stream: %+v", name, m)
+		}
+	}
+	ended := func(s *sse) bool {
+		_, err := io.Copy(io.Discard, s.rd) // returns once the service ends the stream
+		return err == nil
+	}
+	if r := f.request(http.MethodPost, DashboardLogoutPath, "{}", withSecret(mine), withHeader("Content-Type", "application/json")); r.status != http.StatusOK {
+		t.Fatalf("logout: %d %s", r.status, r.body)
+	}
+	if !ended(streams["mine"]) {
+		t.Fatal("my stream did not end cleanly at my logout")
+	}
+	if r := f.post(DashboardLogoutAllPath, "{}"); r.status != http.StatusOK {
+		t.Fatalf("logout-all: %d %s", r.status, r.body)
+	}
+	if !ended(streams["other"]) {
+		t.Fatal("the other browser's stream did not end at logout-all")
+	}
+	emit(t, f, "test.after_logout")
+	for {
+		if m := streams["operator's"].next(t); strings.Contains(m.data, "test.after_logout") {
+			break
+		}
+	}
+}
+
 func TestDashboard_WebDisabledAnswers404(t *testing.T) {
 	f := newFixture(t, fixtureOptions{extra: "service:\n  web:\n    enabled: false\n"})
 	for _, path := range []string{"/", "/assets/app.js", LoginPath} {

@@ -147,7 +147,7 @@ func (s *Server) authenticate(c echo.Context) (Caller, error) {
 			return Caller{Kind: CallerAgent, Agent: id}, nil
 		}
 	}
-	if ok && s.dashboardSecret(req) != "" {
+	if ok && s.dashboardSession(req) {
 		return Caller{Kind: CallerOperator, Dashboard: true}, nil
 	}
 	c.Response().Header().Set(echo.HeaderWWWAuthenticate, `Bearer realm="the-loop"`)
