@@ -208,10 +208,12 @@ func TestDashboardBrowser_LoginFlow(t *testing.T) {
 	navigate(t, other, base+"/")
 	waitJS(t, other, "the login hint", `!document.getElementById('login-hint').hidden`)
 
-	// --logout-all ends the first browser's session.
+	// --logout-all ends the first browser's session: its open stream ends,
+	// and the page, reconnecting, learns it is logged out.
 	if r := e.must(0, "dashboard", "--logout-all"); !strings.Contains(r.stdout, "ended 1 dashboard session") {
 		t.Fatalf("logout-all: %s", r)
 	}
+	waitJS(t, ctx, "the open page logged out by logout-all", `!document.getElementById('login-hint').hidden && document.getElementById('conn').dataset.state === 'offline'`)
 	navigate(t, ctx, base+"/")
 	waitJS(t, ctx, "the login hint after logout-all", `!document.getElementById('login-hint').hidden`)
 }
@@ -341,7 +343,7 @@ func TestDashboardBrowser_StopFromThePageStopsTheSession(t *testing.T) {
 	e, base := dashboardEnv(t, dashboardSessions)
 	ctx := loggedIn(t, e, base, 1280, 800)
 	navigate(t, ctx, base+"/#/s/reviewer")
-	waitJS(t, ctx, "the buttons", `document.getElementById('btn-stop')`)
+	waitJS(t, ctx, "Stop, enabled for a running session", `document.getElementById('btn-stop') && !document.getElementById('btn-stop').disabled`)
 	// Stop asks first: cancelling leaves the session running.
 	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#btn-stop"))); err != nil {
 		t.Fatal(err)

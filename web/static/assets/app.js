@@ -6,7 +6,7 @@
 //   #/events?...  the event log, with the filters of `the-loop events`
 
 import {h, fill, when, badge, fold, stick} from './dom.js';
-import {get, post, onAuth, logout, secret, ApiError, v1} from './api.js';
+import {get, post, onAuth, logout, ApiError, v1} from './api.js';
 import {connect} from './live.js';
 
 const view = document.getElementById('view');
