@@ -13,7 +13,7 @@ import (
 	loop "github.com/the-loop-dev/the-loop"
 )
 
-// The dashboard's performance targets (issue 20).
+// The dashboard's performance targets.
 
 // BenchmarkDashboardRows: the overview's rows (GET /standing-sessions with
 // the dashboard's session secret) at 50 running sessions, one request at a time;

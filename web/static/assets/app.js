@@ -1,4 +1,4 @@
-// The dashboard (issue 20): the overview, a session's page and the event
+// The dashboard: the overview, a session's page and the event
 // log, over the REST API and its event stream. Routes live in the hash:
 //   #/            standing sessions (waiting ones first)
 //   #/work        work-item sessions
