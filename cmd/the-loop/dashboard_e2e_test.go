@@ -534,7 +534,7 @@ func TestDashboardBrowser_PaneAndTranscriptOpenAtTheLatest(t *testing.T) {
 		screen, _ := e.tmux("capture-pane", "-p", "-t", "=loop-standing-supervisor:")
 		return strings.Contains(screen, "❯")
 	})
-	for i := 1; i <= 8; i++ {
+	for i := 1; i <= 3; i++ {
 		e.must(0, "standing", "say", "supervisor", "--wait", "--text", fmt.Sprintf("message %d of a long conversation", i))
 	}
 	ctx := loggedIn(t, e, base, 1280, 800)
@@ -542,9 +542,9 @@ func TestDashboardBrowser_PaneAndTranscriptOpenAtTheLatest(t *testing.T) {
 	atEnd := func(id string) string {
 		return fmt.Sprintf(`(() => { const el = document.getElementById(%q); return el.scrollHeight > el.clientHeight + 40 && el.scrollTop + el.clientHeight >= el.scrollHeight - 2; })()`, id)
 	}
-	waitJS(t, ctx, "the transcript's last answer", `[...document.querySelectorAll('#transcript li .text')].some((el) => el.textContent.includes('message 8 of'))`)
+	waitJS(t, ctx, "the transcript's last answer", `[...document.querySelectorAll('#transcript li .text')].some((el) => el.textContent.includes('message 3 of'))`)
 	waitJS(t, ctx, "the transcript at its end", atEnd("transcript"))
-	waitJS(t, ctx, "the pane's lines", `document.getElementById('peek').textContent.includes('message 8 of')`)
+	waitJS(t, ctx, "the pane's lines", `document.getElementById('peek').textContent.includes('message 3 of')`)
 	waitJS(t, ctx, "the pane at its end", atEnd("peek"))
 }
 
