@@ -23,7 +23,8 @@ import (
 
 // TestCredentials_EveryRouteButHealthNeedsOne: without a credential every
 // registered route, /mcp and an unknown path answer 401 naming where the
-// token lives; health answers.
+// token lives; health answers, and the login code's exchange (the code is
+// its credential) asks for the code.
 func TestCredentials_EveryRouteButHealthNeedsOne(t *testing.T) {
 	f := newFixture(t, fixtureOptions{agentBin: t.TempDir()})
 	where := sdk.TokenPath(filepath.Join(f.dir, "state"))
@@ -33,6 +34,12 @@ func TestCredentials_EveryRouteButHealthNeedsOne(t *testing.T) {
 		if r.Path == healthPath {
 			if resp.status != http.StatusOK {
 				t.Errorf("%s %s without a token: %d %s", r.Method, r.Path, resp.status, resp.body)
+			}
+			continue
+		}
+		if r.Path == DashboardSessionPath {
+			if resp.status != http.StatusUnprocessableEntity || !strings.Contains(resp.detail(t), "body") {
+				t.Errorf("%s %s without a body: %d %s", r.Method, r.Path, resp.status, resp.body)
 			}
 			continue
 		}
@@ -68,7 +75,7 @@ func TestCredentials_AgentCredentialIsForMCPOnly(t *testing.T) {
 	agent := withHeader("Authorization", "Bearer "+cred)
 
 	for _, r := range f.server.Routes() {
-		if r.Path == healthPath || r.Path == HooksPath {
+		if r.Path == healthPath || r.Path == HooksPath || r.Path == DashboardSessionPath { // the exchange takes a code, not a credential
 			continue
 		}
 		if resp := f.sendWith(r.Method, r.Path, "", agent); resp.status != http.StatusForbidden || !strings.Contains(resp.detail(t), "valid on /mcp") {

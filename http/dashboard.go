@@ -1,6 +1,7 @@
 package http
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
@@ -19,29 +20,38 @@ import (
 	"github.com/the-loop-dev/the-loop/web"
 )
 
-// The dashboard (issue 20): the service serves the web package's pages at
-// / and /assets/ when service.web.enabled, without a credential — they hold
-// no data and show a login hint until the browser has a session. A session
-// begins at GET /login?code=…: `the-loop dashboard` asks the service (with
-// the operator's token) for a code that works once, within 60 s, and prints
-// the link. The service exchanges the code for a cookie named for its port
-// (the-loop-<port>: browsers do not keep cookies apart by port) holding a
-// session secret of the service's own — never the operator's token —
-// HttpOnly, SameSite=Strict, Path=/. Sessions live in the service's memory:
-// a restart, or `the-loop dashboard --logout-all`, ends them all.
+// The dashboard: the service serves the web package's pages at / and
+// /assets/ when service.web.enabled, without a credential — they hold no
+// data and show a login hint until the browser has a session. A session
+// begins at a login link, /login#code=…: `the-loop dashboard` asks the
+// service (with the operator's token) for a code that works once, within
+// 60 s, and prints the link; the code rides in the fragment, which the
+// browser never sends, and the login page exchanges it with POST
+// /api/v1/dashboard/session for a session secret of the service's own —
+// never the operator's token. The page keeps the secret in localStorage,
+// which is the origin's alone (scheme, host and port), and sends it as
+// Authorization: Bearer; each use renews it for DashboardSessionTTL.
 //
-// A request the cookie authenticates is the operator's, with one more
-// check: a state change must come with an Origin equal to the service's own
-// (scheme, host and port; guard already asks for JSON and a known Host).
+// No cookie carries authority: browsers send a host's
+// cookies to every port of it, so a page another user serves on another
+// port of 127.0.0.1 would be handed them. A browser sends an Authorization
+// header only where a script of the page's own origin puts it. Sessions
+// live in the service's memory: a restart, POST /api/v1/dashboard/logout
+// (this browser's) or `the-loop dashboard --logout-all` ends them.
 
 // Dashboard paths.
 const (
-	// LoginPath exchanges a login code for a session cookie.
+	// LoginPath is the login page: it exchanges the code in its fragment
+	// (/login#code=…) for a session secret.
 	LoginPath = "/login"
 	// assetsPrefix is where the stylesheet and the modules are served.
 	assetsPrefix = "/assets/"
 	// DashboardCodesPath is where `the-loop dashboard` asks for a login code.
 	DashboardCodesPath = "/api/v1/dashboard/codes"
+	// DashboardSessionPath exchanges a login code for a session secret.
+	DashboardSessionPath = "/api/v1/dashboard/session"
+	// DashboardLogoutPath ends the session whose secret the request carries.
+	DashboardLogoutPath = "/api/v1/dashboard/logout"
 	// DashboardLogoutAllPath ends every dashboard session.
 	DashboardLogoutAllPath = "/api/v1/dashboard/logout-all"
 )
@@ -77,10 +87,19 @@ type dashboard struct {
 	mu       sync.Mutex
 	codes    map[[32]byte]time.Time // code digest → expiry
 	sessions map[[32]byte]time.Time // session digest → expiry
+	// ended is closed, and replaced, whenever sessions may have ended:
+	// the requests a session holds open (the stream) look again.
+	ended chan struct{}
 }
 
 func newDashboard() *dashboard {
-	return &dashboard{now: time.Now, codes: map[[32]byte]time.Time{}, sessions: map[[32]byte]time.Time{}}
+	return &dashboard{now: time.Now, codes: map[[32]byte]time.Time{}, sessions: map[[32]byte]time.Time{}, ended: make(chan struct{})}
+}
+
+// tellEnded wakes the requests held open by sessions. Called with d.mu held.
+func (d *dashboard) tellEnded() {
+	close(d.ended)
+	d.ended = make(chan struct{})
 }
 
 // newOpaqueSecret is 32 random bytes, base64url: a login code or a session.
@@ -125,10 +144,10 @@ func (d *dashboard) newCode() (string, time.Time) {
 }
 
 // redeem uses a code up (whether or not it was still valid) and, when it
-// was, returns a new session's secret.
-func (d *dashboard) redeem(code string) (string, bool) {
+// was, returns a new session's secret and when it expires unless used.
+func (d *dashboard) redeem(code string) (string, time.Time, bool) {
 	if code == "" {
-		return "", false
+		return "", time.Time{}, false
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -137,23 +156,70 @@ func (d *dashboard) redeem(code string) (string, bool) {
 	delete(d.codes, k)
 	now := d.now()
 	if !ok || !now.Before(exp) {
-		return "", false
+		return "", time.Time{}, false
 	}
 	prune(d.sessions, now, maxDashboardSessions)
+	d.tellEnded() // pruning may have ended some
 	secret := newOpaqueSecret()
-	d.sessions[digest(secret)] = now.Add(DashboardSessionTTL)
-	return secret, true
+	exp = now.Add(DashboardSessionTTL)
+	d.sessions[digest(secret)] = exp
+	return secret, exp, true
 }
 
-// valid reports whether secret is a live session's.
-func (d *dashboard) valid(secret string) bool {
+// use reports whether secret is a live session's and, when it is, renews
+// it for DashboardSessionTTL from now.
+func (d *dashboard) use(secret string) bool {
 	if secret == "" {
 		return false
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	exp, ok := d.sessions[digest(secret)]
+	k := digest(secret)
+	exp, ok := d.sessions[k]
+	now := d.now()
+	if !ok || !now.Before(exp) {
+		delete(d.sessions, k)
+		return false
+	}
+	d.sessions[k] = now.Add(DashboardSessionTTL)
+	return true
+}
+
+// end ends one session and reports whether it was live.
+func (d *dashboard) end(secret string) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	k := digest(secret)
+	exp, ok := d.sessions[k]
+	delete(d.sessions, k)
+	d.tellEnded()
 	return ok && d.now().Before(exp)
+}
+
+// hold returns a context of parent's that is cancelled once the session
+// whose secret it is has ended (logout, --logout-all, or pushed out by
+// newer ones); stop releases it.
+func (d *dashboard) hold(parent context.Context, secret string) (ctx context.Context, stop context.CancelFunc) {
+	ctx, stop = context.WithCancel(parent)
+	k := digest(secret)
+	go func() {
+		for {
+			d.mu.Lock()
+			_, live := d.sessions[k]
+			ended := d.ended
+			d.mu.Unlock()
+			if !live {
+				stop()
+				return
+			}
+			select {
+			case <-ended:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return ctx, stop
 }
 
 // endAll ends every session and every outstanding code, and counts the
@@ -170,50 +236,43 @@ func (d *dashboard) endAll() int {
 	}
 	clear(d.sessions)
 	clear(d.codes)
+	d.tellEnded()
 	return n
 }
 
-// CookieName is the dashboard's session cookie on a port: the-loop-<port>.
-func CookieName(port string) string { return "the-loop-" + port }
-
-// cookieName is this service's cookie: named for the port it listens on
-// (the configured one before Serve).
-func (s *Server) cookieName(c echo.Context) string {
+// legacyCookieName is the cookie the previous version's dashboard logged
+// in with (the-loop-<port>, for the port the service listens on: the
+// configured one before Serve). It carries nothing now; a page load that
+// brings it is told to drop it.
+func (s *Server) legacyCookieName(c echo.Context) string {
 	s.mu.Lock()
 	addr := s.addr
 	s.mu.Unlock()
 	if _, port, err := net.SplitHostPort(addr); err == nil {
-		return CookieName(port)
+		return "the-loop-" + port
 	}
-	return CookieName(strconv.Itoa(configOf(c).Service.Port))
+	return "the-loop-" + strconv.Itoa(configOf(c).Service.Port)
 }
 
-// cookieSession reports whether the request carries a live dashboard
-// session's cookie.
-func (s *Server) cookieSession(c echo.Context) bool {
-	ck, err := c.Request().Cookie(s.cookieName(c))
-	return err == nil && s.dash.valid(ck.Value)
+// dropLegacyCookie expires the previous version's session cookie when the
+// request brings it.
+func (s *Server) dropLegacyCookie(c echo.Context) {
+	name := s.legacyCookieName(c)
+	if _, err := c.Request().Cookie(name); err != nil {
+		return
+	}
+	http.SetCookie(c.Response(), &http.Cookie{Name: name, Value: "", Path: "/", MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteStrictMode})
 }
 
-// checkCookieOrigin is guard's extra check for a request the cookie
-// authenticated: a state change needs an Origin equal to the service's own
-// — http://<the Host it was sent to>, port included; guard has checked
-// that Host against the allow-list already.
-func checkCookieOrigin(c echo.Context, caller Caller) error {
-	req := c.Request()
-	if !caller.Cookie || !changesState(req.Method) {
-		return nil
+// dashboardSession reports whether the request carries a live dashboard
+// session's secret as Authorization: Bearer, and renews it when it does.
+// Only the REST routes take it: never /mcp, the hooks or /metrics.
+func (s *Server) dashboardSession(req *http.Request) bool {
+	if agentRoute(req.URL.Path) || !strings.HasPrefix(req.URL.Path, "/api/") {
+		return false
 	}
-	origin := req.Header.Get(echo.HeaderOrigin)
-	if want := "http://" + req.Host; !strings.EqualFold(origin, want) {
-		got := origin
-		if got == "" {
-			got = "none"
-		}
-		return echo.NewHTTPError(http.StatusForbidden, describe(req)+" refused: a request the dashboard's cookie authenticates must come from the dashboard itself (Origin "+
-			want+", got "+got+"); scripts and other clients send Authorization: Bearer <the operator's token> instead")
-	}
-	return nil
+	token, ok := bearer(req.Header.Get(echo.HeaderAuthorization))
+	return ok && s.dash.use(token)
 }
 
 // dashboardRoutes are the REST operations of the dashboard (in the route
@@ -221,8 +280,28 @@ func checkCookieOrigin(c echo.Context, caller Caller) error {
 func (s *Server) dashboardRoutes(v1 string) []route {
 	return []route{
 		{Route{http.MethodPost, v1 + "/dashboard/codes", "createDashboardCode"}, s.createDashboardCode},
+		{Route{http.MethodPost, v1 + "/dashboard/session", "createDashboardSession"}, s.createDashboardSession},
+		{Route{http.MethodPost, v1 + "/dashboard/logout", "logoutDashboard"}, s.logoutDashboard},
 		{Route{http.MethodPost, v1 + "/dashboard/logout-all", "logoutAllDashboards"}, s.logoutAllDashboards},
-		{Route{http.MethodGet, v1 + "/stream", "streamEvents"}, s.stream},
+		{Route{http.MethodGet, v1 + "/stream", "streamEvents"}, s.endsWithSession(s.stream)},
+	}
+}
+
+// endsWithSession runs next with a request context that ends when the
+// dashboard session that authenticated the request ends: a browser that
+// logged out (or every one, after --logout-all) is told nothing more over
+// a stream it had open. Other callers' requests run as they are.
+func (s *Server) endsWithSession(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		req := c.Request()
+		if caller, ok := CallerFrom(req.Context()); !ok || !caller.Dashboard {
+			return next(c)
+		}
+		token, _ := bearer(req.Header.Get(echo.HeaderAuthorization))
+		ctx, stop := s.dash.hold(req.Context(), token)
+		defer stop()
+		c.SetRequest(req.WithContext(ctx))
+		return next(c)
 	}
 }
 
@@ -233,8 +312,9 @@ func (s *Server) registerPages(e *echo.Echo) {
 		e.Add(m, "/", s.page("index.html"))
 		e.Add(m, assetsPrefix+"*", s.asset)
 	}
-	// GET only: a HEAD (a link checker's) must not use the code up.
-	e.GET(LoginPath, s.login)
+	for _, m := range []string{http.MethodGet, http.MethodHead} {
+		e.Add(m, LoginPath, s.page("login.html"))
+	}
 }
 
 // webOff is the answer of the dashboard's routes with service.web.enabled
@@ -243,12 +323,13 @@ func webOff() error {
 	return loop.Errorf(loop.ENOTFOUND, "the dashboard is turned off (service.web.enabled: false); set it to true to serve it")
 }
 
-// bearerOnly refuses a request the dashboard's cookie authenticated: the
-// routes that hand out and end sessions take the operator's token.
-func bearerOnly(c echo.Context) error {
-	if caller, ok := CallerFrom(c.Request().Context()); ok && caller.Cookie {
+// operatorTokenOnly refuses a request the dashboard's session secret
+// authenticated: the routes that hand out codes and end every session take
+// the operator's token.
+func operatorTokenOnly(c echo.Context) error {
+	if caller, ok := CallerFrom(c.Request().Context()); ok && caller.Dashboard {
 		return echo.NewHTTPError(http.StatusForbidden, describe(c.Request())+
-			" refused: this route takes the operator's token (Authorization: Bearer), not the dashboard's cookie")
+			" refused: this route takes the operator's token (Authorization: Bearer <service.token>), not a dashboard session's secret; run `the-loop dashboard` from the operator's shell")
 	}
 	return nil
 }
@@ -257,7 +338,8 @@ func bearerOnly(c echo.Context) error {
 type DashboardCode struct {
 	// Code works once, until ExpiresAt.
 	Code string `json:"code"`
-	// LoginPath is the path to open on the service: /login?code=<code>.
+	// LoginPath is the path to open on the service: /login#code=<code>
+	// (in the fragment, which the browser keeps to itself).
 	LoginPath string `json:"loginPath"`
 	// ExpiresAt is when the code stops working (UTC, RFC 3339).
 	ExpiresAt string `json:"expiresAt"`
@@ -268,18 +350,18 @@ func (s *Server) createDashboardCode(c echo.Context) error {
 	if !configOf(c).Service.WebEnabled {
 		return webOff()
 	}
-	if err := bearerOnly(c); err != nil {
+	if err := operatorTokenOnly(c); err != nil {
 		return err
 	}
 	code, exp := s.dash.newCode()
-	return writeJSON(c, http.StatusOK, DashboardCode{Code: code, LoginPath: LoginPath + "?code=" + code,
+	return writeJSON(c, http.StatusOK, DashboardCode{Code: code, LoginPath: LoginPath + "#code=" + code,
 		ExpiresAt: exp.UTC().Format(time.RFC3339)})
 }
 
 // logoutAllDashboards answers POST /api/v1/dashboard/logout-all: every
 // session and outstanding code ends.
 func (s *Server) logoutAllDashboards(c echo.Context) error {
-	if err := bearerOnly(c); err != nil {
+	if err := operatorTokenOnly(c); err != nil {
 		return err
 	}
 	return writeJSON(c, http.StatusOK, map[string]int{"revoked": s.dash.endAll()})
@@ -300,6 +382,7 @@ func (s *Server) page(name string) echo.HandlerFunc {
 		if !configOf(c).Service.WebEnabled {
 			return webOff()
 		}
+		s.dropLegacyCookie(c)
 		return serveAsset(c, name, http.StatusOK)
 	}
 }
@@ -343,25 +426,48 @@ func serveAsset(c echo.Context, name string, status int) error {
 	return err
 }
 
-// login answers GET /login?code=: a valid code becomes a session cookie and
-// a redirect to /; a used, expired or unknown one is 401 with a page that
-// says so.
-func (s *Server) login(c echo.Context) error {
+// DashboardSession is what POST /api/v1/dashboard/session returns.
+type DashboardSession struct {
+	// Secret is sent as Authorization: Bearer <secret> by the page.
+	Secret string `json:"secret"`
+	// ExpiresAt is when the session ends unless used (UTC, RFC 3339); each
+	// request it authenticates moves it DashboardSessionTTL on.
+	ExpiresAt string `json:"expiresAt"`
+}
+
+// createDashboardSession answers POST /api/v1/dashboard/session {code}:
+// the login page exchanges a code (once) for a session secret. It takes no
+// credential — the code is one; a used, expired or unknown code is 401.
+func (s *Server) createDashboardSession(c echo.Context) error {
 	if !configOf(c).Service.WebEnabled {
 		return webOff()
 	}
-	secret, ok := s.dash.redeem(c.QueryParam("code"))
-	if !ok {
-		return serveAsset(c, "login.html", http.StatusUnauthorized)
+	o, err := readObject(c)
+	if err != nil {
+		return err
 	}
-	http.SetCookie(c.Response(), &http.Cookie{
-		Name:     s.cookieName(c),
-		Value:    secret,
-		Path:     "/",
-		MaxAge:   int(DashboardSessionTTL / time.Second),
-		HttpOnly: true,
-		SameSite: http.SameSiteStrictMode,
-	})
-	pageHeaders(c.Response().Header())
-	return c.Redirect(http.StatusSeeOther, "/")
+	code := o.str("code", true, "")
+	if err := o.err(); err != nil {
+		return err
+	}
+	secret, exp, ok := s.dash.redeem(code)
+	if !ok {
+		c.Response().Header().Set(echo.HeaderWWWAuthenticate, `Bearer realm="the-loop"`)
+		return echo.NewHTTPError(http.StatusUnauthorized, "code: this login code is used, expired or unknown — each link from `the-loop dashboard` works once, within 60 s; run it again and open the new link")
+	}
+	c.Response().Header().Set("Cache-Control", "no-store")
+	return writeJSON(c, http.StatusOK, DashboardSession{Secret: secret, ExpiresAt: exp.UTC().Format(time.RFC3339)})
+}
+
+// logoutDashboard answers POST /api/v1/dashboard/logout: the session whose
+// secret the request carries ends (this browser's logout). With the
+// operator's token there is no session to end: revoked is 0.
+func (s *Server) logoutDashboard(c echo.Context) error {
+	n := 0
+	if caller, ok := CallerFrom(c.Request().Context()); ok && caller.Dashboard {
+		if token, _ := bearer(c.Request().Header.Get(echo.HeaderAuthorization)); s.dash.end(token) {
+			n = 1
+		}
+	}
+	return writeJSON(c, http.StatusOK, map[string]int{"revoked": n})
 }

@@ -45,9 +45,9 @@ func (f *fixture) page(method, path string, mods ...func(*http.Request)) page {
 	return page{resp.StatusCode, resp.Header, string(data)}
 }
 
-// login asks for a code with the operator's token and exchanges it; it
-// returns the session cookie.
-func (f *fixture) login() *http.Cookie {
+// login asks for a code with the operator's token and exchanges it, as the
+// login page does; it returns the session's secret.
+func (f *fixture) login() string {
 	f.t.Helper()
 	var code DashboardCode
 	r := f.post(DashboardCodesPath, "{}")
@@ -55,17 +55,23 @@ func (f *fixture) login() *http.Cookie {
 		f.t.Fatalf("codes: %d %s", r.status, r.body)
 	}
 	r.decode(f.t, &code)
-	p := f.page(http.MethodGet, code.LoginPath)
-	if p.status != http.StatusSeeOther || p.header.Get("Location") != "/" {
-		f.t.Fatalf("login: %d %v %s", p.status, p.header, p.body)
+	var sess DashboardSession
+	r = f.request(http.MethodPost, DashboardSessionPath, `{"code":"`+code.Code+`"}`, withoutToken(), withHeader("Content-Type", "application/json"))
+	if r.status != http.StatusOK {
+		f.t.Fatalf("session: %d %s", r.status, r.body)
 	}
-	cookies := (&http.Response{Header: p.header}).Cookies()
-	if len(cookies) != 1 {
-		f.t.Fatalf("login set %d cookies: %v", len(cookies), p.header)
-	}
-	return cookies[0]
+	r.decode(f.t, &sess)
+	return sess.Secret
 }
 
+// withSecret sends a dashboard session's secret instead of the operator's
+// token, as the page does.
+func withSecret(secret string) func(*http.Request) {
+	return func(r *http.Request) { r.Header.Set("Authorization", "Bearer "+secret) }
+}
+
+// withCookie sends a cookie and no Authorization: what a browser sends on
+// its own to every port of the host.
 func withCookie(ck *http.Cookie) func(*http.Request) {
 	return func(r *http.Request) {
 		r.Header["Authorization"] = nil
@@ -75,7 +81,8 @@ func withCookie(ck *http.Cookie) func(*http.Request) {
 
 func TestDashboard_PagesLoadWithoutACredentialAndHoldNoData(t *testing.T) {
 	f := newFixture(t, fixtureOptions{sessions: []string{"alpha"}})
-	for path, ct := range map[string]string{"/": "text/html", "/assets/app.js": "text/javascript", "/assets/app.css": "text/css"} {
+	for path, ct := range map[string]string{"/": "text/html", LoginPath: "text/html", "/assets/app.js": "text/javascript",
+		"/assets/login.js": "text/javascript", "/assets/app.css": "text/css"} {
 		p := f.page(http.MethodGet, path)
 		if p.status != http.StatusOK || !strings.HasPrefix(p.header.Get("Content-Type"), ct) {
 			t.Fatalf("%s: %d %q", path, p.status, p.header.Get("Content-Type"))
@@ -84,8 +91,8 @@ func TestDashboard_PagesLoadWithoutACredentialAndHoldNoData(t *testing.T) {
 		if !strings.Contains(csp, "script-src 'self'") || strings.Contains(csp, "unsafe-inline") || !strings.Contains(csp, "default-src 'none'") {
 			t.Fatalf("%s: CSP %q", path, csp)
 		}
-		if strings.Contains(p.body, "alpha") {
-			t.Fatalf("%s holds session data: %s", path, p.body)
+		if strings.Contains(p.body, "alpha") || p.header.Get("Set-Cookie") != "" {
+			t.Fatalf("%s holds session data or sets a cookie: %v %s", path, p.header, p.body)
 		}
 	}
 	if p := f.page(http.MethodGet, "/assets/nope.js"); p.status != http.StatusNotFound {
@@ -97,72 +104,110 @@ func TestDashboard_PagesLoadWithoutACredentialAndHoldNoData(t *testing.T) {
 }
 
 // TestDashboard_NoRouteReturnsDataWithoutACredential: every operation of
-// the route table but health answers 401 to a request with no credential
-// (and to a made-up cookie), whatever its method.
+// the route table but health and the code exchange answers 401 to a
+// request with no credential, with a made-up secret, and with what a
+// browser sends on its own (a cookie holding a live session's secret, the
+// service's own Origin), whatever its method.
 func TestDashboard_NoRouteReturnsDataWithoutACredential(t *testing.T) {
 	f := newFixture(t, fixtureOptions{sessions: []string{"alpha"}})
-	fake := &http.Cookie{Name: CookieName(f.port()), Value: "made-up"}
+	live := f.login()
+	ambient := &http.Cookie{Name: "the-loop-" + f.port(), Value: live}
 	for _, rt := range f.server.Routes() {
-		if rt.Path == healthPath {
+		if rt.Path == healthPath || rt.Path == DashboardSessionPath {
 			continue
 		}
-		for name, mod := range map[string]func(*http.Request){"no credential": withoutToken(), "a made-up cookie": withCookie(fake)} {
+		for name, mod := range map[string]func(*http.Request){"no credential": withoutToken(), "a made-up secret": withSecret("made-up"),
+			"a live secret as a cookie": withCookie(ambient)} {
 			p := f.page(rt.Method, rt.Path, mod, withHeader("Content-Type", "application/json"), withHeader("Origin", f.url))
 			if p.status != http.StatusUnauthorized {
 				t.Errorf("%s %s with %s: %d %s", rt.Method, rt.Path, name, p.status, p.body)
 			}
 		}
 	}
-	if p := f.page(http.MethodPost, "/mcp", withoutToken(), withHeader("Content-Type", "application/json")); p.status != http.StatusUnauthorized {
-		t.Errorf("/mcp: %d", p.status)
+	for _, path := range []string{"/mcp", HooksPath} {
+		if p := f.page(http.MethodPost, path, withoutToken(), withHeader("Content-Type", "application/json")); p.status != http.StatusUnauthorized {
+			t.Errorf("%s: %d", path, p.status)
+		}
+		// The dashboard's secret is not a credential there either.
+		if p := f.page(http.MethodPost, path, withSecret(live), withHeader("Content-Type", "application/json")); p.status != http.StatusUnauthorized {
+			t.Errorf("%s with the dashboard's secret: %d %s", path, p.status, p.body)
+		}
 	}
 }
 
-func TestDashboard_LoginExchangesACodeOnceForACookieOfItsOwn(t *testing.T) {
+// TestDashboard_ACookieCarriesNoAuthority is the regression of the cookie
+// another user's server on another port of 127.0.0.1 could log and replay:
+// with only what the browser sends on its own — the cookie of the previous
+// version holding a live secret, an Origin of the service's own — a POST
+// creates nothing and the stream tells nothing.
+func TestDashboard_ACookieCarriesNoAuthority(t *testing.T) {
+	f := newFixture(t, fixtureOptions{sessions: []string{"alpha"}})
+	live := f.login()
+	ck := &http.Cookie{Name: "the-loop-" + f.port(), Value: live}
+	ambient := []func(*http.Request){withCookie(ck), withHeader("Origin", f.url), withHeader("Content-Type", "application/json")}
+	r := f.request(http.MethodPost, "/api/v1/standing-sessions/create", `{"name":"planted","start":false,"harnessArgs":["--x"]}`, ambient...)
+	if r.status != http.StatusUnauthorized {
+		t.Fatalf("create by cookie: %d %s", r.status, r.body)
+	}
+	if rows := f.get("/api/v1/standing-sessions"); strings.Contains(string(rows.body), "planted") {
+		t.Fatalf("the cookie created a session: %s", rows.body)
+	}
+	if r := f.request(http.MethodGet, "/api/v1/standing-sessions", "", ambient...); r.status != http.StatusUnauthorized || strings.Contains(string(r.body), "alpha") {
+		t.Fatalf("rows by cookie: %d %s", r.status, r.body)
+	}
+	if s := f.openStream(t, "", withCookie(ck)); s.resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("stream by cookie: %d", s.resp.StatusCode)
+	}
+	// A page load that brings the old cookie is told to drop it.
+	p := f.page(http.MethodGet, "/", withCookie(ck))
+	if set := p.header.Get("Set-Cookie"); !strings.Contains(set, ck.Name+"=;") || !strings.Contains(set, "Max-Age=0") {
+		t.Fatalf("the old cookie is not dropped: Set-Cookie %q", set)
+	}
+	// The same secret as Authorization: Bearer is the dashboard's.
+	if r := f.request(http.MethodGet, "/api/v1/standing-sessions", "", withSecret(live)); r.status != http.StatusOK || !strings.Contains(string(r.body), "alpha") {
+		t.Fatalf("rows by secret: %d %s", r.status, r.body)
+	}
+}
+
+func TestDashboard_LoginExchangesACodeOnceForASecretOfItsOwn(t *testing.T) {
 	f := newFixture(t, fixtureOptions{sessions: []string{"alpha"}})
 	var code DashboardCode
 	f.post(DashboardCodesPath, "{}").decode(t, &code)
-	if code.LoginPath != "/login?code="+code.Code || len(code.Code) < 32 {
+	if code.LoginPath != "/login#code="+code.Code || len(code.Code) < 32 {
 		t.Fatalf("code %+v", code)
 	}
 	if exp, err := time.Parse(time.RFC3339, code.ExpiresAt); err != nil || time.Until(exp) > LoginCodeTTL || time.Until(exp) < LoginCodeTTL-5*time.Second {
 		t.Fatalf("expiresAt %q: %v", code.ExpiresAt, err)
 	}
-	if p := f.page(http.MethodHead, code.LoginPath); p.status == http.StatusSeeOther || p.header.Get("Set-Cookie") != "" {
-		t.Fatalf("HEAD used the code up: %d", p.status)
+	exchange := func(body string) response {
+		return f.request(http.MethodPost, DashboardSessionPath, body, withoutToken(), withHeader("Content-Type", "application/json"))
 	}
-	p := f.page(http.MethodGet, code.LoginPath)
-	if p.status != http.StatusSeeOther {
-		t.Fatalf("login: %d %s", p.status, p.body)
+	r := exchange(`{"code":"` + code.Code + `"}`)
+	var sess DashboardSession
+	r.decode(t, &sess)
+	if r.status != http.StatusOK || len(sess.Secret) < 32 || sess.Secret == f.token || sess.Secret == code.Code {
+		t.Fatalf("exchange: %d %s", r.status, r.body)
 	}
-	set := p.header.Get("Set-Cookie")
-	for _, want := range []string{"the-loop-" + f.port() + "=", "HttpOnly", "SameSite=Strict", "Path=/"} {
-		if !strings.Contains(set, want) {
-			t.Fatalf("Set-Cookie %q lacks %q", set, want)
+	if exp, err := time.Parse(time.RFC3339, sess.ExpiresAt); err != nil || time.Until(exp) > DashboardSessionTTL || time.Until(exp) < DashboardSessionTTL-time.Minute {
+		t.Fatalf("session expiresAt %q: %v", sess.ExpiresAt, err)
+	}
+	rows := f.request(http.MethodGet, "/api/v1/standing-sessions", "", withSecret(sess.Secret))
+	if rows.status != http.StatusOK || !strings.Contains(string(rows.body), `"alpha"`) {
+		t.Fatalf("rows by secret: %d %s", rows.status, rows.body)
+	}
+	// The code is spent; a made-up or empty one is refused too.
+	for _, body := range []string{`{"code":"` + code.Code + `"}`, `{"code":"made-up"}`, `{"code":""}`} {
+		again := exchange(body)
+		if again.status != http.StatusUnauthorized || !strings.Contains(again.detail(t), "used, expired or unknown") {
+			t.Fatalf("%s: %d %s", body, again.status, again.body)
 		}
 	}
-	if strings.Contains(set, f.token) || strings.Contains(set, code.Code) {
-		t.Fatalf("the cookie holds the operator's token or the code: %q", set)
+	if r := exchange(`{}`); r.status != http.StatusUnprocessableEntity || !strings.Contains(r.detail(t), "code") {
+		t.Fatalf("no code: %d %s", r.status, r.body)
 	}
-	ck := (&http.Response{Header: p.header}).Cookies()[0]
-	r := f.request(http.MethodGet, "/api/v1/standing-sessions", "", withCookie(ck))
-	if r.status != http.StatusOK || !strings.Contains(string(r.body), `"alpha"`) {
-		t.Fatalf("rows by cookie: %d %s", r.status, r.body)
-	}
-	// The code is spent.
-	again := f.page(http.MethodGet, code.LoginPath)
-	if again.status != http.StatusUnauthorized || again.header.Get("Set-Cookie") != "" || !strings.Contains(again.body, "used or expired") {
-		t.Fatalf("second use: %d %v %s", again.status, again.header, again.body)
-	}
-	for _, bad := range []string{"/login", "/login?code=", "/login?code=made-up"} {
-		if p := f.page(http.MethodGet, bad); p.status != http.StatusUnauthorized || p.header.Get("Set-Cookie") != "" {
-			t.Fatalf("%s: %d", bad, p.status)
-		}
-	}
-	// A cookie for another port's service is not this one's.
-	other := &http.Cookie{Name: "the-loop-1", Value: ck.Value}
-	if r := f.request(http.MethodGet, "/api/v1/standing-sessions", "", withCookie(other)); r.status != http.StatusUnauthorized {
-		t.Fatalf("another port's cookie: %d", r.status)
+	// Sent as a form (what a page of another origin may post without asking).
+	if r := f.request(http.MethodPost, DashboardSessionPath, "code=x", withoutToken(), withHeader("Content-Type", "text/plain")); r.status != http.StatusUnsupportedMediaType {
+		t.Fatalf("text/plain exchange: %d", r.status)
 	}
 }
 
@@ -170,69 +215,98 @@ func TestDashboard_AnExpiredCodeIsRefused(t *testing.T) {
 	f := newFixture(t, fixtureOptions{})
 	now := time.Now()
 	f.server.dash.now = func() time.Time { return now }
+	exchange := func(code DashboardCode) int {
+		return f.request(http.MethodPost, DashboardSessionPath, `{"code":"`+code.Code+`"}`, withoutToken(), withHeader("Content-Type", "application/json")).status
+	}
 	var code DashboardCode
 	f.post(DashboardCodesPath, "{}").decode(t, &code)
 	now = now.Add(LoginCodeTTL)
-	if p := f.page(http.MethodGet, code.LoginPath); p.status != http.StatusUnauthorized || p.header.Get("Set-Cookie") != "" {
-		t.Fatalf("expired code: %d %v", p.status, p.header)
+	if st := exchange(code); st != http.StatusUnauthorized {
+		t.Fatalf("expired code: %d", st)
 	}
 	// Just inside the minute it works.
 	f.post(DashboardCodesPath, "{}").decode(t, &code)
 	now = now.Add(LoginCodeTTL - time.Millisecond)
-	if p := f.page(http.MethodGet, code.LoginPath); p.status != http.StatusSeeOther {
-		t.Fatalf("fresh code: %d", p.status)
+	if st := exchange(code); st != http.StatusOK {
+		t.Fatalf("fresh code: %d", st)
 	}
 }
 
-func TestDashboard_ACookiePOSTNeedsTheServicesOwnOriginAndJSON(t *testing.T) {
+func TestDashboard_ASecretIsRenewedOnUseAndEndsUnused(t *testing.T) {
 	f := newFixture(t, fixtureOptions{})
-	ck := f.login()
+	now := time.Now()
+	f.server.dash.now = func() time.Time { return now }
+	secret := f.login()
+	status := func() int { return f.request(http.MethodGet, "/api/v1/status", "", withSecret(secret)).status }
+	for i := 0; i < 3; i++ { // 69 h in all, never 24 h unused
+		now = now.Add(DashboardSessionTTL - time.Hour)
+		if st := status(); st != http.StatusOK {
+			t.Fatalf("used after %d × 23 h: %d", i+1, st)
+		}
+	}
+	now = now.Add(DashboardSessionTTL)
+	if st := status(); st != http.StatusUnauthorized {
+		t.Fatalf("unused for 24 h: %d", st)
+	}
+}
+
+func TestDashboard_ASecretPOSTNeedsJSONAndAKnownHost(t *testing.T) {
+	f := newFixture(t, fixtureOptions{})
+	secret := f.login()
 	body := `{"name":"fresh","start":false}`
-	for origin, want := range map[string]int{
-		"":                     http.StatusForbidden,
-		"http://evil.example":  http.StatusForbidden,
-		"http://127.0.0.1:1":   http.StatusForbidden, // another port
-		"https://" + f.url[7:]: http.StatusForbidden, // another scheme
-		"null":                 http.StatusForbidden,
-		f.url:                  http.StatusOK,
-		strings.ToUpper(f.url): http.StatusOK,
-	} {
-		mods := []func(*http.Request){withCookie(ck), withHeader("Content-Type", "application/json")}
-		if origin != "" {
-			mods = append(mods, withHeader("Origin", origin))
-		}
-		r := f.request(http.MethodPost, "/api/v1/standing-sessions/create", body, mods...)
-		if r.status != want {
-			t.Errorf("Origin %q: %d %s", origin, r.status, r.body)
-		}
-		if r.status == http.StatusOK {
-			f.request(http.MethodPost, "/api/v1/standing-sessions/delete", `{"name":"fresh"}`, append(mods[:2:2], withHeader("Origin", f.url))...)
-		}
+	// No Origin needed: a browser sends Authorization only where the page's
+	// own script puts it.
+	if r := f.request(http.MethodPost, "/api/v1/standing-sessions/create", body, withSecret(secret), withHeader("Content-Type", "application/json")); r.status != http.StatusOK {
+		t.Fatalf("create by secret: %d %s", r.status, r.body)
 	}
-	r := f.request(http.MethodPost, "/api/v1/standing-sessions/create", body, withCookie(ck), withHeader("Origin", f.url), withHeader("Content-Type", "text/plain"))
-	if r.status != http.StatusUnsupportedMediaType {
-		t.Fatalf("text/plain by cookie: %d", r.status)
+	if r := f.request(http.MethodPost, "/api/v1/standing-sessions/create", body, withSecret(secret), withHeader("Content-Type", "text/plain")); r.status != http.StatusUnsupportedMediaType {
+		t.Fatalf("text/plain by secret: %d", r.status)
 	}
-	// The bearer token needs no Origin (the CLI sends none).
-	if r := f.post("/api/v1/standing-sessions/create", body); r.status != http.StatusOK {
-		t.Fatalf("bearer: %d %s", r.status, r.body)
-	}
-	// The Host allow-list still holds for the cookie.
-	if r := f.request(http.MethodGet, "/api/v1/standing-sessions", "", withCookie(ck), withHeader("Host", "evil.example:80")); r.status != http.StatusForbidden {
+	if r := f.request(http.MethodGet, "/api/v1/standing-sessions", "", withSecret(secret), withHeader("Host", "evil.example:80")); r.status != http.StatusForbidden {
 		t.Fatalf("foreign Host: %d", r.status)
+	}
+}
+
+func TestDashboard_LogoutEndsThisBrowsersSessionOnly(t *testing.T) {
+	f := newFixture(t, fixtureOptions{})
+	mine, other := f.login(), f.login()
+	logout := func(mods ...func(*http.Request)) response {
+		return f.request(http.MethodPost, DashboardLogoutPath, "{}", append(mods, withHeader("Content-Type", "application/json"))...)
+	}
+	var res struct{ Revoked int }
+	r := logout(withSecret(mine))
+	r.decode(t, &res)
+	if r.status != http.StatusOK || res.Revoked != 1 {
+		t.Fatalf("logout: %d %s", r.status, r.body)
+	}
+	if st := f.request(http.MethodGet, "/api/v1/status", "", withSecret(mine)).status; st != http.StatusUnauthorized {
+		t.Fatalf("after logout: %d", st)
+	}
+	if st := f.request(http.MethodGet, "/api/v1/status", "", withSecret(other)).status; st != http.StatusOK {
+		t.Fatalf("the other browser after my logout: %d", st)
+	}
+	// Again: nothing to end, and the ended secret is no credential.
+	if r := logout(withSecret(mine)); r.status != http.StatusUnauthorized {
+		t.Fatalf("second logout: %d %s", r.status, r.body)
+	}
+	r = logout()
+	res.Revoked = -1
+	r.decode(t, &res)
+	if r.status != http.StatusOK || res.Revoked != 0 {
+		t.Fatalf("logout with the operator's token: %d %s", r.status, r.body)
 	}
 }
 
 func TestDashboard_SessionsAreHandedOutAndEndedByTheTokenOnly(t *testing.T) {
 	f := newFixture(t, fixtureOptions{})
-	ck := f.login()
+	first := f.login()
 	second := f.login()
-	cookieJSON := []func(*http.Request){withCookie(ck), withHeader("Content-Type", "application/json"), withHeader("Origin", f.url)}
-	if r := f.request(http.MethodPost, DashboardCodesPath, "{}", cookieJSON...); r.status != http.StatusForbidden {
-		t.Fatalf("a code by cookie: %d %s", r.status, r.body)
+	json := []func(*http.Request){withSecret(first), withHeader("Content-Type", "application/json")}
+	if r := f.request(http.MethodPost, DashboardCodesPath, "{}", json...); r.status != http.StatusForbidden {
+		t.Fatalf("a code by secret: %d %s", r.status, r.body)
 	}
-	if r := f.request(http.MethodPost, DashboardLogoutAllPath, "{}", cookieJSON...); r.status != http.StatusForbidden {
-		t.Fatalf("logout-all by cookie: %d", r.status)
+	if r := f.request(http.MethodPost, DashboardLogoutAllPath, "{}", json...); r.status != http.StatusForbidden {
+		t.Fatalf("logout-all by secret: %d", r.status)
 	}
 	var res struct{ Revoked int }
 	r := f.post(DashboardLogoutAllPath, "{}")
@@ -240,22 +314,62 @@ func TestDashboard_SessionsAreHandedOutAndEndedByTheTokenOnly(t *testing.T) {
 	if r.status != http.StatusOK || res.Revoked != 2 {
 		t.Fatalf("logout-all: %d %s", r.status, r.body)
 	}
-	for _, c := range []*http.Cookie{ck, second} {
-		if r := f.request(http.MethodGet, "/api/v1/status", "", withCookie(c)); r.status != http.StatusUnauthorized {
+	for _, secret := range []string{first, second} {
+		if r := f.request(http.MethodGet, "/api/v1/status", "", withSecret(secret)); r.status != http.StatusUnauthorized {
 			t.Fatalf("after logout-all: %d", r.status)
+		}
+	}
+}
+
+// TestDashboard_LogoutEndsTheStreamsItHeldOpen: a stream the dashboard's
+// secret opened ends with the session — its own logout, or logout-all —
+// while the operator's stream goes on.
+func TestDashboard_LogoutEndsTheStreamsItHeldOpen(t *testing.T) {
+	f := newFixture(t, fixtureOptions{})
+	mine, other := f.login(), f.login()
+	streams := map[string]*sse{"mine": f.openStream(t, "", withSecret(mine)), "other": f.openStream(t, "", withSecret(other)),
+		"operator's": f.openStream(t, "")}
+	for name, s := range streams {
+		if m := s.next(t); m.event != "ready" {
+			t.Fatalf("%s stream: %+v", name, m)
+		}
+	}
+	ended := func(s *sse) bool {
+		_, err := io.Copy(io.Discard, s.rd) // returns once the service ends the stream
+		return err == nil
+	}
+	if r := f.request(http.MethodPost, DashboardLogoutPath, "{}", withSecret(mine), withHeader("Content-Type", "application/json")); r.status != http.StatusOK {
+		t.Fatalf("logout: %d %s", r.status, r.body)
+	}
+	if !ended(streams["mine"]) {
+		t.Fatal("my stream did not end cleanly at my logout")
+	}
+	if r := f.post(DashboardLogoutAllPath, "{}"); r.status != http.StatusOK {
+		t.Fatalf("logout-all: %d %s", r.status, r.body)
+	}
+	if !ended(streams["other"]) {
+		t.Fatal("the other browser's stream did not end at logout-all")
+	}
+	emit(t, f, "test.after_logout")
+	for {
+		if m := streams["operator's"].next(t); strings.Contains(m.data, "test.after_logout") {
+			break
 		}
 	}
 }
 
 func TestDashboard_WebDisabledAnswers404(t *testing.T) {
 	f := newFixture(t, fixtureOptions{extra: "service:\n  web:\n    enabled: false\n"})
-	for _, path := range []string{"/", "/assets/app.js", "/login?code=x"} {
+	for _, path := range []string{"/", "/assets/app.js", LoginPath} {
 		if p := f.page(http.MethodGet, path); p.status != http.StatusNotFound || strings.Contains(p.body, "<html") {
 			t.Errorf("%s: %d", path, p.status)
 		}
 	}
 	if r := f.post(DashboardCodesPath, "{}"); r.status != http.StatusNotFound || !strings.Contains(string(r.body), "service.web.enabled") {
 		t.Fatalf("codes: %d %s", r.status, r.body)
+	}
+	if r := f.request(http.MethodPost, DashboardSessionPath, `{"code":"x"}`, withoutToken(), withHeader("Content-Type", "application/json")); r.status != http.StatusNotFound {
+		t.Fatalf("session: %d %s", r.status, r.body)
 	}
 }
 
@@ -442,15 +556,14 @@ func TestStream_HasACapKeepAlivesAndCanBeTurnedOff(t *testing.T) {
 	}
 }
 
-func TestStream_NeedsACredentialAndTakesTheCookie(t *testing.T) {
+func TestStream_NeedsACredentialAndTakesTheDashboardsSecret(t *testing.T) {
 	f := newFixture(t, fixtureOptions{})
 	if s := f.openStream(t, "", withoutToken()); s.resp.StatusCode != http.StatusUnauthorized {
 		t.Fatalf("no credential: %d", s.resp.StatusCode)
 	}
-	ck := f.login()
-	s := f.openStream(t, "", withCookie(ck))
+	s := f.openStream(t, "", withSecret(f.login()))
 	if s.resp.StatusCode != http.StatusOK {
-		t.Fatalf("cookie: %d", s.resp.StatusCode)
+		t.Fatalf("secret: %d", s.resp.StatusCode)
 	}
 	if m := s.next(t); m.event != "ready" {
 		t.Fatalf("%+v", m)

@@ -43,9 +43,13 @@ const healthPath = "/api/v1/health"
 // agent credential.
 const HooksPath = "/api/v1/hooks"
 
-// isPublic reports whether a request needs no credential: health, and the
-// dashboard's pages, login and assets (issue 20: they hold no data).
+// isPublic reports whether a request needs no credential: health, the
+// dashboard's pages, login and assets (they hold no data), and the
+// exchange of a login code (the code is the credential).
 func isPublic(method, path string) bool {
+	if method == http.MethodPost && path == DashboardSessionPath {
+		return true
+	}
 	return (method == http.MethodGet || method == http.MethodHead) && (path == healthPath || webPublic(path))
 }
 
@@ -72,9 +76,9 @@ type Caller struct {
 	Kind string
 	// Agent names the agent when Kind is CallerAgent.
 	Agent loop.AgentIdentity
-	// Cookie is true when the dashboard's session cookie, not the bearer
-	// token, made the caller the operator (issue 20).
-	Cookie bool
+	// Dashboard is true when a dashboard session's secret, not the
+	// operator's token, made the caller the operator.
+	Dashboard bool
 }
 
 // callerKey is the request context's key of the Caller.
@@ -99,9 +103,6 @@ func (s *Server) guard(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		caller, err := s.authenticate(c)
 		if err != nil {
-			return err
-		}
-		if err := checkCookieOrigin(c, caller); err != nil {
 			return err
 		}
 		req = req.WithContext(context.WithValue(req.Context(), callerKey{}, caller))
@@ -146,8 +147,8 @@ func (s *Server) authenticate(c echo.Context) (Caller, error) {
 			return Caller{Kind: CallerAgent, Agent: id}, nil
 		}
 	}
-	if !ok && req.Header.Get(echo.HeaderAuthorization) == "" && s.cookieSession(c) {
-		return Caller{Kind: CallerOperator, Cookie: true}, nil
+	if ok && s.dashboardSession(req) {
+		return Caller{Kind: CallerOperator, Dashboard: true}, nil
 	}
 	c.Response().Header().Set(echo.HeaderWWWAuthenticate, `Bearer realm="the-loop"`)
 	return Caller{}, echo.NewHTTPError(http.StatusUnauthorized, tokenRefusal(req, s.opt.TokenSource))

@@ -209,6 +209,8 @@ func TestRoutes_TableMatchesOriginal(t *testing.T) {
 		{"POST", "/api/v1/sessions/close", "closeSession"},
 		{"POST", "/api/v1/channels/poll", "pollChannels"},
 		{"POST", "/api/v1/dashboard/codes", "createDashboardCode"},
+		{"POST", "/api/v1/dashboard/session", "createDashboardSession"},
+		{"POST", "/api/v1/dashboard/logout", "logoutDashboard"},
 		{"POST", "/api/v1/dashboard/logout-all", "logoutAllDashboards"},
 		{"GET", "/api/v1/stream", "streamEvents"},
 	}

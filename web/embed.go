@@ -1,4 +1,4 @@
-// Package web holds the dashboard's assets (issue 20): plain HTML, CSS and
+// Package web holds the dashboard's assets: plain HTML, CSS and
 // JavaScript modules, embedded in the binary so the service serves them
 // with no CDN and no Node toolchain at build or run time. The http package
 // serves them at / and /assets/; this package only holds them.

@@ -2,7 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
+	nethttp "net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,12 +13,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/fetch"
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 )
 
-// The dashboard in a real browser (issue 20): headless Chromium (Debian's
-// chromium, installed by .ci/run) driven with chromedp against `the-loop
-// serve` started by `the-loop start`, with the fake agent in tmux.
+// The dashboard in a real browser: headless Chromium (Debian's chromium,
+// installed by .ci/run) driven with chromedp against `the-loop serve`
+// started by `the-loop start`, with the fake agent in tmux.
 
 const dashboardSessions = `
 state: {root: .the-loop}
@@ -40,10 +46,19 @@ func chromiumPath(t testing.TB) string {
 	return ""
 }
 
-// newBrowser starts headless Chromium with a fresh profile; it is stopped
-// when the test ends.
+// newBrowser starts headless Chromium with a fresh profile; when the test
+// ends the browser is stopped and its profile and temporary files (kept in
+// one directory of their own, TMPDIR included) are removed.
 func newBrowser(t testing.TB, width, height int) context.Context {
 	t.Helper()
+	dir, err := os.MkdirTemp("", "the-loop-chromium-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := filepath.Join(dir, "tmp")
+	if err := os.Mkdir(tmp, 0o700); err != nil {
+		t.Fatal(err)
+	}
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(chromiumPath(t)),
 		chromedp.Headless,
@@ -55,16 +70,39 @@ func newBrowser(t testing.TB, width, height int) context.Context {
 		chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("disable-sync", true),
 		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.UserDataDir(t.TempDir()),
+		chromedp.UserDataDir(filepath.Join(dir, "profile")),
+		chromedp.Env("TMPDIR=" + tmp),
 		chromedp.WindowSize(width, height),
 	}
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancel := chromedp.NewContext(actx)
-	t.Cleanup(func() { cancel(); cancelAlloc() })
+	t.Cleanup(func() {
+		cancel()
+		cancelAlloc() // waits for the browser to exit
+		removeProfile(t, dir)
+	})
 	if err := chromedp.Do(ctx, chromedp.EmulateViewport(int64(width), int64(height))); err != nil {
 		t.Fatalf("starting chromium: %v", err)
 	}
 	return ctx
+}
+
+// removeProfile removes a browser's directory; a child process that
+// outlives the browser for a moment may still write there, so it tries
+// until the directory is gone (10 s at most).
+func removeProfile(t testing.TB, dir string) {
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		err := os.RemoveAll(dir)
+		if _, statErr := os.Stat(dir); err == nil && errors.Is(statErr, os.ErrNotExist) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("the browser's directory %s is left behind: %v", dir, err)
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 // js evaluates expression in the page.
@@ -124,8 +162,8 @@ func loginLink(t *testing.T, e *env, base string) string {
 	t.Helper()
 	r := e.must(0, "dashboard")
 	link := strings.TrimSpace(r.stdout)
-	if !strings.HasPrefix(link, base+"/login?code=") || strings.Contains(link, e.token()) {
-		t.Fatalf("dashboard printed %q (want %s/login?code=…)", link, base)
+	if !strings.HasPrefix(link, base+"/login#code=") || strings.Contains(link, e.token()) {
+		t.Fatalf("dashboard printed %q (want %s/login#code=…)", link, base)
 	}
 	return link
 }
@@ -143,7 +181,7 @@ func TestDashboardBrowser_LoginFlow(t *testing.T) {
 	e, base := dashboardEnv(t, dashboardSessions)
 	ctx := newBrowser(t, 1280, 800)
 
-	// No cookie: the page loads, shows the login hint and no data.
+	// Logged out: the page loads, shows the login hint and no data.
 	navigate(t, ctx, base+"/")
 	waitJS(t, ctx, "the login hint", `!document.getElementById('login-hint').hidden`)
 	if text := js[string](t, ctx, "document.body.innerText"); strings.Contains(text, "supervisor") || !strings.Contains(text, "the-loop dashboard") {
@@ -159,28 +197,90 @@ func TestDashboardBrowser_LoginFlow(t *testing.T) {
 	if hidden := js[bool](t, ctx, "document.getElementById('login-hint').hidden"); !hidden {
 		t.Fatal("logged in, the login hint still shows")
 	}
-	// The cookie is HttpOnly: the page's scripts cannot read it.
-	if c := js[string](t, ctx, "document.cookie"); strings.Contains(c, "the-loop-") {
-		t.Fatalf("document.cookie shows the session: %q", c)
-	}
 	waitJS(t, ctx, "the stream", `document.getElementById('conn').dataset.state === 'live'`)
 
-	// A used code is refused, in another browser (no cookie of its own).
+	// A used code is refused, in another browser; so are a made-up one and none.
 	other := newBrowser(t, 1280, 800)
-	navigate(t, other, link)
-	waitJS(t, other, "the refusal", `document.getElementById('refused')`)
+	for _, url := range []string{link, base + "/login#code=made-up", base + "/login"} {
+		navigate(t, other, url)
+		waitJS(t, other, "the refusal of "+url, `!document.getElementById('refused').hidden`)
+	}
 	navigate(t, other, base+"/")
 	waitJS(t, other, "the login hint", `!document.getElementById('login-hint').hidden`)
-	// A made-up code too.
-	navigate(t, other, base+"/login?code=made-up")
-	waitJS(t, other, "the refusal", `document.getElementById('refused')`)
 
-	// --logout-all ends the first browser's session.
+	// --logout-all ends the first browser's session: its open stream ends,
+	// and the page, reconnecting, learns it is logged out.
 	if r := e.must(0, "dashboard", "--logout-all"); !strings.Contains(r.stdout, "ended 1 dashboard session") {
 		t.Fatalf("logout-all: %s", r)
 	}
+	waitJS(t, ctx, "the open page logged out by logout-all", `!document.getElementById('login-hint').hidden && document.getElementById('conn').dataset.state === 'offline'`)
 	navigate(t, ctx, base+"/")
 	waitJS(t, ctx, "the login hint after logout-all", `!document.getElementById('login-hint').hidden`)
+}
+
+// TestDashboardBrowser_NoCookieCarriesTheSession is the regression of the
+// cookie a browser sends to every port of 127.0.0.1 (another user's server
+// on another port logged it and replayed it with the service's Origin): a
+// login leaves no cookie at all, the secret lives in localStorage, and that
+// secret sent the way a browser sends on its own — as a cookie, with the
+// service's own Origin — reads nothing and creates nothing. The page's
+// Log out ends its secret at the service.
+func TestDashboardBrowser_NoCookieCarriesTheSession(t *testing.T) {
+	e, base := dashboardEnv(t, dashboardSessions)
+	ctx := loggedIn(t, e, base, 1280, 800)
+	got, err := chromedp.Run(ctx, func(ctx context.Context, t *chromedp.Target) ([]*network.Cookie, error) {
+		res, err := cdp.Call(ctx, t, network.GetCookies, network.GetCookiesParams{URLs: []string{base + "/", base + "/api/v1/stream"}})
+		return res.Cookies, err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 0 {
+		t.Fatalf("the login left %d cookie(s), the first %s=…", len(got), got[0].Name)
+	}
+	secret := js[string](t, ctx, "localStorage.getItem('the-loop-session') || ''")
+	if len(secret) < 32 || secret == e.token() {
+		t.Fatalf("localStorage holds %q", secret)
+	}
+	port := strings.TrimPrefix(base, "http://127.0.0.1:")
+	ambient := func(method, path, body string) (int, string) {
+		req, _ := nethttp.NewRequest(method, base+path, strings.NewReader(body))
+		req.Header.Set("Cookie", "the-loop-"+port+"="+secret)
+		req.Header.Set("Origin", base)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := nethttp.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		data, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(data)
+	}
+	if st, body := ambient(nethttp.MethodPost, "/api/v1/standing-sessions/create", `{"name":"planted","start":false}`); st != nethttp.StatusUnauthorized {
+		t.Fatalf("create with the secret as a cookie: %d %s", st, body)
+	}
+	if _, ok := e.rows()["planted"]; ok {
+		t.Fatal("the cookie created a session")
+	}
+	if st, body := ambient(nethttp.MethodGet, "/api/v1/standing-sessions", ""); st != nethttp.StatusUnauthorized || strings.Contains(body, "supervisor") {
+		t.Fatalf("rows with the secret as a cookie: %d %s", st, body)
+	}
+
+	// Log out: the page shows the hint and the secret is no credential.
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#logout"))); err != nil {
+		t.Fatal(err)
+	}
+	waitJS(t, ctx, "the login hint after logout", `!document.getElementById('login-hint').hidden && !localStorage.getItem('the-loop-session')`)
+	req, _ := nethttp.NewRequest(nethttp.MethodGet, base+"/api/v1/standing-sessions", nil)
+	req.Header.Set("Authorization", "Bearer "+secret)
+	resp, err := nethttp.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != nethttp.StatusUnauthorized {
+		t.Fatalf("the secret after Log out: %d", resp.StatusCode)
+	}
 }
 
 func TestDashboardBrowser_OverviewUpdatesWhenASessionStops(t *testing.T) {
@@ -204,7 +304,7 @@ func TestDashboardBrowser_SayReachesTheAgentAndItsOutcomeShows(t *testing.T) {
 	})
 	ctx := loggedIn(t, e, base, 1280, 800)
 	navigate(t, ctx, base+"/#/s/supervisor")
-	waitJS(t, ctx, "the say box", `document.getElementById('say-text')`)
+	waitJS(t, ctx, "the say box, enabled for a live pane", `!document.getElementById('say-text').disabled`)
 	if err := chromedp.Do(ctx,
 		chromedp.SendKeys(chromedp.CSS("#say-text"), "hello from the browser"),
 		chromedp.Click(chromedp.CSS("#say-send")),
@@ -243,7 +343,7 @@ func TestDashboardBrowser_StopFromThePageStopsTheSession(t *testing.T) {
 	e, base := dashboardEnv(t, dashboardSessions)
 	ctx := loggedIn(t, e, base, 1280, 800)
 	navigate(t, ctx, base+"/#/s/reviewer")
-	waitJS(t, ctx, "the buttons", `document.getElementById('btn-stop')`)
+	waitJS(t, ctx, "Stop, enabled for a running session", `document.getElementById('btn-stop') && !document.getElementById('btn-stop').disabled`)
 	// Stop asks first: cancelling leaves the session running.
 	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#btn-stop"))); err != nil {
 		t.Fatal(err)
@@ -332,6 +432,160 @@ func TestDashboardBrowser_OneStreamPerBrowser(t *testing.T) {
 			t.Fatalf("tab %d is %s: it did not share the stream", i+1, state)
 		}
 	}
+}
+
+// holdStream pauses every request the page makes for the event stream:
+// it never answers, as a stream still being opened.
+func holdStream(t *testing.T, ctx context.Context) {
+	t.Helper()
+	_, err := chromedp.Run(ctx, func(ctx context.Context, tg *chromedp.Target) (cdp.Empty, error) {
+		return cdp.Call(ctx, tg, fetch.Enable, fetch.EnableParams{Patterns: []*fetch.RequestPattern{{URLPattern: "*/api/v1/stream*"}}})
+	})
+	if err != nil {
+		t.Fatalf("holding the stream: %v", err)
+	}
+}
+
+// TestDashboardBrowser_ConnectingUntilTheStreamAnswers: with the stream
+// not answering yet, the page shows the rows it read and says
+// "connecting", never "offline" over live data.
+func TestDashboardBrowser_ConnectingUntilTheStreamAnswers(t *testing.T) {
+	e, base := dashboardEnv(t, dashboardSessions)
+	ctx := newBrowser(t, 1280, 800)
+	holdStream(t, ctx)
+	navigate(t, ctx, loginLink(t, e, base))
+	waitJS(t, ctx, "the overview's rows", `document.querySelector('#standing-rows tr[data-name="supervisor"]')`)
+	conn := js[string](t, ctx, "document.getElementById('conn').dataset.state + ' ' + document.getElementById('conn').textContent")
+	if conn != "connecting connecting" {
+		t.Fatalf("with the stream not answered yet and the rows shown, the page says %q (want connecting)", conn)
+	}
+}
+
+// TestDashboardBrowser_ASubmittedSayIsNotRed: a say the agent took (and
+// answered) shows its outcome and its lines in no failure colour.
+func TestDashboardBrowser_ASubmittedSayIsNotRed(t *testing.T) {
+	e, base := dashboardEnv(t, dashboardSessions)
+	waitFor(t, "the agent's prompt", func() bool {
+		screen, _ := e.tmux("capture-pane", "-p", "-t", "=loop-standing-supervisor:")
+		return strings.Contains(screen, "❯")
+	})
+	ctx := loggedIn(t, e, base, 1280, 800)
+	navigate(t, ctx, base+"/#/s/supervisor")
+	waitJS(t, ctx, "the say box enabled", `!document.getElementById('say-send').disabled`)
+	if err := chromedp.Do(ctx,
+		chromedp.SendKeys(chromedp.CSS("#say-text"), "colour check"),
+		chromedp.Click(chromedp.CSS("#say-send")),
+	); err != nil {
+		t.Fatal(err)
+	}
+	waitJS(t, ctx, "the say's answer", `document.getElementById('say-reply')`)
+	outcome := js[string](t, ctx, "document.querySelector('#say-result .outcome .badge').textContent")
+	if outcome != "submitted" && outcome != "delivered" && outcome != "queued" {
+		t.Fatalf("outcome %q", outcome)
+	}
+	// The service's failure colour, as the stylesheet gives .error.
+	red := `(() => { const p = document.createElement('span'); p.className = 'error'; document.body.append(p); const c = getComputedStyle(p).color; p.remove(); return c; })()`
+	lines := js[[]string](t, ctx, `[...document.querySelectorAll('#say-result .outcome .badge, #say-result > div')].filter((el) => getComputedStyle(el).color === `+red+`).map((el) => el.textContent)`)
+	if len(lines) != 0 {
+		t.Fatalf("a %s say shows in red: %q", outcome, lines)
+	}
+	if n := js[int](t, ctx, `document.querySelectorAll('#say-result > div').length`); n == 0 {
+		t.Fatal("the say's lines are not shown")
+	}
+}
+
+// sessionButtons reads the session page's controls: for each, "hidden",
+// "disabled", "primary" or "enabled".
+const sessionButtons = `Object.fromEntries(['btn-start', 'btn-stop', 'btn-restart', 'btn-delete', 'say-send'].map((id) => {
+  const b = document.getElementById(id);
+  const panel = b.closest('[hidden]');
+  return [id, b.hidden || panel ? 'hidden' : b.disabled ? 'disabled' : b.classList.contains('primary') && id === 'btn-start' ? 'primary' : 'enabled'];
+}))`
+
+// TestDashboardBrowser_ButtonsFollowTheSessionsState: a running session
+// offers Stop, Restart and Say and a Start that is neither primary nor
+// enabled; a stopped one the primary Start; an absent one only Start.
+func TestDashboardBrowser_ButtonsFollowTheSessionsState(t *testing.T) {
+	e, base := dashboardEnv(t, strings.Replace(dashboardSessions, "  sessions:\n",
+		"  sessions:\n    - {name: idle, cwd: %DIR%, description: Never started, autoStart: false}\n", 1))
+	ctx := loggedIn(t, e, base, 1280, 800)
+	want := func(page, what string, buttons map[string]string) {
+		t.Helper()
+		navigate(t, ctx, base+"/#/s/"+page)
+		expr := sessionButtons + `[%q] === %q`
+		for id, state := range buttons {
+			waitJS(t, ctx, fmt.Sprintf("%s: %s %s", what, id, state), fmt.Sprintf(expr, id, state))
+		}
+	}
+	want("reviewer", "running", map[string]string{"btn-start": "disabled", "btn-stop": "enabled", "btn-restart": "enabled", "btn-delete": "hidden", "say-send": "enabled"})
+	e.must(0, "standing", "stop", "reviewer")
+	want("reviewer", "stopped", map[string]string{"btn-start": "primary", "btn-stop": "disabled", "btn-restart": "disabled", "say-send": "disabled"})
+	want("idle", "absent", map[string]string{"btn-start": "primary", "btn-stop": "hidden", "btn-restart": "hidden", "say-send": "hidden"})
+	if got := js[string](t, ctx, `document.getElementById('session-status').textContent`); !strings.Contains(got, "absent") {
+		t.Fatalf("idle's status: %q", got)
+	}
+}
+
+// TestDashboardBrowser_PaneAndTranscriptOpenAtTheLatest: a pane and a
+// transcript longer than their panels open scrolled to their ends.
+func TestDashboardBrowser_PaneAndTranscriptOpenAtTheLatest(t *testing.T) {
+	e, base := dashboardEnv(t, dashboardSessions)
+	waitFor(t, "the agent's prompt", func() bool {
+		screen, _ := e.tmux("capture-pane", "-p", "-t", "=loop-standing-supervisor:")
+		return strings.Contains(screen, "❯")
+	})
+	for i := 1; i <= 3; i++ {
+		e.must(0, "standing", "say", "supervisor", "--wait", "--text", fmt.Sprintf("message %d of a long conversation", i))
+	}
+	ctx := loggedIn(t, e, base, 1280, 800)
+	navigate(t, ctx, base+"/#/s/supervisor")
+	atEnd := func(id string) string {
+		return fmt.Sprintf(`(() => { const el = document.getElementById(%q); return el.scrollHeight > el.clientHeight + 40 && el.scrollTop + el.clientHeight >= el.scrollHeight - 2; })()`, id)
+	}
+	waitJS(t, ctx, "the transcript's last answer", `[...document.querySelectorAll('#transcript li .text')].some((el) => el.textContent.includes('message 3 of'))`)
+	waitJS(t, ctx, "the transcript at its end", atEnd("transcript"))
+	waitJS(t, ctx, "the pane's lines", `document.getElementById('peek').textContent.includes('message 3 of')`)
+	waitJS(t, ctx, "the pane at its end", atEnd("peek"))
+}
+
+// TestDashboardBrowser_DebugRowsAndLongDetails: the event log leaves debug
+// rows (api.request) out until asked; a long detail is cut with an
+// expander; the column of the session is "Session" and holds its name.
+func TestDashboardBrowser_DebugRowsAndLongDetails(t *testing.T) {
+	e, base := dashboardEnv(t, dashboardSessions)
+	waitFor(t, "the agent's prompt", func() bool {
+		screen, _ := e.tmux("capture-pane", "-p", "-t", "=loop-standing-supervisor:")
+		return strings.Contains(screen, "❯")
+	})
+	long := "ops-" + strings.Repeat("/usr/local/very/long/path/bin:", 20)
+	e.must(0, "standing", "say", "supervisor", "--text", "a say from a long actor", "--actor", long)
+	ctx := loggedIn(t, e, base, 1280, 800)
+	navigate(t, ctx, base+"/#/events")
+	waitJS(t, ctx, "standing.said", `document.querySelector('#event-rows tr[data-event="standing.said"]')`)
+	if n := js[int](t, ctx, `document.querySelectorAll('#event-rows tr[data-event="api.request"]').length`); n != 0 {
+		t.Fatalf("%d api.request rows shown by default", n)
+	}
+	heads := js[[]string](t, ctx, `[...document.querySelectorAll('#event-rows th')].map((th) => th.textContent)`)
+	if !strings.Contains(strings.Join(heads, "|"), "Session") || strings.Contains(strings.Join(heads, "|"), "Work item") {
+		t.Fatalf("the event log's columns: %q", heads)
+	}
+	if cell := js[string](t, ctx, `document.querySelector('#event-rows tr[data-event="standing.said"] td[data-label="Session"]').textContent`); cell != "supervisor" {
+		t.Fatalf("the Session cell of standing.said: %q", cell)
+	}
+	// The long detail is folded: its row shows a cut of it and an expander.
+	said := `document.querySelector('#event-rows tr[data-event="standing.said"] td.details')`
+	if shown := js[string](t, ctx, said+`.innerText`); strings.Contains(shown, long) || len(shown) > 300 {
+		t.Fatalf("the long detail shows whole (%d characters): %q", len(shown), shown)
+	}
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#event-rows tr[data-event="standing.said"] td.details summary`))); err != nil {
+		t.Fatal(err)
+	}
+	waitJS(t, ctx, "the whole detail", said+`.innerText.includes(`+fmt.Sprintf("%q", long)+`)`)
+	// Asked for, the debug rows show.
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`.debug-toggle input`))); err != nil {
+		t.Fatal(err)
+	}
+	waitJS(t, ctx, "api.request rows", `document.querySelector('#event-rows tr[data-event="api.request"]')`)
 }
 
 // TestDashboard_Screenshots saves a PNG of each page at 1280×800 and at

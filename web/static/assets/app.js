@@ -1,12 +1,12 @@
-// The dashboard (issue 20): the overview, a session's page and the event
+// The dashboard: the overview, a session's page and the event
 // log, over the REST API and its event stream. Routes live in the hash:
 //   #/            standing sessions (waiting ones first)
 //   #/work        work-item sessions
 //   #/s/<name>    one standing session
 //   #/events?...  the event log, with the filters of `the-loop events`
 
-import {h, fill, when, badge} from './dom.js';
-import {get, post, onAuth, ApiError, v1} from './api.js';
+import {h, fill, when, badge, fold, stick} from './dom.js';
+import {get, post, onAuth, logout, ApiError, v1} from './api.js';
 import {connect} from './live.js';
 
 const view = document.getElementById('view');
@@ -19,11 +19,14 @@ let loggedIn = null;
 
 onAuth((ok) => {
   if (ok === loggedIn) return;
+  const again = ok && loggedIn === false; // a login in another tab
   loggedIn = ok;
   hint.hidden = ok;
   view.hidden = !ok;
   document.body.dataset.auth = ok ? 'in' : 'out';
+  if (again) route();
 });
+document.getElementById('logout').addEventListener('click', () => logout());
 
 function setConn(state) {
   conn.dataset.state = state;
@@ -32,7 +35,8 @@ function setConn(state) {
     live: 'Updates arrive as they happen (event stream).',
     reconnecting: 'The event stream dropped; reconnecting.',
     polling: 'The event stream is unavailable; polling every 2 s.',
-    offline: 'Not connected yet.',
+    connecting: 'Opening the event stream.',
+    offline: 'Logged out: nothing to follow.',
   }[state] || state;
 }
 
@@ -65,9 +69,30 @@ function errorText(err) {
 }
 
 function notice(el, kind, text) {
-  fill(el, text);
+  fill(el, text ? fold(text, 200) : '');
   el.dataset.kind = kind;
   el.hidden = !text;
+}
+
+// The debug events (api.request and the like) are left out unless asked;
+// the choice is this browser's, for every page.
+const debugKey = 'the-loop-show-debug';
+function showDebug() {
+  try { return localStorage.getItem(debugKey) === '1'; } catch { return false; }
+}
+function debugToggle(onChange) {
+  const box = h('input', {type: 'checkbox', class: 'show-debug', checked: showDebug()});
+  box.addEventListener('change', () => {
+    try { localStorage.setItem(debugKey, box.checked ? '1' : '0'); } catch { /* this page only */ }
+    onChange();
+  });
+  return h('label', {class: 'debug-toggle'}, box, ' show debug events');
+}
+
+// sayFailed reports whether a say's result is a failure: not delivered,
+// or an exit code of its own (the wait for the answer failed).
+function sayFailed(res) {
+  return res.delivered === false || (res.exitCode || 0) !== 0;
 }
 
 // isWaiting: a session that waits for a human (issue G's activity).
@@ -249,34 +274,62 @@ function session(name) {
   const title = h('h1', {class: 'page-title'}, name, ' ', h('span', {id: 'session-status'}));
   const facts = h('dl', {class: 'facts'});
   const msg = h('p', {class: 'notice', role: 'status', hidden: true, id: 'control-result'});
-  const ctl = (verb, label, cls) => h('button', {type: 'button', class: cls || '', id: `btn-${verb}`, onclick: () => control(verb)}, label);
-  const buttons = h('div', {class: 'buttons'}, ctl('start', 'Start', 'primary'), ctl('restart', 'Restart'), ctl('stop', 'Stop', 'danger'));
+  const ctl = (verb, label, cls) => h('button', {type: 'button', class: cls || '', id: `btn-${verb}`, disabled: true, onclick: () => control(verb)}, label);
+  const btn = {start: ctl('start', 'Start'), restart: ctl('restart', 'Restart'), stop: ctl('stop', 'Stop', 'danger'),
+    delete: h('button', {type: 'button', class: 'danger', id: 'btn-delete', hidden: true, onclick: () => del()}, 'Delete')};
+  const buttons = h('div', {class: 'buttons'}, btn.start, btn.restart, btn.stop, btn.delete);
   const peek = h('pre', {class: 'peek', id: 'peek', tabindex: 0, 'aria-label': 'The pane as it looks now'});
   const peekNote = h('p', {class: 'muted', id: 'peek-note', hidden: true});
   const peekPanel = h('section', {class: 'panel', id: 'peek-panel'}, h('h2', {}, 'Pane'), peekNote, peek);
   const transcript = h('ol', {class: 'transcript', id: 'transcript'});
   const transcriptPanel = h('section', {class: 'panel', id: 'transcript-panel'}, h('h2', {}, 'Transcript'), transcript);
-  const sayText = h('textarea', {id: 'say-text', rows: 3, required: true, 'aria-label': `Message to ${name}`, placeholder: `Say something to ${name}…`});
+  const sayText = h('textarea', {id: 'say-text', rows: 3, required: true, disabled: true, 'aria-label': `Message to ${name}`, placeholder: `Say something to ${name}…`});
   const sayWait = h('input', {type: 'checkbox', id: 'say-wait', checked: true});
-  const saySend = h('button', {type: 'submit', class: 'primary', id: 'say-send'}, 'Send');
+  const saySend = h('button', {type: 'submit', class: 'primary', id: 'say-send', disabled: true}, 'Send');
   const sayResult = h('div', {class: 'say-result', id: 'say-result', role: 'status', 'aria-live': 'polite'});
   const sayForm = h('form', {class: 'say', id: 'say-form'}, sayText,
     h('div', {class: 'row'}, h('label', {}, sayWait, ' wait for the answer'), saySend), sayResult);
+  const sayPanel = h('section', {class: 'panel', id: 'say-panel'}, h('h2', {}, 'Say'), sayForm);
   const events = h('div', {class: 'table-wrap', id: 'session-events'});
   fill(view,
     h('p', {class: 'crumbs'}, h('a', {href: '#/'}, '← Sessions')),
     title, msg, buttons,
     h('div', {class: 'split'},
-      h('div', {}, h('section', {class: 'panel'}, h('h2', {}, 'Say'), sayForm), peekPanel),
+      h('div', {}, sayPanel, peekPanel),
       h('div', {}, h('section', {class: 'panel'}, h('h2', {}, 'Details'), facts), transcriptPanel)),
-    h('section', {class: 'panel'}, h('h2', {}, 'Events'), events));
+    h('section', {class: 'panel'}, h('div', {class: 'panel-head'}, h('h2', {}, 'Events'), debugToggle(() => loadEvents())), events));
 
   let stopped = false;
   let peekTimer = 0;
+  let row = null;    // the session's row as last read (null: not yet, or none)
+  let busy = false;  // a control verb is under way
+
+  // setButtons offers what can act on the session as it is: Start only
+  // when it can start (and then as the primary action), Stop and Restart
+  // only on a live session, Say only into a live pane; a session the-loop
+  // has no record of (absent) shows Start and Delete alone.
+  function setButtons() {
+    const r = row || {};
+    const live = !!r.running;
+    const absent = !row || r.status === 'absent';
+    const startable = !!row && !live && r.status !== 'broken';
+    btn.start.disabled = busy || !startable;
+    btn.start.className = startable ? 'primary' : '';
+    btn.start.title = live ? `${name} is running` : '';
+    btn.stop.hidden = btn.restart.hidden = absent;
+    btn.stop.disabled = busy || !(live || r.status === 'running');
+    btn.restart.disabled = busy || !live;
+    btn.delete.hidden = !row || r.declared !== false;
+    btn.delete.disabled = busy;
+    sayPanel.hidden = absent;
+    sayText.disabled = saySend.disabled = !live;
+    sayText.placeholder = live ? `Say something to ${name}…` : `${name} has no live pane: start it to say something`;
+  }
 
   async function loadRow() {
     try {
       const r = await get(`${v1}/standing-sessions/one`, {name});
+      row = r;
       fill(document.getElementById('session-status') || title, badge(r.status), ' ', isWaiting(r) ? badge('waiting') : null);
       const fact = (k, v) => [h('dt', {}, k), h('dd', {}, v)];
       fill(facts,
@@ -292,22 +345,37 @@ function session(name) {
         fact('Slack', slackLink(r)),
         r.description ? fact('Description', r.description) : null);
     } catch (err) {
-      if (err.status === 404) fill(facts, h('p', {class: 'error'}, `No standing session named ${name}.`));
+      if (err.status === 404) { row = null; fill(facts, h('p', {class: 'error'}, `No standing session named ${name}.`)); }
     }
+    setButtons();
   }
 
   async function control(verb) {
     if (verb === 'stop' && !await confirmAction(`Stop ${name}?`, `The agent in ${name} stops; start it again to resume its conversation.`, 'Stop')) return;
-    for (const b of buttons.querySelectorAll('button')) b.disabled = true;
+    busy = true;
+    setButtons();
     notice(msg, 'info', `${verb}…`);
     try {
       const res = await post(`${v1}/standing-sessions/control`, {name, verb});
-      const row = (res.sessions || [])[0] || {};
-      notice(msg, res.ok ? 'ok' : 'error', `${verb}: ${row.outcome || (res.ok ? 'done' : 'failed')}${row.detail ? ' — ' + row.detail : ''}`);
+      const r = (res.sessions || [])[0] || {};
+      notice(msg, res.ok ? 'ok' : 'error', `${verb}: ${r.outcome || (res.ok ? 'done' : 'failed')}${r.detail ? ' — ' + r.detail : ''}`);
     } catch (err) {
       notice(msg, 'error', `${verb}: ${errorText(err)}`);
     } finally {
-      for (const b of buttons.querySelectorAll('button')) b.disabled = false;
+      busy = false;
+    }
+    loadRow();
+  }
+
+  async function del() {
+    if (!await confirmAction(`Delete ${name}?`, `This stops the session ${name} and forgets its definition.`, 'Delete')) return;
+    try {
+      const res = await post(`${v1}/standing-sessions/delete`, {name});
+      if (res.ok) { location.hash = '#/'; return; }
+      const r = (res.sessions || [])[0] || {};
+      notice(msg, 'error', `delete: ${r.outcome || 'failed'}${r.detail ? ' — ' + r.detail : ''}`);
+    } catch (err) {
+      notice(msg, 'error', `delete: ${errorText(err)}`);
     }
     loadRow();
   }
@@ -323,8 +391,11 @@ function session(name) {
     try {
       const res = await post(`${v1}/standing-sessions/say`, body);
       sayText.value = '';
+      const failed = sayFailed(res);
       const outcome = res.outcome || (res.delivered ? 'delivered' : 'not delivered');
-      const lines = (res.messages || []).map((m) => h('div', {class: m.stream === 'err' ? 'error' : 'muted'}, m.text));
+      // A line is red only when the say failed: a waiting say reports its
+      // delivery on stderr (the answer is its stdout), which is no failure.
+      const lines = (res.messages || []).map((m, i) => h('div', {class: `say-line ${failed && (i > 0 || res.delivered === false) ? 'error' : 'muted'}`}, fold(m.text, 200)));
       fill(sayResult,
         h('p', {class: 'outcome'}, 'Outcome: ', badge(outcome, res.delivered === false ? 'failed' : outcome)),
         res.reply !== undefined && res.reply !== null && res.reply !== ''
@@ -332,9 +403,9 @@ function session(name) {
           : (sayWait.checked && res.outcome === undefined ? h('p', {class: 'muted'}, 'This service does not wait for answers yet: the message was only delivered.') : null),
         lines);
     } catch (err) {
-      fill(sayResult, h('p', {class: 'error'}, errorText(err)));
+      fill(sayResult, h('p', {class: 'error'}, fold(errorText(err), 200)));
     } finally {
-      saySend.disabled = false;
+      saySend.disabled = !(row && row.running);
     }
     loadTranscript();
   });
@@ -342,25 +413,29 @@ function session(name) {
   // The pane (GET /standing-sessions/peek: {name, tmuxTarget, tmuxSocket,
   // running, lines[]}), read every second while the page is visible; a
   // session without a pane of the-loop's (never started, stopped) is 404,
-  // said as such, and read again, since it may start.
+  // said as such, and read again, since it may start. It opens at its
+  // latest lines.
   function setPeekNote(text) {
     peekNote.textContent = text;
     peekNote.hidden = !text;
   }
+  let peekShown = false;
   async function loadPeek() {
     if (stopped) return;
     if (!document.hidden) {
       try {
         const p = await get(`${v1}/standing-sessions/peek`, {name, lines: 40});
         const text = (p.lines || []).join('\n');
-        if (peek.textContent !== text) peek.textContent = text;
         peek.hidden = false;
+        stick(peek, !peekShown, () => { if (peek.textContent !== text) peek.textContent = text; });
+        peekShown = true;
         peek.dataset.running = String(!!p.running);
         setPeekNote(p.running ? '' : 'The agent\'s pane is dead: this is what it showed last.');
       } catch (err) {
         if (err.status === 404) {
           peek.textContent = '';
           peek.hidden = true;
+          peekShown = false;
           setPeekNote(`${name} has no tmux pane of the-loop's (not started, or stopped).`);
         } else if (err.status !== 401) {
           setPeekNote(errorText(err));
@@ -371,20 +446,23 @@ function session(name) {
   }
 
   // The transcript (GET /standing-sessions/transcript: {name,
-  // entries:[{role, text, at, usage}]}); a harness whose transcript the-loop
-  // cannot read is 400, said once and not asked again.
+  // entries:[{role, text, at, usage}]}), opened at its latest entries; a
+  // harness whose transcript the-loop cannot read is 400, said once and
+  // not asked again.
   let transcriptAvailable = true;
+  let transcriptShown = false;
   async function loadTranscript() {
     if (!transcriptAvailable) return;
     try {
       const t = await get(`${v1}/standing-sessions/transcript`, {name, last: 50});
       const entries = t.entries || [];
       if (!entries.length) { fill(transcript, h('li', {class: 'muted'}, 'Nothing said yet.')); return; }
-      fill(transcript, entries.map((en) => h('li', {class: `t-${en.role}`},
+      stick(transcript, !transcriptShown, () => fill(transcript, entries.map((en) => h('li', {class: `t-${en.role}`},
         h('div', {class: 'who'}, en.role, ' ', when(en.at),
           en.usage ? h('span', {class: 'muted', title: 'tokens: input, output (cache read, cache write)'},
             ` · ${en.usage.input} in, ${en.usage.output} out`) : null),
-        h('div', {class: 'text'}, en.text))));
+        h('div', {class: 'text'}, en.text)))));
+      transcriptShown = true;
     } catch (err) {
       if (err.status === 400) {
         transcriptAvailable = false;
@@ -397,7 +475,7 @@ function session(name) {
 
   async function loadEvents() {
     try {
-      renderEvents(events, await get(`${v1}/events`, {standing: name, limit: 50}), false);
+      renderEvents(events, await get(`${v1}/events`, {standing: name, limit: 50, level: showDebug() ? '' : 'info'}), false);
     } catch (err) {
       if (err.status !== 401) fill(events, h('p', {class: 'error'}, errorText(err)));
     }
@@ -428,7 +506,7 @@ function renderEvents(box, evs, withSession) {
         h('td', {'data-label': 'Level'}, badge(ev.level)),
         h('td', {'data-label': 'Event'}, h('code', {}, ev.event)),
         withSession ? h('td', {'data-label': 'Session'}, ev.standing ? h('a', {href: `#/s/${encodeURIComponent(ev.standing)}`}, ev.standing) : (ev.work_item || '—')) : null,
-        h('td', {'data-label': 'Details', class: 'details'}, details));
+        h('td', {'data-label': 'Details', class: 'details'}, fold(details, 160)));
     }))));
 }
 
@@ -447,7 +525,7 @@ function eventsPage(params) {
     h('button', {type: 'submit', class: 'primary'}, 'Apply'));
   const msg = h('p', {class: 'error', hidden: true});
   const box = h('div', {class: 'table-wrap', id: 'event-rows'});
-  fill(view, h('h1', {class: 'page-title'}, 'Events'), form, msg, box);
+  fill(view, h('h1', {class: 'page-title'}, 'Events'), form, h('div', {class: 'panel-head'}, debugToggle(() => load())), msg, box);
   form.addEventListener('submit', (e) => {
     e.preventDefault();
     const q = new URLSearchParams();
@@ -457,6 +535,7 @@ function eventsPage(params) {
   async function load() {
     const q = {};
     for (const k of ['standing', 'workItem', 'level', 'since']) q[k] = params.get(k) || '';
+    if (!q.level && !showDebug()) q.level = 'info'; // debug rows only when asked
     q.type = (params.get('type') || '').split(/[ ,]+/).filter(Boolean);
     q.limit = params.get('limit') || '200';
     try {

@@ -51,3 +51,24 @@ export function badge(word, kind) {
   if (!word) return h('span', {class: 'muted'}, '—');
   return h('span', {class: `badge b-${kind || word}`}, word);
 }
+
+// fold shows a long text cut to its first limit characters, with an
+// expander that shows it all (a detail that prints a whole PATH stays one
+// line until asked); a short text is a plain span.
+export function fold(text, limit = 160) {
+  text = String(text);
+  if (text.length <= limit) return h('span', {}, text);
+  return h('details', {class: 'fold'},
+    h('summary', {title: 'Show all of it'}, h('span', {class: 'cut'}, text.slice(0, limit) + '…'),
+      ' ', h('span', {class: 'more'}, `${text.length - limit} more`)),
+    h('span', {class: 'full'}, text));
+}
+
+// stick scrolls el to its end when it was there already (or when first
+// is true), after update changed what it holds: a pane or a transcript
+// opens at its latest lines and keeps following them unless scrolled up.
+export function stick(el, first, update) {
+  const atEnd = el.scrollHeight - el.scrollTop - el.clientHeight < 24;
+  update();
+  if (first || atEnd) el.scrollTop = el.scrollHeight;
+}

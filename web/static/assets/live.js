@@ -1,21 +1,60 @@
-// One event stream per browser (issue 20). The tab that holds the Web Lock
-// "the-loop-stream-<port>" opens GET /api/v1/stream and relays each event
+// One event stream per browser. The tab that holds the Web Lock
+// "the-loop-stream-<port>" reads GET /api/v1/stream and relays each event
 // and its connection state to the other tabs over a BroadcastChannel; when
-// it closes, another tab takes the lock and the stream over. When the
-// stream has been down for 3 s the leader polls GET /api/v1/events?after=
-// instead (trying the stream again now and then), so the pages keep
-// updating. States: live, reconnecting, polling (and offline before any).
+// it closes, another tab takes the lock and the stream over. The stream is
+// read with fetch, not EventSource, so that it carries the session's secret
+// as Authorization: Bearer (EventSource sends cookies only). When the
+// stream has been down for 3 s (at once when the service refuses it: 404
+// turned off, 503 full) the leader polls GET /api/v1/events?after= instead,
+// trying the stream again now and then, so the pages keep updating.
+// States: connecting (until the stream or a poll answers), live,
+// reconnecting, polling, and offline when logged out.
 
-import {get, v1} from './api.js';
+import {get, v1, authHeaders, tellAuth, secret, ApiError} from './api.js';
 
-const FAIL_AFTER_MS = 3000;   // a stream down this long: poll instead
-const POLL_MS = 2000;         // the polling fallback's cadence
+const FAIL_AFTER_MS = 3000;    // a stream down this long: poll instead
+const RETRY_MS = 1000;         // reopen a dropped stream this soon
+const POLL_MS = 2000;          // the polling fallback's cadence
 const RETRY_STREAM_MS = 15000; // while polling, try the stream this often
+
+// readStream reads one server-sent-events response to its end, handing
+// each message ({event, data, id}) to onMessage.
+async function readStream(url, onMessage) {
+  const resp = await fetch(url, {headers: {Accept: 'text/event-stream', ...authHeaders()}, credentials: 'omit', cache: 'no-store'});
+  if (resp.status === 401) tellAuth(false);
+  if (!resp.ok || !resp.body) throw new ApiError(resp.status, `the stream answered ${resp.status}`);
+  const reader = resp.body.pipeThrough(new TextDecoderStream()).getReader();
+  let buf = '';
+  let msg = {event: 'message', data: [], id: ''};
+  for (;;) {
+    const {value, done} = await reader.read();
+    if (done) return;
+    buf += value;
+    let nl;
+    while ((nl = buf.indexOf('\n')) >= 0) {
+      const line = buf.slice(0, nl).replace(/\r$/, '');
+      buf = buf.slice(nl + 1);
+      if (line === '') {
+        if (msg.data.length) onMessage({event: msg.event, data: msg.data.join('\n'), id: msg.id});
+        msg = {event: 'message', data: [], id: ''};
+        continue;
+      }
+      if (line.startsWith(':')) continue; // a keep-alive
+      const colon = line.indexOf(':');
+      const field = colon < 0 ? line : line.slice(0, colon);
+      let val = colon < 0 ? '' : line.slice(colon + 1);
+      if (val.startsWith(' ')) val = val.slice(1);
+      if (field === 'event') msg.event = val;
+      else if (field === 'data') msg.data.push(val);
+      else if (field === 'id') msg.id = val;
+    }
+  }
+}
 
 export function connect({onEvent, onState}) {
   const key = `the-loop-stream-${location.port || '80'}`;
   const channel = 'BroadcastChannel' in window ? new BroadcastChannel(key) : null;
-  let state = 'offline';
+  let state = 'connecting';
   let leader = false;
   const seen = new Set(); // seqs already handed on (a replay may repeat one)
 
@@ -49,7 +88,8 @@ export function connect({onEvent, onState}) {
 
   function runStream() {
     let lastSeq = 0;
-    let es = null;
+    let open = false;     // a stream request is under way
+    let loggedOut = false;
     let failTimer = 0;
     let pollTimer = 0;
     let retryTimer = 0;
@@ -58,27 +98,41 @@ export function connect({onEvent, onState}) {
       deliver(ev);
       if (channel) channel.postMessage({type: 'event', event: ev});
     };
-    const open = () => {
-      const url = lastSeq ? `${v1}/stream?after=${lastSeq}` : `${v1}/stream`;
-      es = new EventSource(url);
-      es.addEventListener('ready', (m) => {
+    const onMessage = (m) => {
+      if (m.event === 'ready') {
         const d = JSON.parse(m.data);
         if (!lastSeq) lastSeq = d.seq;
         clearTimeout(failTimer); failTimer = 0;
         stopPolling();
         setState('live');
         relay({event: 'stream.ready', seq: 0, ready: d});
-      });
-      es.addEventListener('event', (m) => relay(JSON.parse(m.data)));
-      es.onerror = () => {
-        if (state === 'polling') { es.close(); es = null; return; }
-        if (state !== 'reconnecting') setState('reconnecting');
-        if (!failTimer) failTimer = setTimeout(fallBack, FAIL_AFTER_MS);
-      };
+      } else if (m.event === 'event') {
+        relay(JSON.parse(m.data));
+      }
+    };
+    const stream = async () => {
+      if (open || loggedOut) return;
+      open = true;
+      try {
+        await readStream(lastSeq ? `${v1}/stream?after=${lastSeq}` : `${v1}/stream`, onMessage);
+        dropped(null);
+      } catch (err) {
+        dropped(err);
+      } finally {
+        open = false;
+      }
+    };
+    const dropped = (err) => {
+      if (err && err.status === 401) { loggedOut = true; stopPolling(); setState('offline'); return; }
+      if (state === 'polling') return; // the retry timer tries again
+      if (state === 'live') setState('reconnecting');
+      if (err && (err.status === 404 || err.status === 503)) { fallBack(); return; }
+      if (!failTimer) failTimer = setTimeout(fallBack, FAIL_AFTER_MS);
+      setTimeout(stream, RETRY_MS);
     };
     const fallBack = () => {
-      failTimer = 0;
-      if (es) { es.close(); es = null; }
+      clearTimeout(failTimer); failTimer = 0;
+      if (state === 'polling' || loggedOut) return;
       setState('polling');
       const poll = async () => {
         try {
@@ -90,20 +144,24 @@ export function connect({onEvent, onState}) {
             evs.forEach(relay);
           }
         } catch (err) {
-          // Logged out: nothing to poll for until a login reloads the page.
-          if (err && err.status === 401) { stopPolling(); setState('offline'); }
+          // Logged out: nothing to poll for until a login.
+          if (err && err.status === 401) { loggedOut = true; stopPolling(); setState('offline'); }
           // Anything else: the state stays polling; the next round tries again.
         }
       };
       poll();
       pollTimer = setInterval(poll, POLL_MS);
-      retryTimer = setInterval(() => { if (!es) open(); }, RETRY_STREAM_MS);
+      retryTimer = setInterval(stream, RETRY_STREAM_MS);
     };
     const stopPolling = () => {
       clearInterval(pollTimer); pollTimer = 0;
       clearInterval(retryTimer); retryTimer = 0;
     };
-    open();
+    // A login in another tab brings a secret: start again.
+    window.addEventListener('storage', () => {
+      if (loggedOut && secret()) { loggedOut = false; setState('connecting'); stream(); }
+    });
+    stream();
   }
 
   if (navigator.locks && channel) {
