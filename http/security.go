@@ -49,14 +49,59 @@ func isPublic(method, path string) bool {
 	return (method == http.MethodGet || method == http.MethodHead) && (path == healthPath || webPublic(path))
 }
 
-// agentRoute reports whether an agent credential is valid on path: /mcp and
-// the hook route, nothing else.
-func agentRoute(path string) bool {
+// agentMay reports whether an agent may send a request: what its MCP tools
+// do (list, status, read, say framed as itself), /mcp itself and the hook
+// route (its own session's only, postHook), nothing else.
+func agentMay(method, path string) bool {
+	const v1 = "/api/v1"
 	switch path {
 	case MCPPath, HooksPath:
 		return true
+	case v1 + "/standing-sessions/say":
+		return method == http.MethodPost
+	case healthPath, v1 + "/status", v1 + "/standing-sessions", v1 + "/standing-sessions/one",
+		v1 + "/standing-sessions/transcript", v1 + "/standing-sessions/peek":
+		return method == http.MethodGet || method == http.MethodHead
 	}
 	return false
+}
+
+// peerRefusal refuses a socket request whose peer could not be read or
+// runs as another uid (403).
+func peerRefusal(r *http.Request, pc peerConn) error {
+	if pc.err != nil {
+		return echo.NewHTTPError(http.StatusForbidden, describe(r)+" refused: the service could not read the socket peer's credentials ("+pc.err.Error()+")")
+	}
+	if pc.peer.UID != ownUID {
+		return echo.NewHTTPError(http.StatusForbidden, describe(r)+" refused: the socket peer runs as uid "+strconv.Itoa(pc.peer.UID)+
+			"; this service answers its own uid ("+strconv.Itoa(ownUID)+") only; run the-loop as the user who started the service")
+	}
+	return nil
+}
+
+// socketCaller is who sent a socket request of the operator's uid: the
+// agent whose pane the peer runs in (its pid's ancestry reaches one of a
+// session's panes), limited to agentMay, else the operator. Health looks
+// no further.
+func (s *Server) socketCaller(r *http.Request, p Peer) (Caller, error) {
+	if isPublic(r.Method, r.URL.Path) {
+		return Caller{Kind: CallerPublic, Socket: true, Peer: p}, nil
+	}
+	procs := ancestry(p.PID)
+	caller := Caller{Kind: CallerOperator, Socket: true, Peer: p, chain: pids(procs)}
+	if s.opt.Panes == nil || !underTmux(procs) {
+		return caller, nil
+	}
+	id, ok := s.opt.Panes.AgentOfProcess(r.Context(), caller.chain)
+	if !ok {
+		return caller, nil
+	}
+	caller.Kind, caller.Agent = CallerAgent, id
+	if !agentMay(r.Method, r.URL.Path) {
+		return Caller{}, echo.NewHTTPError(http.StatusForbidden, describe(r)+" refused: this process runs in "+id.String()+
+			"'s agent pane, which has an agent's rights only (list, status, read, say); run this from the operator's shell")
+	}
+	return caller, nil
 }
 
 // Caller kinds.
@@ -75,6 +120,12 @@ type Caller struct {
 	// Cookie is true when the dashboard's session cookie, not the bearer
 	// token, made the caller the operator (issue 20).
 	Cookie bool
+	// Socket is true when the request came in on the service's socket:
+	// Peer is then who sent it, as the kernel says.
+	Socket bool
+	Peer   Peer
+	// chain is the socket peer's pid and its ancestors, nearest first.
+	chain []int
 }
 
 // callerKey is the request context's key of the Caller.
@@ -94,10 +145,21 @@ func (s *Server) guard(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		cfg := configOf(c)
 		req := c.Request()
-		if !s.hostAllowed(req.Host, cfg) {
+		pc, onSocket := peerOfRequest(req.Context())
+		if onSocket {
+			if err := peerRefusal(req, pc); err != nil {
+				return err
+			}
+		} else if !s.hostAllowed(req.Host, cfg) {
 			return echo.NewHTTPError(http.StatusForbidden, hostRefusal(req.Host))
 		}
-		caller, err := s.authenticate(c)
+		var caller Caller
+		var err error
+		if onSocket {
+			caller, err = s.socketCaller(req, pc.peer)
+		} else {
+			caller, err = s.authenticate(c)
+		}
 		if err != nil {
 			return err
 		}
@@ -138,12 +200,9 @@ func (s *Server) authenticate(c echo.Context) (Caller, error) {
 		return Caller{Kind: CallerOperator}, nil
 	}
 	if ok && s.opt.Agents != nil {
-		if id, found := s.opt.Agents.AgentFor(req.Context(), token); found {
-			if !agentRoute(req.URL.Path) {
-				return Caller{}, echo.NewHTTPError(http.StatusForbidden, describe(req)+
-					" refused: an agent credential (THE_LOOP_AGENT_TOKEN) is valid on "+MCPPath+" and "+HooksPath+" only; the REST API takes the operator's token")
-			}
-			return Caller{Kind: CallerAgent, Agent: id}, nil
+		if _, found := s.opt.Agents.AgentFor(req.Context(), token); found {
+			return Caller{}, echo.NewHTTPError(http.StatusForbidden, describe(req)+
+				" refused: an agent credential (THE_LOOP_AGENT_TOKEN) is not valid over TCP; agents reach the service over its socket (`the-loop mcp`, `the-loop hook`), and TCP takes the operator's token")
 		}
 	}
 	if !ok && req.Header.Get(echo.HeaderAuthorization) == "" && s.cookieSession(c) {

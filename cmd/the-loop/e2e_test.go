@@ -62,7 +62,7 @@ type env struct {
 
 func newEnv(t testing.TB, opts ...testkit.AgentOption) *env {
 	t.Helper()
-	e := &env{t: t, dir: t.TempDir(), home: t.TempDir(), socket: testkit.Tmux(t), agent: testkit.FakeAgent(t, opts...)}
+	e := &env{t: t, dir: testkit.ShortDir(t), home: t.TempDir(), socket: testkit.Tmux(t), agent: testkit.FakeAgent(t, opts...)}
 	e.path = e.agent.BinDir() + string(os.PathListSeparator) + os.Getenv("PATH")
 	e.cfg = filepath.Join(e.dir, "cli-config.yaml")
 	return e
