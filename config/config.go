@@ -330,6 +330,7 @@ func (c *Config) SocketPath() string {
 	}
 	return filepath.Join(c.StateDir(), SocketFile)
 }
+
 // CwdStateDir is where state.root pointed before decisions D27: resolved
 // against the working directory. It is "" when that is StateDir (state.root
 // absolute or under ~, no config file, or run from the project directory),

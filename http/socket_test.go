@@ -143,7 +143,9 @@ func TestSocket_TheMCPBridgeRelaysTheServicesTools(t *testing.T) {
 	toClient, fromBridge := io.Pipe()
 	ctx, cancel := context.WithCancel(t.Context())
 	bridged := make(chan error, 1)
-	go func() { bridged <- BridgeMCP(ctx, toBridge, fromBridge, socketHTTP(f.sock), "http://the-loop.sock"+MCPPath) }()
+	go func() {
+		bridged <- BridgeMCP(ctx, toBridge, fromBridge, socketHTTP(f.sock), "http://the-loop.sock"+MCPPath)
+	}()
 	client := mcp.NewClient(&mcp.Implementation{Name: "the-loop-test", Version: "1"}, nil)
 	cs, err := client.Connect(t.Context(), &mcp.IOTransport{Reader: toClient, Writer: fromClient}, nil)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -175,19 +176,42 @@ func TestStandingDelete_RefusesAnInvalidConfig(t *testing.T) {
 	}
 }
 
+// A service that exits at start (here: a socket path longer than a
+// socket address holds) fails the start, which quotes its log: the path,
+// its length and service.socket.
 func TestStart_AServiceThatFailsQuotesItsLog(t *testing.T) {
+	e, _ := serviceEnv(t, threeSessions)
+	long := filepath.Join(e.dir, strings.Repeat("s", 100)+".sock")
+	e.config(strings.Replace(threeSessions, "service: {port: %PORT%}", fmt.Sprintf("service: {port: %d, socket: %s}", freePort(t), long), 1))
+	r := e.must(1, "start")
+	if !regexpMatch(`(?m)^service +failed .*service\.log: .*`+regexp.QuoteMeta(long)+` is `+fmt.Sprint(len(long))+` bytes long.*service\.socket`, r.stdout) {
+		t.Fatalf("start: %s", r)
+	}
+	if pid := e.servicePID(); pid != 0 {
+		t.Fatalf("a service (pid %d) runs after a failed start", pid)
+	}
+}
+
+// Something else holds the TCP port: the service runs on its socket
+// alone, start says so, status says degraded and exits 1, and the verbs
+// work over the socket.
+func TestStart_APortSomeoneElseHoldsLeavesTheServiceDegraded(t *testing.T) {
 	e, port := serviceEnv(t, threeSessions)
-	// Something that is not the-loop holds the port and never answers.
 	ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	r := e.must(1, "start")
-	if !regexpMatch(`(?m)^service +failed .*service\.log: .*cannot listen on 127\.0\.0\.1:`+fmt.Sprint(port), r.stdout) {
-		t.Fatalf("start: %s", r)
+	held := fmt.Sprintf("127.0.0.1:%d held by uid %d: dashboard and /mcp unavailable", port, os.Getuid())
+	r := e.must(0, "start")
+	if !strings.Contains(r.stdout, "degraded: "+held) || e.servicePID() == 0 {
+		t.Fatalf("start: %s (want the service started, degraded: %s)", r, held)
 	}
-	if pid := e.servicePID(); pid != 0 {
-		t.Fatalf("a service (pid %d) runs after a failed start", pid)
+	r = e.must(1, "status")
+	if !strings.Contains(r.stdout, "degraded: "+held) {
+		t.Fatalf("status: %s", r)
+	}
+	if rows := e.rows(); !rows["one"].Running {
+		t.Fatalf("standing list over the socket: %+v", rows)
 	}
 }
