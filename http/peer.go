@@ -23,9 +23,10 @@ type Peer struct {
 
 // peerConn is what ConnContext leaves on a connection's context.
 type peerConn struct {
-	socket bool  // the connection came in on a unix socket
-	peer   Peer  // valid when err is nil
-	err    error // why the peer could not be read
+	socket bool   // the connection came in on a unix socket
+	peer   Peer   // valid when err is nil
+	err    error  // why the peer could not be read
+	procs  []proc // the peer's ancestry, read once per connection
 }
 
 // peerConnKey is the connection context's key of the peerConn.
@@ -38,7 +39,11 @@ func connContext(ctx context.Context, c net.Conn) context.Context {
 		return ctx
 	}
 	p, err := peerOf(uc)
-	return context.WithValue(ctx, peerConnKey{}, peerConn{socket: true, peer: p, err: err})
+	pc := peerConn{socket: true, peer: p, err: err}
+	if err == nil {
+		pc.procs = ancestry(p.PID)
+	}
+	return context.WithValue(ctx, peerConnKey{}, pc)
 }
 
 // peerOfRequest returns the socket peer of a request's connection; socket

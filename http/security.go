@@ -80,16 +80,15 @@ func peerRefusal(r *http.Request, pc peerConn) error {
 }
 
 // socketCaller is who sent a socket request of the operator's uid: the
-// agent whose pane the peer runs in (its pid's ancestry reaches one of a
-// session's panes), limited to agentMay, else the operator. Health looks
-// no further.
-func (s *Server) socketCaller(r *http.Request, p Peer) (Caller, error) {
+// agent whose pane the peer runs in (its pid's ancestry, read when it
+// connected, reaches one of a session's panes), limited to agentMay, else
+// the operator. Health looks no further.
+func (s *Server) socketCaller(r *http.Request, pc peerConn) (Caller, error) {
 	if isPublic(r.Method, r.URL.Path) {
-		return Caller{Kind: CallerPublic, Socket: true, Peer: p}, nil
+		return Caller{Kind: CallerPublic, Socket: true, Peer: pc.peer}, nil
 	}
-	procs := ancestry(p.PID)
-	caller := Caller{Kind: CallerOperator, Socket: true, Peer: p, chain: pids(procs)}
-	if s.opt.Panes == nil || !underTmux(procs) {
+	caller := Caller{Kind: CallerOperator, Socket: true, Peer: pc.peer, chain: pids(pc.procs)}
+	if s.opt.Panes == nil || !underTmux(pc.procs) {
 		return caller, nil
 	}
 	id, ok := s.opt.Panes.AgentOfProcess(r.Context(), caller.chain)
@@ -156,7 +155,7 @@ func (s *Server) guard(next echo.HandlerFunc) echo.HandlerFunc {
 		var caller Caller
 		var err error
 		if onSocket {
-			caller, err = s.socketCaller(req, pc.peer)
+			caller, err = s.socketCaller(req, pc)
 		} else {
 			caller, err = s.authenticate(c)
 		}

@@ -167,7 +167,7 @@ func (c *ServeCmd) Run(a *App) error {
 
 // restartNotes wraps the holder's Current: when it hands out a reloaded
 // config, the keys that only take effect when the service restarts
-// (service.host, service.port, service.tokenEnv, service.auth, eventLog.maxEvents,
+// (service.host, service.port, service.socket, service.tokenEnv, service.auth, eventLog.maxEvents,
 // state.root, service.log) and changed from the ones it started with are logged, once
 // per reload. Everything else is read per request.
 func restartNotes(current func() *config.Config, started *config.Config, log *slog.Logger) func() *config.Config {
@@ -200,6 +200,7 @@ func restartKeys(old, new *config.Config) []string {
 	}
 	changed("service.host", old.Service.Host != new.Service.Host)
 	changed("service.port", old.Service.Port != new.Service.Port)
+	changed("service.socket", old.SocketPath() != new.SocketPath())
 	changed("service.tokenEnv", old.Service.TokenEnv != new.Service.TokenEnv)
 	changed("service.auth", old.Service.Auth != new.Service.Auth)
 	changed("eventLog.maxEvents", old.EventLog.MaxEvents != new.EventLog.MaxEvents)
