@@ -44,8 +44,8 @@ type Report struct {
 type Health struct {
 	Status  string `json:"status"`
 	Version string `json:"version"`
-	// PID and StateRoot are said over the service's socket only (decisions
-	// D32): TCP's health tells anyone no more than that it runs.
+	// PID and StateRoot are said over the service's socket only: TCP's
+	// health tells anyone no more than that it runs.
 	PID       int    `json:"pid,omitempty"`
 	StateRoot string `json:"stateRoot,omitempty"`
 	// Degraded is, over the socket, why the service serves less than it

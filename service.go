@@ -302,8 +302,8 @@ type AgentAuthenticator interface {
 	AgentFor(ctx context.Context, token string) (AgentIdentity, bool)
 }
 
-// PaneAgents finds the agent whose pane a process runs in (decisions D32:
-// a socket peer in an agent's pane tree has an agent's rights).
+// PaneAgents finds the agent whose pane a process runs in: a socket peer
+// in an agent's pane tree has an agent's rights.
 type PaneAgents interface {
 	// AgentOfProcess returns the running session one of whose agent
 	// panes' pids is in chain (a process and its ancestors, nearest

@@ -11,7 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// BridgeMCP is `the-loop mcp`'s work (decisions D32): an MCP stdio server
+// BridgeMCP is `the-loop mcp`'s work: an MCP stdio server
 // on in and out whose every message is relayed, as it is, to the service's
 // streamable-HTTP /mcp at endpoint through hc (a client that dials the
 // service's socket), and every answer back. The bridge holds no tool list

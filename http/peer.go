@@ -7,7 +7,7 @@ import (
 	"strings"
 )
 
-// The owner's channel (decisions D32): the service's unix socket. Every
+// The owner's channel: the service's unix socket. Every
 // connection on it carries its peer's uid and pid, read by the kernel
 // (SO_PEERCRED; LOCAL_PEERCRED and LOCAL_PEERPID on macOS), so a request
 // there needs no token: a peer of another uid is refused, a peer whose

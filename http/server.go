@@ -66,7 +66,7 @@ type Options struct {
 	// credential is valid.
 	Agents loop.AgentAuthenticator
 	// Panes finds the agent whose pane a socket peer runs in: that peer
-	// has an agent's rights only (decisions D32). Nil: every socket peer of
+	// has an agent's rights only. Nil: every socket peer of
 	// the service's uid is the operator.
 	Panes loop.PaneAgents
 	// Hooks applies the payloads of POST /api/v1/hooks (issue 17); nil:

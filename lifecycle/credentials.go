@@ -22,7 +22,7 @@ import (
 // AgentTokenEnv, stored only as its sha256 in the record (AgentTokenHash,
 // written with the start's claim, so it is valid from before the spawn),
 // replaced at the next spawn and void once the session is no longer
-// running. The service refuses it over TCP (decisions D32: over its socket
+// running. The service refuses it over TCP (over its socket
 // an agent is known by its process tree, AgentOfProcess); AgentFor still
 // tells which session a credential is, for that refusal.
 //
@@ -91,7 +91,7 @@ func MCPConfigPath(cfg *config.Config, target string) string {
 
 // MCPServer is the agent's MCP server entry: a stdio server, `<binary> mcp
 // --state-root DIR --session REF`, which bridges to the service's /mcp over
-// its socket (decisions D32), where the service knows the agent from its
+// its socket, where the service knows the agent from its
 // process tree; the entry holds no credential.
 func MCPServer(binary, stateRoot, ref string) map[string]any {
 	return map[string]any{

@@ -12,7 +12,7 @@ import (
 	"syscall"
 )
 
-// The owner's channel (decisions D32): a service listens on a unix socket
+// The owner's channel: a service listens on a unix socket
 // in its state root, <state.root>/service.sock unless service.socket moves
 // it, and records the socket's path in <state.root>/local/service.socket.
 // Over the socket no token is sent: the service reads the peer's uid and

@@ -10,7 +10,7 @@ import (
 	"github.com/the-loop-dev/the-loop/lifecycle"
 )
 
-// agentVerbs are the commands an agent may run (decisions D32: what its
+// agentVerbs are the commands an agent may run (what its
 // MCP tools may do — list, status, read, say framed as itself — and the
 // commands its spawn runs: the hook, the MCP bridge, internal-exec), plus
 // those that touch no session (config, completion).

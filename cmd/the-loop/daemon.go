@@ -29,7 +29,7 @@ func logPath(cfg *config.Config) string { return filepath.Join(cfg.StateDir(), "
 func serviceURL(cfg *config.Config) string { return "http://" + cfg.Service.Addr() }
 
 // client is the typed client for the configured service, over its socket
-// (decisions D32: no token is sent; the service reads who calls from the
+// (no token is sent; the service reads who calls from the
 // kernel). Every request ends within the verb's bound (verbBound) even
 // when a caller's context has none.
 func (a *App) client(cfg *config.Config) *sdk.Client {

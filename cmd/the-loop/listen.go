@@ -15,7 +15,7 @@ import (
 	"github.com/the-loop-dev/the-loop/config"
 )
 
-// listenSocket binds the owner's channel (decisions D32): the unix socket
+// listenSocket binds the owner's channel: the unix socket
 // at cfg.SocketPath(), 0600 in a directory only the operator may write. The
 // caller holds the state root's pid lock, so a socket file left there is a
 // dead service's and is replaced — unless a service answers on it (a

@@ -11,7 +11,7 @@ import (
 )
 
 // MCPCmd is `the-loop mcp`: an MCP stdio server for one agent, bridged
-// over the service's socket to its /mcp (decisions D32). A claude spawn's
+// over the service's socket to its /mcp. A claude spawn's
 // --mcp-config names it; the service knows the agent from the process tree
 // the bridge runs in (the agent's pane), so the bridge sends no credential.
 type MCPCmd struct {

@@ -20,7 +20,7 @@ import (
 	"github.com/the-loop-dev/the-loop/internal/testkit"
 )
 
-// The trust boundary's acceptance (decisions D32): another uid holding the
+// The trust boundary's acceptance: another uid holding the
 // service's port gets no credential; a CLI verb in an agent's pane has an
 // agent's rights.
 
