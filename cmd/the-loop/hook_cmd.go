@@ -33,7 +33,8 @@ const (
 
 // HookCmd is `the-loop hook`: Claude Code, Codex and the Gemini CLI run it
 // for every hook the-loop declares (issue 17, issue 21). It reads the payload on stdin and hands it to the
-// service of --state-root (POST /api/v1/hooks), else to the store
+// service of --state-root (POST /api/v1/hooks over its socket, with no
+// credential: the service reads the hook's pid from the kernel), else to the store
 // directly, else to the spool; it never loads the config and always exits
 // 0 within 2 s — a hook's failure must never stop the agent.
 type HookCmd struct {
@@ -53,7 +54,7 @@ func (c *HookCmd) Validate() error {
 }
 
 // Run delivers the payload, giving up silently at the deadline. A state
-// root, service address file or spool that another user owns or others may
+// root, socket record or spool that another user owns or others may
 // write is refused (sdk.CheckPrivate): the payload is not handed to it,
 // and a note on stderr names it — the exit is 0 all the same.
 func (c *HookCmd) Run(a *App) error {
@@ -226,12 +227,4 @@ func parentChain() []int {
 		}
 	}
 	return chain
-}
-
-func joinInts(v []int) string {
-	s := make([]string, len(v))
-	for i, n := range v {
-		s[i] = strconv.Itoa(n)
-	}
-	return strings.Join(s, ",")
 }

@@ -196,24 +196,7 @@ func TestTrust_ACLIVerbInAnAgentsPaneHasAnAgentsRights(t *testing.T) {
 	e.must(0, "start")
 	waitFor(t, "one to run", func() bool { return e.rows()["one"].Running })
 	target := loop.TmuxTargetFor("one")
-	run := func(env, args string) (string, int) {
-		t.Helper()
-		dir := t.TempDir()
-		out, code := filepath.Join(dir, "out"), filepath.Join(dir, "code")
-		script := fmt.Sprintf("cd %s && %s %s -c %s %s > %s 2>&1; echo $? > %s", e.dir, env, binary, e.cfg, args, out, code)
-		if _, err := e.tmux("new-window", "-d", "-t", "="+target+":", "sh", "-c", script); err != nil {
-			t.Fatal(err)
-		}
-		waitFor(t, "the-loop "+args+" in one's pane", func() bool {
-			data, err := os.ReadFile(code)
-			return err == nil && strings.HasSuffix(string(data), "\n")
-		})
-		data, _ := os.ReadFile(out)
-		c, _ := os.ReadFile(code)
-		var n int
-		fmt.Sscan(string(c), &n)
-		return string(data), n
-	}
+	run := func(env, args string) (string, int) { t.Helper(); return inAgentPane(t, e, target, env, args) }
 	const noCred = "env -u THE_LOOP_AGENT_TOKEN"
 	if out, code := run(noCred, "standing list"); code != 0 || !strings.Contains(out, "one") {
 		t.Fatalf("standing list in one's pane: exit %d\n%s", code, out)
@@ -229,4 +212,47 @@ func TestTrust_ACLIVerbInAnAgentsPaneHasAnAgentsRights(t *testing.T) {
 		t.Fatalf("two after the refused stops: %+v", rows["two"])
 	}
 	e.must(0, "standing", "stop", "two") // the operator's shell may
+}
+
+// TestTrust_ACLIVerbInAnAgentsPaneHasAnAgentsRightsWithoutTheService: with
+// no service the verb runs in this process, which asks tmux itself
+// whether its process tree reaches a running session's pane.
+func TestTrust_ACLIVerbInAnAgentsPaneHasAnAgentsRightsWithoutTheService(t *testing.T) {
+	e := newEnv(t)
+	e.config(strings.Replace(oneSession, "state: {root: .the-loop}\n", "state: {root: .the-loop}\nservice: {enabled: false}\n", 1))
+	e.must(0, "standing", "start", "supervisor")
+	t.Cleanup(func() { e.run("standing", "stop") })
+	target := loop.TmuxTargetFor("supervisor")
+	const noCred = "env -u THE_LOOP_AGENT_TOKEN"
+	if out, code := inAgentPane(t, e, target, noCred, "standing list"); code != 0 || !strings.Contains(out, "supervisor") {
+		t.Fatalf("standing list in the pane: exit %d\n%s", code, out)
+	}
+	out, code := inAgentPane(t, e, target, noCred, "standing stop supervisor")
+	if code != 1 || !strings.Contains(out, "run this from the operator's shell") || !strings.Contains(out, "standing:supervisor") {
+		t.Fatalf("standing stop in the pane: exit %d\n%s", code, out)
+	}
+	if !e.rows()["supervisor"].Running {
+		t.Fatal("the refused stop stopped the session")
+	}
+}
+
+// inAgentPane runs `env the-loop -c <config> args` in a new window of the
+// tmux session target and returns what it wrote and its exit status.
+func inAgentPane(t *testing.T, e *env, target, env, args string) (string, int) {
+	t.Helper()
+	dir := t.TempDir()
+	out, code := filepath.Join(dir, "out"), filepath.Join(dir, "code")
+	script := fmt.Sprintf("cd %s && %s %s -c %s %s > %s 2>&1; echo $? > %s", e.dir, env, binary, e.cfg, args, out, code)
+	if _, err := e.tmux("new-window", "-d", "-t", "="+target+":", "sh", "-c", script); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the-loop "+args+" in "+target+"'s pane", func() bool {
+		data, err := os.ReadFile(code)
+		return err == nil && strings.HasSuffix(string(data), "\n")
+	})
+	data, _ := os.ReadFile(out)
+	c, _ := os.ReadFile(code)
+	var n int
+	fmt.Sscan(string(c), &n)
+	return string(data), n
 }
