@@ -18,14 +18,16 @@ import (
 )
 
 // The control plane's own boundary (decisions D24, issue 14), for REST and
-// /mcp alike. The service can spawn agent sessions and type into them, so it
-// answers only
+// /mcp alike. On the service's unix socket (peer.go) the kernel says who
+// calls: another uid is refused, a process in an agent's pane has an
+// agent's rights (agentMay), anyone else is the operator; no Host, token
+// or cookie is looked at there. Over TCP the service can spawn agent
+// sessions and type into them, so it answers only
 //   - requests whose Host header it knows (403 otherwise: a page that
 //     rebinds its own DNS name to 127.0.0.1 still sends its own name),
 //   - requests that carry a credential (401 otherwise, naming where the
 //     operator's token lives): the operator's token as Authorization:
-//     Bearer, or — on the agent routes only (/mcp, the hook route) — the
-//     credential of one running agent (403 on any other route). The public
+//     Bearer (an agent's credential is refused with 403). The public
 //     routes (health, so `start` can tell the service is up) need none;
 //     service.auth: none asks for none anywhere,
 //   - state changes sent as application/json (415 otherwise: a web page
@@ -39,8 +41,8 @@ import (
 // healthPath answers without a credential.
 const healthPath = "/api/v1/health"
 
-// HooksPath is the agents' hook route (issue G): like /mcp, it takes an
-// agent credential.
+// HooksPath is the agents' hook route: over the socket, a process in an
+// agent's pane posts there for its own session only.
 const HooksPath = "/api/v1/hooks"
 
 // isPublic reports whether a request needs no credential: health, and the
