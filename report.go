@@ -6,11 +6,15 @@ type ServiceRow struct {
 	Service string `json:"service"`
 	Enabled bool   `json:"enabled"`
 	// Status fields.
-	Running bool        `json:"running"`
-	PID     int         `json:"pid,omitempty"`
-	URL     string      `json:"url,omitempty"`
-	Healthy bool        `json:"healthy"`
-	MCP     *MCPSummary `json:"mcp,omitempty"`
+	Running bool   `json:"running"`
+	PID     int    `json:"pid,omitempty"`
+	URL     string `json:"url,omitempty"`
+	Healthy bool   `json:"healthy"`
+	// Degraded says why a running service serves less than it should
+	// (its TCP port held by another process: the dashboard and TCP's /mcp
+	// are unavailable); status then exits 1.
+	Degraded string      `json:"degraded,omitempty"`
+	MCP      *MCPSummary `json:"mcp,omitempty"`
 	// Start/stop fields.
 	Outcome string `json:"outcome,omitempty"`
 	Detail  string `json:"detail,omitempty"`
@@ -38,10 +42,15 @@ type Report struct {
 // state root the service holds, so a CLI can tell its own service from
 // another project's on the same host:port.
 type Health struct {
-	Status    string `json:"status"`
-	Version   string `json:"version"`
-	PID       int    `json:"pid"`
-	StateRoot string `json:"stateRoot"`
+	Status  string `json:"status"`
+	Version string `json:"version"`
+	// PID and StateRoot are said over the service's socket only: TCP's
+	// health tells anyone no more than that it runs.
+	PID       int    `json:"pid,omitempty"`
+	StateRoot string `json:"stateRoot,omitempty"`
+	// Degraded is, over the socket, why the service serves less than it
+	// should (ServiceRow.Degraded).
+	Degraded string `json:"degraded,omitempty"`
 }
 
 // PollSummary is one inbound poll cycle's outcome (`the-loop channels poll`,

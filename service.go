@@ -306,6 +306,16 @@ type AgentAuthenticator interface {
 	AgentFor(ctx context.Context, token string) (AgentIdentity, bool)
 }
 
+// PaneAgents finds the agent whose pane a process runs in: a socket peer
+// in an agent's pane tree has an agent's rights.
+type PaneAgents interface {
+	// AgentOfProcess returns the running session one of whose agent
+	// panes' pids is in chain (a process and its ancestors, nearest
+	// first); false when none is (never an error: a tmux server that does
+	// not answer makes no agent).
+	AgentOfProcess(ctx context.Context, chain []int) (AgentIdentity, bool)
+}
+
 // Announcement is what a session's Slack announcement is about: a standing
 // session (Name) or a work item's (WorkItem).
 type Announcement struct {

@@ -160,6 +160,9 @@ type Service struct {
 	// TokenEnv names the env var holding the operator's bearer token (""
 	// = the token file <state.root>/service.token).
 	TokenEnv string
+	// Socket is service.socket resolved ("" = <state.root>/service.sock):
+	// the unix socket of the owner's channel (Config.SocketPath).
+	Socket string
 	// Auth is service.auth: "token" (default) requires a credential on
 	// every route but health; "none" turns that off (refused together with
 	// service.exposed: true).
@@ -312,6 +315,23 @@ func Default() *Config {
 // when there is no config file).
 func (c *Config) StateDir() string { return c.ResolvePath(c.StateRoot) }
 
+// SocketFile is the service socket's name in the state root.
+const SocketFile = "service.sock"
+
+// MaxSocketPath is the longest socket path the service binds: a socket
+// address (sun_path) holds 104 bytes on macOS, 108 on Linux, with its NUL.
+const MaxSocketPath = 100
+
+// SocketPath is the unix socket the service listens on: service.socket
+// resolved (against the config file's directory, ~ against home), else
+// <state.root>/service.sock.
+func (c *Config) SocketPath() string {
+	if c.Service.Socket != "" {
+		return c.ResolvePath(c.Service.Socket)
+	}
+	return filepath.Join(c.StateDir(), SocketFile)
+}
+
 // CwdStateDir is where state.root pointed before decisions D27: resolved
 // against the working directory. It is "" when that is StateDir (state.root
 // absolute or under ~, no config file, or run from the project directory),
@@ -455,6 +475,9 @@ func (c *Config) apply(doc map[string]any) {
 	c.Service.AutoStart = boolean(s, "autoStart", c.Service.AutoStart)
 	c.Service.MCPEnabled = boolean(mapping(s["mcp"]), "enabled", c.Service.MCPEnabled)
 	c.Service.TokenEnv = str(s, "tokenEnv", c.Service.TokenEnv)
+	if p := str(s, "socket", ""); p != "" {
+		c.Service.Socket = p
+	}
 	if a := str(s, "auth", c.Service.Auth); a == AuthNone || a == AuthToken {
 		c.Service.Auth = a
 	}

@@ -12,7 +12,7 @@ func TestClient_AgainstTheService(t *testing.T) {
 	f := newFixture(t, fixtureOptions{sessions: []string{"alpha"}})
 	c, ctx := f.client, t.Context()
 
-	h, err := c.Health(ctx)
+	h, err := f.local.Health(ctx)
 	if err != nil || h.Status != "ok" || h.Version != "test-version" || h.PID == 0 || h.StateRoot != filepath.Join(f.dir, "state") {
 		t.Fatalf("health %+v %v", h, err)
 	}

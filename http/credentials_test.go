@@ -58,11 +58,12 @@ func (f *fixture) sendWith(method, path, body string, mods ...func(*http.Request
 	return f.request(method, path, body, mods...)
 }
 
-// TestCredentials_AgentCredentialIsForMCPOnly: a started agent finds its
-// own credential in its environment; it is 403 on REST, works on /mcp with
-// the go-sdk client, names its session, and is void once the session stops
-// and replaced at the next spawn.
-func TestCredentials_AgentCredentialIsForMCPOnly(t *testing.T) {
+// TestCredentials_AgentCredentialIsRefusedOverTCP: a started agent finds
+// its own credential in its environment; over TCP it is refused (403) on
+// every route, /mcp and the hook route included — agents reach the service
+// over its socket — and it is void once the session stops and replaced at
+// the next spawn (401: no credential the service knows).
+func TestCredentials_AgentCredentialIsRefusedOverTCP(t *testing.T) {
 	f := newFixture(t, fixtureOptions{sessions: []string{"alpha"}})
 	if r := f.post("/api/v1/standing-sessions/control", `{"name":"alpha","verb":"start"}`); r.status != 200 || !strings.Contains(string(r.body), `"ok":true`) {
 		t.Fatalf("start: %d %s", r.status, r.body)
@@ -73,46 +74,16 @@ func TestCredentials_AgentCredentialIsForMCPOnly(t *testing.T) {
 		t.Fatalf("the agent's %s is %q", lifecycle.AgentTokenEnv, cred)
 	}
 	agent := withHeader("Authorization", "Bearer "+cred)
-
-	for _, r := range f.server.Routes() {
-		if r.Path == healthPath || r.Path == HooksPath || r.Path == DashboardSessionPath { // the exchange takes a code, not a credential
+	for _, r := range append(f.server.Routes(), Route{Method: http.MethodPost, Path: MCPPath}) {
+		if r.Path == healthPath || r.Path == DashboardSessionPath { // the exchange takes a code, not a credential
 			continue
 		}
-		if resp := f.sendWith(r.Method, r.Path, "", agent); resp.status != http.StatusForbidden || !strings.Contains(resp.detail(t), "valid on /mcp") {
+		if resp := f.sendWith(r.Method, r.Path, "", agent); resp.status != http.StatusForbidden || !strings.Contains(resp.detail(t), "not valid over TCP") {
 			t.Errorf("%s %s with an agent credential: %d %s", r.Method, r.Path, resp.status, resp.body)
 		}
 	}
-	// The hook route takes it for its own session only.
-	if resp := f.sendWith(http.MethodPost, HooksPath+"?session=standing:alpha", `{"hook_event_name":"Notification","session_id":"0f8fad5b-d9cb-469f-a165-70867728950e"}`, agent); resp.status != http.StatusOK {
-		t.Errorf("its own hook: %d %s", resp.status, resp.body)
-	}
-	// A session_id that is not a conversation id of the harness's shape is
-	// refused, and the record keeps its own.
-	recorded := f.row("alpha").HarnessSessionID
-	forged := `{"hook_event_name":"SessionStart","source":"clear","session_id":"../../../../tmp/secret"}`
-	if resp := f.sendWith(http.MethodPost, HooksPath+"?session=standing:alpha", forged, agent); resp.status != http.StatusBadRequest ||
-		!strings.Contains(resp.detail(t), "not a claude conversation id") {
-		t.Errorf("a forged clear: %d %s", resp.status, resp.body)
-	}
-	if got := f.row("alpha").HarnessSessionID; got != recorded || got == "" {
-		t.Errorf("the record's conversation id went from %q to %q", recorded, got)
-	}
-	if resp := f.sendWith(http.MethodPost, HooksPath+"?session=standing:beta", `{}`, agent); resp.status != http.StatusForbidden {
-		t.Errorf("another session's hook: %d %s", resp.status, resp.body)
-	}
-	if n, err := f.mcpTools(t, f.clientWith(agent)); err != nil || n != 4 {
-		t.Fatalf("MCP with the agent's credential: %d tools, %v", n, err)
-	}
-	cs := connectMCP(t, f, f.clientWith(agent))
-	var row struct {
-		Name     string           `json:"name"`
-		Running  bool             `json:"running"`
-		Activity string           `json:"activity"`
-		Tokens   *loop.TokenUsage `json:"tokens"`
-	}
-	structured(t, callTool(t, cs, toolGet, map[string]any{"name": "alpha"}), &row)
-	if row.Name != "alpha" || !row.Running || row.Activity != loop.ActivityUnknown || row.Tokens == nil {
-		t.Fatalf("get through the agent's MCP: %+v", row)
+	if _, err := f.mcpTools(t, f.clientWith(agent)); err == nil {
+		t.Fatal("MCP over TCP with the agent's credential answered")
 	}
 	if id, ok := f.svc.AgentFor(t.Context(), cred); !ok || id.Standing != "alpha" || id.String() != "standing:alpha" {
 		t.Fatalf("AgentFor: %+v %v", id, ok)
@@ -146,7 +117,7 @@ func TestCredentials_AgentCredentialIsForMCPOnly(t *testing.T) {
 }
 
 // TestCredentials_CallerIsInTheRequestContext: the handler behind guard
-// knows who called.
+// knows who called; an agent credential over TCP never reaches it.
 func TestCredentials_CallerIsInTheRequestContext(t *testing.T) {
 	s := NewServer(Options{Token: "op-token", Agents: &mock.AgentAuthenticator{AgentForFn: func(_ context.Context, tok string) (loop.AgentIdentity, bool) {
 		return loop.AgentIdentity{Standing: "alpha"}, tok == "agent-token"
@@ -157,17 +128,17 @@ func TestCredentials_CallerIsInTheRequestContext(t *testing.T) {
 		got = append(got, caller)
 		return c.NoContent(http.StatusNoContent)
 	})
-	for _, tok := range []string{"op-token", "agent-token"} {
+	for tok, want := range map[string]int{"op-token": http.StatusNoContent, "agent-token": http.StatusForbidden} {
 		req, _ := http.NewRequest(http.MethodPost, "http://127.0.0.1:4114"+HooksPath, strings.NewReader("{}"))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Authorization", "Bearer "+tok)
 		rec := newRecorder()
 		s.Handler().ServeHTTP(rec, req)
-		if rec.code != http.StatusNoContent {
-			t.Fatalf("hook route with %s: %d", tok, rec.code)
+		if rec.code != want {
+			t.Fatalf("hook route with %s: %d, want %d", tok, rec.code, want)
 		}
 	}
-	if len(got) != 2 || got[0].Kind != CallerOperator || got[1].Kind != CallerAgent || got[1].Agent.Standing != "alpha" {
+	if len(got) != 1 || got[0].Kind != CallerOperator || got[0].Socket {
 		t.Fatalf("callers %+v", got)
 	}
 }
@@ -312,4 +283,25 @@ func (f *fixture) row(name string) loop.StandingRecord {
 		f.t.Fatalf("record of %s: %v %v", name, rec, err)
 	}
 	return *rec
+}
+
+// TestHooks_AConversationIDNotOfTheHarnessShapeIsRefusedAtTheRoute: a
+// forged /clear whose session_id is a path (or carries a flag) is a 400 at
+// the hook route, and the record keeps its conversation id.
+func TestHooks_AConversationIDNotOfTheHarnessShapeIsRefusedAtTheRoute(t *testing.T) {
+	f := newFixture(t, fixtureOptions{sessions: []string{"alpha"}})
+	if r := f.post("/api/v1/standing-sessions/control", `{"name":"alpha","verb":"start"}`); r.status != 200 || !strings.Contains(string(r.body), `"ok":true`) {
+		t.Fatalf("start: %d %s", r.status, r.body)
+	}
+	recorded := f.row("alpha").HarnessSessionID
+	for _, forged := range []string{"../../../../tmp/secret", "--dangerously-skip-permissions"} {
+		body := `{"hook_event_name":"SessionStart","source":"clear","session_id":"` + forged + `"}`
+		if resp := f.sendWith(http.MethodPost, HooksPath+"?session=standing:alpha", body); resp.status != http.StatusBadRequest ||
+			!strings.Contains(resp.detail(t), "not a claude conversation id") {
+			t.Errorf("a forged clear %q: %d %s", forged, resp.status, resp.body)
+		}
+	}
+	if got := f.row("alpha").HarnessSessionID; got != recorded || got == "" {
+		t.Errorf("the record's conversation id went from %q to %q", recorded, got)
+	}
 }

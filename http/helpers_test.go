@@ -39,6 +39,10 @@ type fixture struct {
 	server  *Server
 	url     string
 	client  *sdk.Client
+	// sock is the service's unix socket (the owner's channel) and local
+	// the typed client over it (no token).
+	sock  string
+	local *sdk.Client
 	// http checks every exchange against openapi.yaml (contractTransport);
 	// plain does not, for benchmarks that measure the service alone.
 	http  *http.Client
@@ -154,7 +158,10 @@ func newFixture(t testing.TB, o fixtureOptions) *fixture {
 	f.token = o.token
 	opt := Options{Standing: f.svc.Standing(holder.Current), WorkItems: f.svc.WorkItems(holder.Current),
 		Events: f.svc, Recorder: f.svc, Config: holder.Current, Version: "test-version", Token: o.token, Logger: o.logger,
-		TokenSource: TokenSource(cfg), Agents: f.svc, Hooks: f.svc}
+		TokenSource: TokenSource(cfg), Agents: f.svc, Hooks: f.svc, Panes: f.svc}
+	f.svc.AllPanePIDs = func(ctx context.Context, socket string) (map[string][]int, error) {
+		return runner.New(runner.Options{Socket: socket, ConfigFile: testkit.TmuxConfig}).AllPanePIDs(ctx)
+	}
 	if o.meter != nil {
 		o.meter.CountSessions(metrics.Rows{Standing: opt.Standing, WorkItems: opt.WorkItems})
 		opt.Standing, opt.Metrics = o.meter.Standing(opt.Standing), o.meter
@@ -164,16 +171,24 @@ func newFixture(t testing.TB, o fixtureOptions) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan error, 1)
+	f.sock = filepath.Join(testkit.ShortDir(t), "s.sock")
+	sln, err := net.Listen("unix", f.sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 2)
 	go func() { done <- f.server.Serve(ln) }()
+	go func() { done <- f.server.Serve(sln) }()
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		if err := f.server.Shutdown(ctx); err != nil {
 			t.Errorf("shutdown: %v", err)
 		}
-		if err := <-done; err != nil {
-			t.Errorf("serve: %v", err)
+		for range 2 {
+			if err := <-done; err != nil {
+				t.Errorf("serve: %v", err)
+			}
 		}
 		// Stop whatever the test left running before its tmux server goes.
 		_, _ = f.svc.StopStanding(context.Background(), config.LoadTolerant(f.cfgPath), "")
@@ -182,6 +197,7 @@ func newFixture(t testing.TB, o fixtureOptions) *fixture {
 	f.http = &http.Client{Transport: tokenTransport{next: validatedClient(t, &http.Transport{MaxIdleConnsPerHost: 64}).Transport, token: o.token}}
 	f.plain = &http.Client{Transport: tokenTransport{next: &http.Transport{MaxIdleConnsPerHost: 64}, token: o.token}}
 	f.client = sdk.New(f.url, sdk.WithHTTPClient(f.http), sdk.WithToken(o.token))
+	f.local = sdk.Socket(f.sock)
 	return f
 }
 

@@ -12,11 +12,12 @@ import (
 	"github.com/the-loop-dev/the-loop/mock"
 )
 
-// TestMock_HookRouteHandsTheDeliveryToTheSink: POST /api/v1/hooks hands
-// the raw body, the session ref, the truncation mark and the parent pids
-// to Options.Hooks with the service's state root; an agent speaking for
-// another session is refused before the sink is called; a sink's error
-// keeps its code's status.
+// TestMock_HookRouteHandsTheDeliveryToTheSink: POST /api/v1/hooks over
+// TCP hands the raw body, the session ref and the truncation mark to
+// Options.Hooks with the service's state root — never parent pids a client
+// names (a clear's process proof is read from the socket's peer); an
+// agent credential is refused over TCP before the sink is called; a sink's
+// error keeps its code's status.
 func TestMock_HookRouteHandsTheDeliveryToTheSink(t *testing.T) {
 	var got []loop.HookDelivery
 	var roots []string
@@ -47,18 +48,18 @@ func TestMock_HookRouteHandsTheDeliveryToTheSink(t *testing.T) {
 	}
 
 	body := `{"hook_event_name":"Stop","session_id":"abc"}`
-	if code := post("agent-alpha", "standing:alpha", body, map[string]string{
-		HookTruncatedHeader: "true", HookParentsHeader: "42, 7,x,-1",
+	if code := post("op-token", "standing:alpha", body, map[string]string{
+		HookTruncatedHeader: "true", "X-The-Loop-Hook-Parents": "42, 7",
 	}); code != http.StatusOK {
-		t.Fatalf("the agent's own hook: status %d, want 200", code)
+		t.Fatalf("the operator's hook: status %d, want 200", code)
 	}
-	want := loop.HookDelivery{Session: "standing:alpha", Payload: []byte(body), Truncated: true, Parents: []int{42, 7}}
+	want := loop.HookDelivery{Session: "standing:alpha", Payload: []byte(body), Truncated: true}
 	if len(got) != 1 || !reflect.DeepEqual(got[0], want) || roots[0] != "/state/root" {
-		t.Fatalf("the sink got %+v under %q, want %+v under /state/root", got, roots, want)
+		t.Fatalf("the sink got %+v under %q, want %+v under /state/root (no client-named parents)", got, roots, want)
 	}
 
-	if code := post("agent-alpha", "standing:beta", body, nil); code != http.StatusForbidden {
-		t.Errorf("another session's hook: status %d, want 403", code)
+	if code := post("agent-alpha", "standing:alpha", body, nil); code != http.StatusForbidden {
+		t.Errorf("an agent credential over TCP: status %d, want 403", code)
 	}
 	if len(got) != 1 {
 		t.Errorf("a refused hook reached the sink: %+v", got[1:])

@@ -74,6 +74,12 @@ func (s *Server) mcp(h http.Handler) echo.HandlerFunc {
 			return loop.NotFound("no MCP endpoint: service.mcp.enabled is false (set it to true to serve %s)", MCPPath)
 		}
 		req := c.Request()
+		if caller, _ := CallerFrom(req.Context()); caller.Kind == CallerAgent {
+			if ref := strings.TrimSpace(c.QueryParam("session")); ref != "" && ref != ownRef(caller.Agent) {
+				return echo.NewHTTPError(http.StatusForbidden, describe(req)+" refused: this process runs in "+
+					caller.Agent.String()+"'s agent pane, not "+ref+"'s; `the-loop mcp --session` must name its own session")
+			}
+		}
 		if req.Body != nil && req.Body != http.NoBody {
 			data, err := io.ReadAll(req.Body)
 			if err != nil {

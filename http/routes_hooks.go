@@ -3,7 +3,6 @@ package http
 import (
 	"io"
 	"net/http"
-	"strconv"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -15,25 +14,24 @@ import (
 const (
 	// HookTruncatedHeader is "true" when the payload was cut at 1 MiB.
 	HookTruncatedHeader = "X-The-Loop-Hook-Truncated"
-	// HookParentsHeader is the hook command's parent pids, nearest first,
-	// comma-separated.
-	HookParentsHeader = "X-The-Loop-Hook-Parents"
 	// HookDeliveryHeader is the delivery's id (loop.HookDelivery.ID): the
 	// same delivery replayed from the spool is not applied twice.
 	HookDeliveryHeader = "X-The-Loop-Hook-Delivery"
 )
 
 // postHook answers POST /api/v1/hooks?session=<ref>: the body is one raw
-// Claude Code hook payload. An agent may speak only for its own session;
+// Claude Code hook payload. An agent (a socket peer in a session's pane)
+// may speak only for its own session;
 // the route appends no api.request (a hook fires several times a turn).
 // 200 {"ok": true} once applied or ignored (an unknown session, another
 // conversation).
 func (s *Server) postHook(c echo.Context) error {
 	req := c.Request()
 	ref := strings.TrimSpace(c.QueryParam("session"))
-	if caller, ok := CallerFrom(req.Context()); ok && caller.Kind == CallerAgent && ownRef(caller.Agent) != ref {
-		return echo.NewHTTPError(http.StatusForbidden, "POST "+HooksPath+" refused: this agent credential is "+
-			caller.Agent.String()+"'s, not "+ref+"'s")
+	caller, _ := CallerFrom(req.Context())
+	if caller.Kind == CallerAgent && ownRef(caller.Agent) != ref {
+		return echo.NewHTTPError(http.StatusForbidden, "POST "+HooksPath+" refused: this process runs in "+
+			caller.Agent.String()+"'s agent pane; it posts hooks for that session only, not "+ref+"'s")
 	}
 	body, err := io.ReadAll(req.Body)
 	if err != nil {
@@ -41,10 +39,10 @@ func (s *Server) postHook(c echo.Context) error {
 	}
 	d := loop.HookDelivery{Session: ref, Payload: body, Truncated: req.Header.Get(HookTruncatedHeader) == "true",
 		ID: req.Header.Get(HookDeliveryHeader)}
-	for _, p := range strings.Split(req.Header.Get(HookParentsHeader), ",") {
-		if pid, err := strconv.Atoi(strings.TrimSpace(p)); err == nil && pid > 0 {
-			d.Parents = append(d.Parents, pid)
-		}
+	if caller.Socket {
+		// The process proof a clear needs: the peer's ancestry as the
+		// service read it, never what a client says.
+		d.Parents = caller.chain
 	}
 	if s.opt.Hooks == nil {
 		return loop.Errorf(loop.EINTERNAL, "POST %s: this service has no hook sink (Options.Hooks is nil); start it with `the-loop serve`", HooksPath)

@@ -18,14 +18,16 @@ import (
 )
 
 // The control plane's own boundary (decisions D24, issue 14), for REST and
-// /mcp alike. The service can spawn agent sessions and type into them, so it
-// answers only
+// /mcp alike. On the service's unix socket (peer.go) the kernel says who
+// calls: another uid is refused, a process in an agent's pane has an
+// agent's rights (agentMay), anyone else is the operator; no Host, token
+// or cookie is looked at there. Over TCP the service can spawn agent
+// sessions and type into them, so it answers only
 //   - requests whose Host header it knows (403 otherwise: a page that
 //     rebinds its own DNS name to 127.0.0.1 still sends its own name),
 //   - requests that carry a credential (401 otherwise, naming where the
 //     operator's token lives): the operator's token as Authorization:
-//     Bearer, or — on the agent routes only (/mcp, the hook route) — the
-//     credential of one running agent (403 on any other route). The public
+//     Bearer (an agent's credential is refused with 403). The public
 //     routes (health, so `start` can tell the service is up) need none;
 //     service.auth: none asks for none anywhere,
 //   - state changes sent as application/json (415 otherwise: a web page
@@ -39,8 +41,8 @@ import (
 // healthPath answers without a credential.
 const healthPath = "/api/v1/health"
 
-// HooksPath is the agents' hook route (issue G): like /mcp, it takes an
-// agent credential.
+// HooksPath is the agents' hook route: over the socket, a process in an
+// agent's pane posts there for its own session only.
 const HooksPath = "/api/v1/hooks"
 
 // isPublic reports whether a request needs no credential: health, the
@@ -53,14 +55,58 @@ func isPublic(method, path string) bool {
 	return (method == http.MethodGet || method == http.MethodHead) && (path == healthPath || webPublic(path))
 }
 
-// agentRoute reports whether an agent credential is valid on path: /mcp and
-// the hook route, nothing else.
-func agentRoute(path string) bool {
+// agentMay reports whether an agent may send a request: what its MCP tools
+// do (list, status, read, say framed as itself), /mcp itself and the hook
+// route (its own session's only, postHook), nothing else.
+func agentMay(method, path string) bool {
+	const v1 = "/api/v1"
 	switch path {
 	case MCPPath, HooksPath:
 		return true
+	case v1 + "/standing-sessions/say":
+		return method == http.MethodPost
+	case healthPath, v1 + "/status", v1 + "/standing-sessions", v1 + "/standing-sessions/one",
+		v1 + "/standing-sessions/transcript", v1 + "/standing-sessions/peek":
+		return method == http.MethodGet || method == http.MethodHead
 	}
 	return false
+}
+
+// peerRefusal refuses a socket request whose peer could not be read or
+// runs as another uid (403).
+func peerRefusal(r *http.Request, pc peerConn) error {
+	if pc.err != nil {
+		return echo.NewHTTPError(http.StatusForbidden, describe(r)+" refused: the service could not read the socket peer's credentials ("+pc.err.Error()+")")
+	}
+	if pc.peer.UID != ownUID {
+		return echo.NewHTTPError(http.StatusForbidden, describe(r)+" refused: the socket peer runs as uid "+strconv.Itoa(pc.peer.UID)+
+			"; this service answers its own uid ("+strconv.Itoa(ownUID)+") only; run the-loop as the user who started the service")
+	}
+	return nil
+}
+
+// socketCaller is who sent a socket request of the operator's uid: the
+// agent whose pane the peer runs in (its pid's ancestry, read when it
+// connected, reaches one of a session's panes), limited to agentMay, else
+// the operator. Health looks no further.
+func (s *Server) socketCaller(r *http.Request, pc peerConn) (Caller, error) {
+	if isPublic(r.Method, r.URL.Path) {
+		return Caller{Kind: CallerPublic, Socket: true, Peer: pc.peer}, nil
+	}
+	caller := Caller{Kind: CallerOperator, Socket: true, Peer: pc.peer, chain: pids(pc.procs)}
+	if s.opt.Panes == nil || !underTmux(pc.procs) {
+		return caller, nil
+	}
+	id, ok := s.opt.Panes.AgentOfProcess(r.Context(), caller.chain)
+	if !ok {
+		return caller, nil
+	}
+	caller.Kind, caller.Agent = CallerAgent, id
+	if !agentMay(r.Method, r.URL.Path) {
+		return Caller{}, echo.NewHTTPError(http.StatusForbidden, describe(r)+" refused: this process runs in "+id.String()+
+			"'s agent pane, which has an agent's rights only (list, status, read, say); run this from the operator's shell")
+	}
+	return caller, nil
 }
 
 // Caller kinds.
@@ -79,6 +125,12 @@ type Caller struct {
 	// Dashboard is true when a dashboard session's secret, not the
 	// operator's token, made the caller the operator.
 	Dashboard bool
+	// Socket is true when the request came in on the service's socket:
+	// Peer is then who sent it, as the kernel says.
+	Socket bool
+	Peer   Peer
+	// chain is the socket peer's pid and its ancestors, nearest first.
+	chain []int
 }
 
 // callerKey is the request context's key of the Caller.
@@ -98,10 +150,21 @@ func (s *Server) guard(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		cfg := configOf(c)
 		req := c.Request()
-		if !s.hostAllowed(req.Host, cfg) {
+		pc, onSocket := peerOfRequest(req.Context())
+		if onSocket {
+			if err := peerRefusal(req, pc); err != nil {
+				return err
+			}
+		} else if !s.hostAllowed(req.Host, cfg) {
 			return echo.NewHTTPError(http.StatusForbidden, hostRefusal(req.Host))
 		}
-		caller, err := s.authenticate(c)
+		var caller Caller
+		var err error
+		if onSocket {
+			caller, err = s.socketCaller(req, pc)
+		} else {
+			caller, err = s.authenticate(c)
+		}
 		if err != nil {
 			return err
 		}
@@ -139,12 +202,9 @@ func (s *Server) authenticate(c echo.Context) (Caller, error) {
 		return Caller{Kind: CallerOperator}, nil
 	}
 	if ok && s.opt.Agents != nil {
-		if id, found := s.opt.Agents.AgentFor(req.Context(), token); found {
-			if !agentRoute(req.URL.Path) {
-				return Caller{}, echo.NewHTTPError(http.StatusForbidden, describe(req)+
-					" refused: an agent credential (THE_LOOP_AGENT_TOKEN) is valid on "+MCPPath+" and "+HooksPath+" only; the REST API takes the operator's token")
-			}
-			return Caller{Kind: CallerAgent, Agent: id}, nil
+		if _, found := s.opt.Agents.AgentFor(req.Context(), token); found {
+			return Caller{}, echo.NewHTTPError(http.StatusForbidden, describe(req)+
+				" refused: an agent credential (THE_LOOP_AGENT_TOKEN) is not valid over TCP; agents reach the service over its socket (`the-loop mcp`, `the-loop hook`), and TCP takes the operator's token")
 		}
 	}
 	if ok && s.dashboardSession(req) {

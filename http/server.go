@@ -66,6 +66,10 @@ type Options struct {
 	// credential is valid on /mcp and the hook route only. Nil: no agent
 	// credential is valid.
 	Agents loop.AgentAuthenticator
+	// Panes finds the agent whose pane a socket peer runs in: that peer
+	// has an agent's rights only. Nil: every socket peer of
+	// the service's uid is the operator.
+	Panes loop.PaneAgents
 	// Hooks applies the payloads of POST /api/v1/hooks (issue 17); nil:
 	// the route answers an internal error.
 	Hooks loop.HookSink
@@ -120,6 +124,8 @@ type Server struct {
 
 	refused refusalLog // rate-limits the log lines of refused requests
 
+	degraded string // why the service serves less than it should ("": it does not)
+
 	dash *dashboard // the dashboard's login codes and sessions (issue 20)
 	hub  *streamHub // GET /api/v1/stream's tailer and subscribers
 }
@@ -165,6 +171,7 @@ func NewServer(opt Options) *Server {
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		ConnContext:       connContext,
 	}
 	if s.hub != nil {
 		s.http.RegisterOnShutdown(s.hub.close) // open streams end, or Shutdown would wait for them
@@ -212,17 +219,37 @@ func (s *Server) URL() string {
 }
 
 // Serve answers on ln until Shutdown; it returns nil after a Shutdown.
+// A unix listener is the owner's channel (peer.go); Serve may run on
+// one of each at once.
 func (s *Server) Serve(ln net.Listener) error {
-	s.mu.Lock()
-	s.addr = ln.Addr().String()
-	if s.url == "" {
-		s.url = "http://" + s.addr
+	if _, unix := ln.(*net.UnixListener); !unix {
+		s.mu.Lock()
+		s.addr = ln.Addr().String()
+		if s.url == "" {
+			s.url = "http://" + s.addr
+		}
+		s.mu.Unlock()
 	}
-	s.mu.Unlock()
 	if err := s.http.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
 	return nil
+}
+
+// SetDegraded records why the service serves less than it should (its TCP
+// port held by another process): status reports the service degraded and
+// not ok. "" clears it.
+func (s *Server) SetDegraded(reason string) {
+	s.mu.Lock()
+	s.degraded = reason
+	s.mu.Unlock()
+}
+
+// Degraded is the reason SetDegraded recorded.
+func (s *Server) Degraded() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.degraded
 }
 
 // Shutdown stops accepting requests and waits (until ctx ends) for the ones
@@ -364,13 +391,19 @@ func writeJSON(c echo.Context, status int, v any) error {
 	return err
 }
 
-// health answers GET /api/v1/health.
+// health answers GET /api/v1/health: over TCP only "ok" and the version;
+// over the socket also the pid and the state root, so the CLI can tell its
+// own service from another.
 func (s *Server) health(c echo.Context) error {
 	root := s.opt.StateRoot
 	if root == "" {
 		root = configOf(c).StateDir()
 	}
-	return writeJSON(c, http.StatusOK, loop.Health{Status: "ok", Version: s.opt.Version, PID: s.opt.PID, StateRoot: root})
+	h := loop.Health{Status: "ok", Version: s.opt.Version}
+	if _, socket := peerOfRequest(c.Request().Context()); socket {
+		h.PID, h.StateRoot, h.Degraded = s.opt.PID, root, s.Degraded() // only the owner learns where and who
+	}
+	return writeJSON(c, http.StatusOK, h)
 }
 
 // status answers GET /api/v1/status: the service row (it answers, so it
@@ -394,6 +427,9 @@ func (s *Server) status(c echo.Context) error {
 		MCP:     &loop.MCPSummary{Enabled: cfg.Service.MCPEnabled, Path: "/mcp"},
 		// Whether the service, not the CLI asking, can read Slack.
 		SlackTokenPresent: new(strings.TrimSpace(os.Getenv(cfg.Slack.BotTokenEnv)) != ""),
+	}
+	if svc.Degraded = s.Degraded(); svc.Degraded != "" {
+		svc.Healthy, ok = false, false
 	}
 	return writeJSON(c, http.StatusOK, loop.Report{Services: []loop.ServiceRow{svc}, StandingSessions: rows, OK: ok})
 }

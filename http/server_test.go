@@ -2,6 +2,8 @@ package http
 
 import (
 	"net/http"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -10,13 +12,20 @@ import (
 	"github.com/the-loop-dev/the-loop/store"
 )
 
+// TestHealth: over TCP health says only that the service runs and its
+// version — not its state root nor its pid, which tell a process of
+// another uid what to impersonate; over the socket it says both.
 func TestHealth(t *testing.T) {
 	f := newFixture(t, fixtureOptions{agentBin: t.TempDir()})
 	r := f.get("/api/v1/health")
 	var h map[string]any
 	r.decode(t, &h)
-	if r.status != 200 || h["status"] != "ok" || h["version"] != "test-version" || h["pid"] == nil {
-		t.Fatalf("health: %d %s", r.status, r.body)
+	if r.status != 200 || h["status"] != "ok" || h["version"] != "test-version" || len(h) != 2 {
+		t.Fatalf("health over TCP: %d %s, want only status and version", r.status, r.body)
+	}
+	local, err := f.local.Health(t.Context())
+	if err != nil || local.PID != os.Getpid() || local.StateRoot != filepath.Join(f.dir, "state") {
+		t.Fatalf("health over the socket: %+v %v, want the pid and the state root", local, err)
 	}
 }
 

@@ -22,8 +22,9 @@ import (
 // AgentTokenEnv, stored only as its sha256 in the record (AgentTokenHash,
 // written with the start's claim, so it is valid from before the spawn),
 // replaced at the next spawn and void once the session is no longer
-// running. The service accepts it on /mcp and the hook route only, and
-// knows from it which session calls (AgentFor).
+// running. The service refuses it over TCP (over its socket
+// an agent is known by its process tree, AgentOfProcess); AgentFor still
+// tells which session a credential is, for that refusal.
 //
 // The agent's environment is explicit (loop.SpawnSpec.Env): this process's
 // environment without the-loop's secrets (SecretEnv) plus the credential,
@@ -37,7 +38,7 @@ const AgentTokenEnv = "THE_LOOP_AGENT_TOKEN"
 const OperatorTokenEnv = "THE_LOOP_TOKEN"
 
 // agentCredential is one spawn's credential: the secret (only ever in the
-// agent's environment and its MCP config file) and its hash (the record's).
+// agent's environment) and its hash (the record's).
 type agentCredential struct {
 	token   string
 	hash    string
@@ -54,7 +55,7 @@ func hashCredential(token string) string {
 // newAgentCredential makes a credential for the spawn into target and,
 // with standingSessions.mcp, writes its MCP config (0600, under
 // <state.root>/local/mcp) pointing at the service's /mcp.
-func (s *Service) newAgentCredential(cfg *config.Config, target string) (agentCredential, error) {
+func (s *Service) newAgentCredential(cfg *config.Config, target, ref string) (agentCredential, error) {
 	b := make([]byte, 32)
 	_, _ = rand.Read(b) // crypto/rand.Read never fails (Go 1.24+)
 	cred := agentCredential{token: hex.EncodeToString(b)}
@@ -63,8 +64,8 @@ func (s *Service) newAgentCredential(cfg *config.Config, target string) (agentCr
 		s.Redactor.AddCredential(cred.hash)
 	}
 	cred.env = AgentEnv(os.Environ(), cfg, cred.token)
-	if cfg.StandingMCP {
-		path, err := writeMCPConfig(cfg, target, cred.token)
+	if cfg.StandingMCP && s.HookBinary != "" {
+		path, err := writeMCPConfig(cfg, target, MCPServer(s.HookBinary, cfg.StateDir(), ref))
 		if err != nil {
 			return agentCredential{}, err
 		}
@@ -91,19 +92,27 @@ func MCPConfigPath(cfg *config.Config, target string) string {
 	return filepath.Join(cfg.StateDir(), "local", "mcp", target+".json")
 }
 
-// writeMCPConfig writes the agent's MCP config: one HTTP server, the
-// service's /mcp, with the credential as its bearer header. A file (or a
-// directory above it) another user owns or others may write is refused.
-func writeMCPConfig(cfg *config.Config, target, token string) (string, error) {
+// MCPServer is the agent's MCP server entry: a stdio server, `<binary> mcp
+// --state-root DIR --session REF`, which bridges to the service's /mcp over
+// its socket, where the service knows the agent from its
+// process tree; the entry holds no credential.
+func MCPServer(binary, stateRoot, ref string) map[string]any {
+	return map[string]any{
+		"type":    "stdio",
+		"command": binary,
+		"args":    []string{"mcp", "--state-root", stateRoot, "--session", ref},
+	}
+}
+
+// writeMCPConfig writes the agent's MCP config: one server, the-loop's
+// (MCPServer). A file (or a directory above it) another user owns or
+// others may write is refused.
+func writeMCPConfig(cfg *config.Config, target string, server map[string]any) (string, error) {
 	path := MCPConfigPath(cfg, target)
 	if err := CheckPrivatePath(cfg.StateDir(), path, "MCP config file (standingSessions.mcp)"); err != nil {
 		return "", err
 	}
-	doc := map[string]any{"mcpServers": map[string]any{"the-loop": map[string]any{
-		"type":    "http",
-		"url":     "http://" + cfg.Service.Addr() + "/mcp",
-		"headers": map[string]string{"Authorization": "Bearer " + token},
-	}}}
+	doc := map[string]any{"mcpServers": map[string]any{"the-loop": server}}
 	data, err := json.MarshalIndent(doc, "", "  ")
 	if err != nil {
 		return "", loop.Internal("encoding the MCP config for %s: %v", target, err)

@@ -2,6 +2,7 @@ package lifecycle
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -93,9 +94,13 @@ func TestStart_EachSpawnGetsItsOwnCredentialStoredHashed(t *testing.T) {
 	}
 }
 
+// TestStart_StandingMCPAddsAnMCPConfigForClaude: the claude spawn's
+// --mcp-config names a stdio server, `the-loop mcp --state-root DIR
+// --session REF`, bridged over the socket; the file holds no credential.
 func TestStart_StandingMCPAddsAnMCPConfigForClaude(t *testing.T) {
 	r := newFakeRunner()
 	s := newTestService(t, r)
+	s.HookBinary = "/bin/the-loop"
 	cfg := testConfig(t, "alpha")
 	cfg.StateRoot = t.TempDir()
 	cfg.StandingMCP = true
@@ -104,16 +109,30 @@ func TestStart_StandingMCPAddsAnMCPConfigForClaude(t *testing.T) {
 	}
 	argv := r.Spawns[0].Argv
 	path := MCPConfigPath(cfg, "loop-standing-alpha")
-	if len(argv) < 3 || argv[1] != "--mcp-config" || argv[2] != path {
-		t.Fatalf("argv %q", argv)
+	if i := slices.Index(argv, "--mcp-config"); i < 0 || i+1 >= len(argv) || argv[i+1] != path {
+		t.Fatalf("argv %q, want --mcp-config %s", argv, path)
 	}
 	fi, err := os.Stat(path)
 	if err != nil || fi.Mode().Perm() != 0o600 {
 		t.Fatalf("%s: %v %v", path, fi, err)
 	}
 	data, _ := os.ReadFile(path)
-	if !strings.Contains(string(data), "Bearer "+credentialOf(t, r.Spawns[0])) || !strings.Contains(string(data), "http://127.0.0.1:4114/mcp") {
-		t.Fatalf("MCP config %s", data)
+	var doc struct {
+		MCPServers map[string]struct {
+			Type    string   `json:"type"`
+			Command string   `json:"command"`
+			Args    []string `json:"args"`
+		} `json:"mcpServers"`
+	}
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatalf("MCP config %s: %v", data, err)
+	}
+	srv := doc.MCPServers["the-loop"]
+	if want := []string{"mcp", "--state-root", cfg.StateDir(), "--session", "standing:alpha"}; srv.Type != "stdio" || srv.Command != "/bin/the-loop" || !slices.Equal(srv.Args, want) {
+		t.Fatalf("MCP config %s, want the stdio server /bin/the-loop %q", data, want)
+	}
+	if cred := credentialOf(t, r.Spawns[0]); strings.Contains(string(data), cred) || strings.Contains(string(data), "http") {
+		t.Fatalf("MCP config %s holds the credential or a TCP address", data)
 	}
 	if dir, _ := os.Stat(filepath.Dir(path)); dir.Mode().Perm() != 0o700 {
 		t.Fatalf("MCP config dir mode %v", dir.Mode())

@@ -158,6 +158,7 @@ func TestStart_RefusesHookSettingsOthersMayWrite(t *testing.T) {
 func TestStart_RefusesAnMCPConfigDirOthersMayWrite(t *testing.T) {
 	r := newFakeRunner()
 	s := newTestService(t, r)
+	s.HookBinary = "/bin/the-loop"
 	cfg := testConfig(t, "alpha")
 	cfg.StateRoot = t.TempDir()
 	cfg.StandingMCP = true

@@ -55,6 +55,10 @@ type Service struct {
 	// PanePIDs returns the pids of target's panes on socket (nil: a
 	// SessionStart of source clear is never trusted).
 	PanePIDs func(ctx context.Context, socket, target string) ([]int, error)
+	// AllPanePIDs returns the pids of every live pane of the tmux server
+	// socket names, by session (nil: no process is an agent's,
+	// AgentOfProcess).
+	AllPanePIDs func(ctx context.Context, socket string) (map[string][]int, error)
 	// TmuxAvailable reports a tmux binary missing from PATH (the runner's
 	// Available); a start then refuses at once, naming it and how to
 	// install it. Nil: never checked.

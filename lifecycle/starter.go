@@ -239,7 +239,7 @@ func (st *starter[R, Res]) spawn(ctx context.Context, rec *R, state loop.PaneSta
 	} else {
 		claim.HarnessSessionID = s.newID()
 	}
-	cred, err := s.newAgentCredential(st.cfg, target) // the spawn's own credential
+	cred, err := s.newAgentCredential(st.cfg, target, st.k.sessionRef()) // the spawn's own credential
 	if err != nil {
 		return st.failed(rec, loop.ErrorMessage(err)), false
 	}

@@ -35,3 +35,28 @@ func (t *Tmux) PanePID(ctx context.Context, target string) (int, error) {
 	}
 	return pid, nil
 }
+
+// AllPanePIDs returns the pids of the live panes of every session of this
+// tmux server, by session name (one `list-panes -a`): how the service finds
+// which session's pane a socket peer runs in. A server that is not running
+// has no panes.
+func (t *Tmux) AllPanePIDs(ctx context.Context) (map[string][]int, error) {
+	out, err := t.probe(ctx, "list-panes", "-a", "-F", "#{pane_pid} #{pane_dead} #{session_name}")
+	if err != nil {
+		if absentAnswer(err) {
+			return map[string][]int{}, nil
+		}
+		return nil, err
+	}
+	panes := map[string][]int{}
+	for _, line := range strings.Split(out, "\n") {
+		f := strings.SplitN(line, " ", 3)
+		if len(f) != 3 || f[1] == "1" {
+			continue
+		}
+		if pid, err := strconv.Atoi(f[0]); err == nil && pid > 0 {
+			panes[f[2]] = append(panes[f[2]], pid)
+		}
+	}
+	return panes, nil
+}

@@ -26,9 +26,18 @@ const maxResponseBytes = 256 << 20
 // whose Message is the body's detail; a service that cannot be reached is
 // an *Error wrapping a *NotRunningError.
 type conn struct {
-	base  string
-	http  *http.Client
-	token string
+	base   string
+	http   *http.Client
+	token  string
+	socket string // the unix socket requests go to ("": base's host over TCP)
+}
+
+// where names the service for messages: its socket, else its URL.
+func (c *conn) where() string {
+	if c.socket != "" {
+		return c.socket
+	}
+	return c.base
 }
 
 // NotRunningError says nothing answers at the service's address (the
@@ -130,7 +139,7 @@ func (c *conn) exchange(ctx context.Context, method, path string, query url.Valu
 		return nil
 	}
 	if err := json.Unmarshal(data, out); err != nil {
-		return loop.Errorf(loop.EINTERNAL, "the-loop service at %s answered %s %s with a body that is not the expected JSON: %w", c.base, method, path, err)
+		return loop.Errorf(loop.EINTERNAL, "the-loop service at %s answered %s %s with a body that is not the expected JSON: %w", c.where(), method, path, err)
 	}
 	return nil
 }
@@ -161,10 +170,10 @@ func statusError(status int, body []byte) *loop.Error {
 func (c *conn) transportError(method, path string, err error) error {
 	var op *net.OpError
 	if errors.Is(err, syscall.ECONNREFUSED) || (errors.As(err, &op) && op.Op == "dial") {
-		return &NotRunningError{URL: c.base, Err: err}
+		return &NotRunningError{URL: c.where(), Err: err}
 	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return loop.Errorf(loop.EINTERNAL, "the-loop service at %s did not answer %s %s in time: %w", c.base, method, path, err)
+		return loop.Errorf(loop.EINTERNAL, "the-loop service at %s did not answer %s %s in time: %w", c.where(), method, path, err)
 	}
-	return loop.Errorf(loop.EINTERNAL, "the-loop service at %s did not answer %s %s: %w", c.base, method, path, err)
+	return loop.Errorf(loop.EINTERNAL, "the-loop service at %s did not answer %s %s: %w", c.where(), method, path, err)
 }

@@ -6,7 +6,7 @@
 // namespaces implement over REST (the CLI uses the same client whenever
 // the service answers).
 //
-//	client := sdk.New("http://127.0.0.1:4114", sdk.WithStateRoot("/home/me/project/.the-loop"))
+//	client := sdk.Local("/home/me/project/.the-loop") // the state root's socket, on the service's machine
 //	rows, err := client.Standing.List(ctx)                        // loop.StandingService
 //	res, err := client.Standing.Control(ctx, loop.StandingControlRequest{Name: "supervisor", Verb: loop.VerbRestart})
 //	said, err := client.Standing.Say(ctx, loop.StandingSayRequest{Name: "supervisor", Text: "status report, please", Actor: "ops"})
@@ -15,10 +15,15 @@
 //	sum, err := client.Channels.Poll(ctx)
 //	report, err := client.Status(ctx)
 //
-// Every call but Health needs the operator's token: WithToken, the token
-// file of WithStateRoot's state root (<state.root>/service.token, which
-// the service creates at its first start), or $THE_LOOP_TOKEN. The SDK
-// never reads the CLI config.
+// Two channels: Local (or Socket) talks over the service's unix socket,
+// <state.root>/service.sock, and sends no token — the service reads the
+// caller's uid and pid from the kernel, refuses another uid, and gives a
+// process in an agent's pane an agent's rights only; New talks over TCP
+// (a remote SDK, behind service.exposed), where every call but Health
+// needs the operator's token: WithToken, the token file of WithStateRoot's
+// state root (<state.root>/service.token, which the service creates at
+// its first start), or $THE_LOOP_TOKEN. The SDK never reads the CLI
+// config.
 //
 // The calls mirror the REST operations described by the service's OpenAPI
 // document (GET /api/v1/openapi.yaml), take typed request structs and
@@ -34,8 +39,9 @@
 // with errors.Is against ErrNotFound (404), ErrInvalid (a caller's mistake,
 // 400, and a request that fails validation, 422), ErrUnprocessable (422
 // only), ErrUnauthorized (401: a missing or wrong token, see WithToken),
-// ErrForbidden (403: a Host the service does not answer to, or an agent's
-// credential, which is valid on /mcp only) and
+// ErrForbidden (403: a Host the service does not answer to, an agent's
+// credential over TCP, a socket peer of another uid, or a verb an agent
+// may not run) and
 // ErrInternal (anything else). ErrNotRunning says nothing answers
 // at the address — start the service with `the-loop start`. A control
 // result whose OK is false, and a say that could not deliver (Delivered

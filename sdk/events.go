@@ -59,7 +59,7 @@ func (c *Client) eventsPage(ctx context.Context, q EventsQuery) ([]Event, error)
 	for _, raw := range raws {
 		ev, err := decodeSeqEvent(raw)
 		if err != nil {
-			return nil, wrap(loop.Errorf(loop.EINTERNAL, "the-loop service at %s sent an event that does not decode: %w", c.c.base, err))
+			return nil, wrap(loop.Errorf(loop.EINTERNAL, "the-loop service at %s sent an event that does not decode: %w", c.c.where(), err))
 		}
 		evs = append(evs, ev)
 	}

@@ -39,10 +39,11 @@ type options struct {
 	stateRoot string // WithStateRoot's directory
 }
 
-// WithToken sends "Authorization: Bearer <token>" with every request: the
-// operator's token (`the-loop token` prints it), or an agent's own
-// THE_LOOP_AGENT_TOKEN (valid on /mcp only, so the REST calls of this SDK
-// answer it with ErrForbidden). An empty token sends none.
+// WithToken sends "Authorization: Bearer <token>" with every request of a
+// TCP client (New): the operator's token (`the-loop token` prints it). An
+// agent's own THE_LOOP_AGENT_TOKEN is refused over TCP (ErrForbidden). An
+// empty token sends none; a socket client (Local, Socket) sends none
+// either.
 func WithToken(token string) Option {
 	return func(o *options) { o.token, o.tokenSet = token, true }
 }

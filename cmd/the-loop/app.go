@@ -48,6 +48,7 @@ type CLI struct {
 	Dash     DashboardCmd    `cmd:"" name:"dashboard" help:"Print a one-time login link for the web dashboard (or end every dashboard session with --logout-all)."`
 	Exec     InternalExecCmd `cmd:"" name:"internal-exec" hidden:"" help:"Exec a harness argv from a file (used inside tmux panes)."`
 	Hook     HookCmd         `cmd:"" hidden:"" help:"Hand one Claude Code hook payload (stdin) to the-loop; always exits 0."`
+	MCP      MCPCmd          `cmd:"" name:"mcp" help:"Serve the-loop's MCP tools on stdin and stdout, bridged to the service over its socket (what an agent's --mcp-config runs)."`
 
 	Completion CompletionCmd `cmd:"" help:"Print the shell completion script for bash, zsh or fish (verbs, flags, session names)."`
 	Complete   CompleteCmd   `cmd:"" name:"__complete" hidden:"" help:"Print the completion candidates for the words given (used by the completion scripts)."`
@@ -64,6 +65,9 @@ type App struct {
 	// process where no store exists yet, it reads an empty one and creates
 	// none (emptyStore).
 	reads bool
+	// verb is kong's command ("standing start <name>"): a verb an agent may
+	// not run is refused in an agent's pane (agent_rights.go).
+	verb string
 }
 
 // readVerbs are the commands that only read: in a directory with no
@@ -131,7 +135,10 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		return exitCode(err, stderr)
 	}
-	app := &App{ConfigPath: resolved, Stdin: stdin, Stdout: stdout, Stderr: stderr, reads: readVerb(kctx.Command())}
+	if err := refuseAgentVerb(kctx.Command()); err != nil {
+		return exitCode(err, stderr)
+	}
+	app := &App{ConfigPath: resolved, Stdin: stdin, Stdout: stdout, Stderr: stderr, reads: readVerb(kctx.Command()), verb: kctx.Command()}
 	if app.reads && resolved == "" {
 		fmt.Fprintln(stderr, noConfigNote)
 	}
@@ -222,13 +229,13 @@ func noConfig() error {
 }
 
 // needsConfig reports whether the command reads the CLI config: all but
-// `config schema`, `config validate FILE`, init, internal-exec, hook,
+// `config schema`, `config validate FILE`, init, internal-exec, hook, mcp,
 // completion (which reads it only when it can) and doctor (which reports a
 // config it cannot find or load as a problem) do.
 func needsConfig(kctx *kong.Context, cli *CLI) bool {
 	switch cmd := kctx.Command(); {
 	case strings.HasPrefix(cmd, "config schema"), strings.HasPrefix(cmd, "internal-exec"), strings.HasPrefix(cmd, "hook"), strings.HasPrefix(cmd, "init"),
-		strings.HasPrefix(cmd, "completion"), strings.HasPrefix(cmd, "__complete"), strings.HasPrefix(cmd, "doctor"):
+		strings.HasPrefix(cmd, "mcp"), strings.HasPrefix(cmd, "completion"), strings.HasPrefix(cmd, "__complete"), strings.HasPrefix(cmd, "doctor"):
 		return false
 	case strings.HasPrefix(cmd, "config validate"):
 		return cli.Cfg.Validate.File == ""
@@ -414,6 +421,9 @@ func (a *App) Lifecycle(current func() *config.Config, db *store.DB, source stri
 		HookBinary: self,
 		PanePIDs: func(ctx context.Context, socket, target string) ([]int, error) {
 			return runner.New(runner.Options{Socket: socket}).PanePIDs(ctx, target)
+		},
+		AllPanePIDs: func(ctx context.Context, socket string) (map[string][]int, error) {
+			return runner.New(runner.Options{Socket: socket}).AllPanePIDs(ctx)
 		},
 
 		Announcer: channels.Announcer{}, // Slack: a started session's announcement

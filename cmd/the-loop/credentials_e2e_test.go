@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -101,8 +102,13 @@ func TestCredentials_DefaultConfigMakesATokenAndAgentsGetTheirOwn(t *testing.T) 
 	if code, body := rawGet(t, base+"/api/v1/standing-sessions", "Bearer "+creds[0]); code != http.StatusForbidden {
 		t.Fatalf("REST with an agent credential: %d %s", code, body)
 	}
-	if n, err := mcpTools(t, base+"/mcp", bearerClient(creds[0])); err != nil || n != 4 {
-		t.Fatalf("MCP with an agent credential: %d, %v", n, err)
+	// Over TCP an agent credential is refused, on /mcp too: agents reach
+	// the service over its socket.
+	if code, body := rawGet(t, base+"/mcp", "Bearer "+creds[0]); code != http.StatusForbidden {
+		t.Fatalf("/mcp over TCP with an agent credential: %d %s", code, body)
+	}
+	if _, err := mcpTools(t, base+"/mcp", bearerClient(creds[0])); err == nil {
+		t.Fatal("MCP over TCP with an agent credential answered")
 	}
 	// No log line or event carries a token.
 	logs, _ := os.ReadFile(filepath.Join(root, "logs", "service.log"))
@@ -205,7 +211,7 @@ func TestCredentials_SecretsNeverReachAnAgentThroughAPreexistingServer(t *testin
 				t.Fatal(err)
 			}
 		}
-		e.extraEnv = []string{"E2E_BOT=xoxb-cli", "E2E_APP=xapp-cli", "THE_LOOP_TOKEN=operator-cli", "THE_LOOP_AGENT_TOKEN=an-agents-own"}
+		e.extraEnv = []string{"E2E_BOT=xoxb-cli", "E2E_APP=xapp-cli", "THE_LOOP_TOKEN=operator-cli"}
 		e.must(0, "start")
 		waitFor(t, "both agents to start", func() bool { return len(e.starts()) == 2 })
 		starts := e.starts()
@@ -219,7 +225,7 @@ func TestCredentials_SecretsNeverReachAnAgentThroughAPreexistingServer(t *testin
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, leaked := range []string{"xoxb-", "xapp-", "operator-server", "operator-cli", "an-agents-own"} {
+			for _, leaked := range []string{"xoxb-", "xapp-", "operator-server", "operator-cli"} {
 				if strings.Contains(string(data), leaked) {
 					t.Fatalf("agent %d's environment holds %q", s.Pid, leaked)
 				}
@@ -275,10 +281,10 @@ standingSessions:
 }
 
 // standingSessions.mcp: every claude spawn gets --mcp-config, a 0600 file
-// under the state root pointing at /mcp with the agent's own credential —
-// and an MCP client configured from it gets in.
+// under the state root naming the stdio bridge `the-loop mcp` (no
+// credential) — and an MCP client that runs it gets the service's tools.
 func TestCredentials_StandingMCPGivesEachAgentAnMCPConfig(t *testing.T) {
-	e, port := serviceEnv(t, strings.Replace(threeSessions, "  enabled: true\n", "  enabled: true\n  mcp: true\n", 1))
+	e, _ := serviceEnv(t, strings.Replace(threeSessions, "  enabled: true\n", "  enabled: true\n  mcp: true\n", 1))
 	e.must(0, "start")
 	waitFor(t, "both agents to start", func() bool { return len(e.starts()) == 2 })
 	for _, s := range e.starts() {
@@ -297,20 +303,30 @@ func TestCredentials_StandingMCPGivesEachAgentAnMCPConfig(t *testing.T) {
 		data, _ := os.ReadFile(path)
 		var doc struct {
 			MCPServers map[string]struct {
-				Type    string            `json:"type"`
-				URL     string            `json:"url"`
-				Headers map[string]string `json:"headers"`
+				Type    string   `json:"type"`
+				Command string   `json:"command"`
+				Args    []string `json:"args"`
 			} `json:"mcpServers"`
 		}
 		if err := json.Unmarshal(data, &doc); err != nil {
 			t.Fatal(err)
 		}
 		srv := doc.MCPServers["the-loop"]
-		if srv.Type != "http" || srv.URL != fmt.Sprintf("http://127.0.0.1:%d/mcp", port) || srv.Headers["Authorization"] != "Bearer "+s.Env["THE_LOOP_AGENT_TOKEN"] {
-			t.Fatalf("MCP config %s", data)
+		if srv.Type != "stdio" || srv.Command != binary || len(srv.Args) != 5 || srv.Args[0] != "mcp" ||
+			strings.Contains(string(data), s.Env["THE_LOOP_AGENT_TOKEN"]) {
+			t.Fatalf("MCP config %s: want the stdio bridge `the-loop mcp …` and no credential", data)
 		}
-		if n, err := mcpTools(t, srv.URL, bearerClient(s.Env["THE_LOOP_AGENT_TOKEN"])); err != nil || n != 4 {
-			t.Fatalf("MCP from the agent's config: %d, %v", n, err)
+		// The bridge the config names serves the service's tools over the
+		// socket (run here from outside every pane: the operator's rights).
+		client := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, nil)
+		cs, err := client.Connect(t.Context(), &mcp.CommandTransport{Command: exec.Command(srv.Command, srv.Args...)}, nil)
+		if err != nil {
+			t.Fatalf("the MCP bridge %s %q: %v", srv.Command, srv.Args, err)
+		}
+		tools, err := cs.ListTools(t.Context(), nil)
+		_ = cs.Close()
+		if err != nil || len(tools.Tools) != 4 {
+			t.Fatalf("MCP through the bridge: %+v, %v", tools, err)
 		}
 		if p := s.Prompt; !strings.Contains(p, "standing session") {
 			t.Fatalf("prompt %q after --mcp-config", p)

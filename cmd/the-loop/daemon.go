@@ -28,9 +28,10 @@ func logPath(cfg *config.Config) string { return filepath.Join(cfg.StateDir(), "
 // serviceURL is where the CLI reaches the service.
 func serviceURL(cfg *config.Config) string { return "http://" + cfg.Service.Addr() }
 
-// client is the typed client for the configured service. Every request
-// ends within the verb's bound (verbBound, issue 16 #4) even when a
-// caller's context has none.
+// client is the typed client for the configured service, over its socket
+// (no token is sent; the service reads who calls from the
+// kernel). Every request ends within the verb's bound (verbBound) even
+// when a caller's context has none.
 func (a *App) client(cfg *config.Config) *sdk.Client {
 	return a.clientFor(cfg, 0)
 }
@@ -38,8 +39,7 @@ func (a *App) client(cfg *config.Config) *sdk.Client {
 // clientFor is client whose requests may last bound when it is longer
 // than verbBound: a waiting say's (waitBound).
 func (a *App) clientFor(cfg *config.Config, bound time.Duration) *sdk.Client {
-	return sdk.New(serviceURL(cfg), sdk.WithToken(serviceToken(cfg)),
-		sdk.WithHTTPClient(&nethttp.Client{Timeout: requestTimeout(cfg, bound)}))
+	return sdk.Socket(cfg.SocketPath(), sdk.WithHTTPClient(&nethttp.Client{Timeout: requestTimeout(cfg, bound)}))
 }
 
 // requestTimeout is the sdk client's per-request timeout: verbBound, or
@@ -165,10 +165,11 @@ func servicePID(cfg *config.Config) int {
 	return holderPID(path)
 }
 
-// serviceState is what the CLI finds at service.host:service.port. Two
-// projects may configure one port: the service that answers there is this
-// config's only when its health names this config's state root (and, when
-// a service holds this state root's pid file, that service's pid).
+// serviceState is what the CLI finds on this config's socket. Two
+// projects may configure one service.socket: the service that answers there
+// is this config's only when its health names this config's state root
+// (and, when a service holds this state root's pid file, that service's
+// pid).
 type serviceState struct {
 	answered bool        // something answered health
 	health   loop.Health // what it said
@@ -176,8 +177,8 @@ type serviceState struct {
 	holder   int         // the pid holding this state root's pid file (0: none)
 }
 
-// probe asks health within d. Health carries no token: the token is sent
-// only once the answer says the service is ours.
+// probe asks health over the socket within d (a socket another uid owns
+// is never dialled: sdk.Socket).
 func (a *App) probe(cfg *config.Config, d time.Duration) serviceState {
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
@@ -187,12 +188,7 @@ func (a *App) probe(cfg *config.Config, d time.Duration) serviceState {
 		return st
 	}
 	st.answered, st.health = true, h
-	switch {
-	case h.StateRoot != "":
-		st.ours = sameDir(h.StateRoot, cfg.StateDir()) && (st.holder == 0 || h.PID == st.holder)
-	default: // a service from before health named its state root: its pid must prove it
-		st.ours = st.holder != 0 && h.PID == st.holder
-	}
+	st.ours = sameDir(h.StateRoot, cfg.StateDir()) && (st.holder == 0 || h.PID == st.holder)
 	return st
 }
 
@@ -202,14 +198,14 @@ func (st serviceState) foreign(cfg *config.Config) string {
 	if root == "" {
 		root = "unknown"
 	}
-	return fmt.Sprintf("another the-loop service answers at %s (state root %s, pid %d), not this config's (state root %s); give each project its own service.port",
-		serviceURL(cfg), root, st.health.PID, cfg.StateDir())
+	return fmt.Sprintf("another the-loop service answers on %s (state root %s, pid %d), not this config's (state root %s); give each project its own service.socket",
+		cfg.SocketPath(), root, st.health.PID, cfg.StateDir())
 }
 
 // held is the refusal of a verb that would open a store this state root's
 // service holds while another service answers at the address.
 func (st serviceState) held(cfg *config.Config) error {
-	return loop.Errorf(loop.EINTERNAL, "this state root's service (pid %d) holds the store, but %s; stop it with `the-loop stop`, fix service.port and start it again",
+	return loop.Errorf(loop.EINTERNAL, "this state root's service (pid %d) holds the store, but %s; stop it with `the-loop stop`, fix service.socket and start it again",
 		st.holder, st.foreign(cfg))
 }
 
@@ -321,7 +317,7 @@ func (a *App) spawnServiceIn(cfg *config.Config, scope bool) (int, error) {
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
-	return cmd.Process.Pid, fmt.Errorf("the service did not answer %s/api/v1/health within 15s; see %s%s", serviceURL(cfg), logPath(cfg), logTail(logPath(cfg), from))
+	return cmd.Process.Pid, fmt.Errorf("the service did not answer /api/v1/health on %s within 15s; see %s%s", cfg.SocketPath(), logPath(cfg), logTail(logPath(cfg), from))
 }
 
 // logTailLines is how many of the service log's last lines a failed start

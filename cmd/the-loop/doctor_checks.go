@@ -279,9 +279,10 @@ func doctorToken(cfg *config.Config) check {
 	return check{Check: "token", Status: checkOK, Detail: fmt.Sprintf("%s (mode %04o)", path, fi.Mode().Perm())}
 }
 
-// doctorService reports who holds service.host:service.port (this state
-// root's service, another the-loop, another process, nobody) and the
-// service's health.
+// doctorService reports, asking over the socket, whether this state
+// root's service runs and who holds service.host:service.port (this
+// service, another process — the service then runs degraded — or nobody),
+// and the service's health.
 func (a *App) doctorService(cfg *config.Config) []check {
 	addr := cfg.Service.Addr()
 	if !cfg.Service.Enabled {
@@ -291,6 +292,10 @@ func (a *App) doctorService(cfg *config.Config) []check {
 	switch {
 	case st.ours:
 		port := check{Check: "port", Status: checkOK, Detail: fmt.Sprintf("%s: this state root's service (pid %d)", addr, st.health.PID)}
+		if st.health.Degraded != "" { // it answers on its socket alone
+			port = check{Check: "port", Status: checkProblem, Detail: st.health.Degraded,
+				Remedy: fmt.Sprintf("stop the process holding %s (`ss -ltnp 'sport = :%d'` names it), or set service.port to a free port, then `the-loop restart`", addr, cfg.Service.Port)}
+		}
 		health := check{Check: "service", Status: checkOK, Detail: fmt.Sprintf("answers health: %s, %s", st.health.Status, st.health.Version)}
 		if st.health.Status != "ok" {
 			health.Status, health.Remedy = checkProblem, "read its log ("+logPath(cfg)+") and `the-loop restart`"

@@ -21,6 +21,9 @@ import (
 var binary string
 
 func TestMain(m *testing.M) {
+	if addr := os.Getenv(foreignListenEnv); addr != "" { // a helper run as another uid (trust_e2e_test.go)
+		os.Exit(foreignListener(addr, os.Getenv(foreignRootEnv)))
+	}
 	dir, err := os.MkdirTemp("", "the-loop-bin-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -62,7 +65,7 @@ type env struct {
 
 func newEnv(t testing.TB, opts ...testkit.AgentOption) *env {
 	t.Helper()
-	e := &env{t: t, dir: t.TempDir(), home: t.TempDir(), socket: testkit.Tmux(t), agent: testkit.FakeAgent(t, opts...)}
+	e := &env{t: t, dir: testkit.ShortDir(t), home: t.TempDir(), socket: testkit.Tmux(t), agent: testkit.FakeAgent(t, opts...)}
 	e.path = e.agent.BinDir() + string(os.PathListSeparator) + os.Getenv("PATH")
 	e.cfg = filepath.Join(e.dir, "cli-config.yaml")
 	return e

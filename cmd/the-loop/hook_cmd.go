@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	nethttp "net/http"
 	"net/url"
 	"os"
@@ -32,7 +33,8 @@ const (
 
 // HookCmd is `the-loop hook`: Claude Code, Codex and the Gemini CLI run it
 // for every hook the-loop declares (issue 17, issue 21). It reads the payload on stdin and hands it to the
-// service of --state-root (POST /api/v1/hooks), else to the store
+// service of --state-root (POST /api/v1/hooks over its socket, with no
+// credential: the service reads the hook's pid from the kernel), else to the store
 // directly, else to the spool; it never loads the config and always exits
 // 0 within 2 s — a hook's failure must never stop the agent.
 type HookCmd struct {
@@ -52,7 +54,7 @@ func (c *HookCmd) Validate() error {
 }
 
 // Run delivers the payload, giving up silently at the deadline. A state
-// root, service address file or spool that another user owns or others may
+// root, socket record or spool that another user owns or others may
 // write is refused (sdk.CheckPrivate): the payload is not handed to it,
 // and a note on stderr names it — the exit is 0 all the same.
 func (c *HookCmd) Run(a *App) error {
@@ -90,10 +92,10 @@ func (c *HookCmd) Run(a *App) error {
 	return nil
 }
 
-// serviceAddrPath is where a service records the address it listens on:
-// <state.root>/local/service.addr.
-func serviceAddrPath(stateRoot string) string {
-	return filepath.Join(stateRoot, "local", "service.addr")
+// socketRecordPath is where a service records the socket it listens on:
+// <state.root>/local/service.socket.
+func socketRecordPath(stateRoot string) string {
+	return filepath.Join(stateRoot, filepath.FromSlash(sdk.SocketRecordFile))
 }
 
 func (c *HookCmd) deliver(stdin io.Reader, note func(what string, err error)) {
@@ -120,7 +122,7 @@ func (c *HookCmd) deliver(stdin io.Reader, note func(what string, err error)) {
 		note("dropped the "+c.Session+" payload", err)
 		return
 	}
-	if err := lifecycle.CheckPrivatePath(root, serviceAddrPath(root), "service address file"); err != nil {
+	if err := lifecycle.CheckPrivatePath(root, socketRecordPath(root), "service socket record"); err != nil {
 		note("not posting to the service it names", err)
 	} else if c.post(root, d) {
 		return
@@ -133,14 +135,16 @@ func (c *HookCmd) deliver(stdin io.Reader, note func(what string, err error)) {
 	}
 }
 
-// post hands d to the service the state root names; true when the service
-// took it (or refused it for good: a credential it does not know).
+// post hands d to the service of the state root over its socket (a
+// socket another uid owns is never dialled; no credential is sent: the
+// service reads the hook's pid and ancestry from the kernel); true when
+// the service took it (or refused it for good).
 func (c *HookCmd) post(root string, d loop.HookDelivery) bool {
-	addr, err := os.ReadFile(serviceAddrPath(root))
-	if err != nil {
-		return false
+	path := sdk.LocalSocket(root)
+	if _, err := os.Lstat(path); err != nil {
+		return false // no service: the store or the spool
 	}
-	u := "http://" + strings.TrimSpace(string(addr)) + loophttp.HooksPath + "?session=" + url.QueryEscape(d.Session)
+	u := "http://the-loop.sock" + loophttp.HooksPath + "?session=" + url.QueryEscape(d.Session)
 	ctx, cancel := context.WithTimeout(context.Background(), hookPostTimeout)
 	defer cancel()
 	req, err := nethttp.NewRequestWithContext(ctx, nethttp.MethodPost, u, bytes.NewReader(d.Payload))
@@ -148,13 +152,11 @@ func (c *HookCmd) post(root string, d loop.HookDelivery) bool {
 		return false
 	}
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+os.Getenv(lifecycle.AgentTokenEnv))
 	if d.Truncated {
 		req.Header.Set(loophttp.HookTruncatedHeader, "true")
 	}
-	req.Header.Set(loophttp.HookParentsHeader, joinInts(d.Parents))
 	req.Header.Set(loophttp.HookDeliveryHeader, d.ID)
-	resp, err := (&nethttp.Client{Transport: &nethttp.Transport{Proxy: nil, DisableKeepAlives: true}}).Do(req)
+	resp, err := socketHTTP(path).Do(req)
 	if err != nil {
 		return false
 	}
@@ -162,6 +164,19 @@ func (c *HookCmd) post(root string, d loop.HookDelivery) bool {
 	_ = resp.Body.Close()
 	// 5xx: the service could not apply it; anything else is its answer.
 	return resp.StatusCode < 500
+}
+
+// socketHTTP is an HTTP client of the unix socket at path, one connection
+// per request, refusing a socket that is not this user's (sdk.CheckSocket).
+func socketHTTP(path string) *nethttp.Client {
+	return &nethttp.Client{Transport: &nethttp.Transport{Proxy: nil, DisableKeepAlives: true,
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			if err := sdk.CheckSocket(path); err != nil {
+				return nil, err
+			}
+			var d net.Dialer
+			return d.DialContext(ctx, "unix", path)
+		}}}
 }
 
 // direct applies d to the store itself (no service answers); false when
@@ -215,12 +230,4 @@ func parentChain() []int {
 		}
 	}
 	return chain
-}
-
-func joinInts(v []int) string {
-	s := make([]string, len(v))
-	for i, n := range v {
-		s[i] = strconv.Itoa(n)
-	}
-	return strings.Join(s, ",")
 }

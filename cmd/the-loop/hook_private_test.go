@@ -6,11 +6,11 @@ import (
 	"encoding/json"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -18,7 +18,9 @@ import (
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/config"
 	loophttp "github.com/the-loop-dev/the-loop/http"
+	"github.com/the-loop-dev/the-loop/internal/testkit"
 	"github.com/the-loop-dev/the-loop/lifecycle"
+	"github.com/the-loop-dev/the-loop/sdk"
 	"github.com/the-loop-dev/the-loop/store"
 )
 
@@ -94,35 +96,77 @@ func TestHookCommand_RefusesAStateRootOthersMayWrite(t *testing.T) {
 	}
 }
 
-func TestHookCommand_DoesNotPostToAnAddressOthersMayHaveWritten(t *testing.T) {
+// The hook posts over the state root's socket and sends no credential
+// (the service reads who posts from the kernel); a socket record others
+// may write is not followed, nor a socket another uid owns.
+func TestHookCommand_PostsOverTheSocketWithoutACredential(t *testing.T) {
 	var posts atomic.Int32
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	var mu sync.Mutex
+	var headers []http.Header
+	root := testkit.ShortDir(t)
+	sock := filepath.Join(root, sdk.SocketFile)
+	serveUnix(t, sock, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		posts.Add(1)
+		mu.Lock()
+		headers = append(headers, r.Header.Clone())
+		mu.Unlock()
 		w.WriteHeader(http.StatusOK)
 	}))
-	defer srv.Close()
-	root := t.TempDir()
-	addr := serviceAddrPath(root)
-	if err := os.MkdirAll(filepath.Dir(addr), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(addr, []byte(strings.TrimPrefix(srv.URL, "http://")+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	// Private: the hook posts there (the agent's credential goes with it).
+	t.Setenv(lifecycle.AgentTokenEnv, "an-agent-credential")
 	if out := runHook(t, root); out != "" || posts.Load() != 1 {
-		t.Fatalf("stderr %q, %d posts; want the private address used", out, posts.Load())
+		t.Fatalf("stderr %q, %d posts; want the payload posted on %s", out, posts.Load(), sock)
 	}
-	if err := os.Chmod(addr, 0o666); err != nil {
+	mu.Lock()
+	h := headers[0]
+	mu.Unlock()
+	if got := h.Get("Authorization"); got != "" {
+		t.Fatalf("the hook sent Authorization %q over the socket; want no credential", got)
+	}
+	if got := h.Get("X-The-Loop-Hook-Parents"); got != "" {
+		t.Fatalf("the hook sent its parents %q; the service reads them itself", got)
+	}
+	record := socketRecordPath(root)
+	if err := os.MkdirAll(filepath.Dir(record), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(record, []byte(sock+"\n"), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(record, 0o666); err != nil {
 		t.Fatal(err)
 	}
 	out := runHook(t, root)
-	if posts.Load() != 1 || !strings.Contains(out, "refusing the service address file "+addr+":") {
-		t.Fatalf("stderr %q, %d posts; want no post to an address others may write", out, posts.Load())
+	if posts.Load() != 1 || !strings.Contains(out, "refusing the service socket record "+record+":") {
+		t.Fatalf("stderr %q, %d posts; want no post through a record others may write", out, posts.Load())
 	}
 	if n := spoolCount(t, root); n != 1 {
 		t.Fatalf("%d spool files, want the payload spooled instead", n)
 	}
+	if err := os.Remove(record); err != nil {
+		t.Fatal(err)
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("the socket of another uid needs root to chown it to nobody (65534)")
+	}
+	if err := os.Chown(sock, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	runHook(t, root)
+	if posts.Load() != 1 || spoolCount(t, root) != 2 {
+		t.Fatalf("%d posts, %d spool files; want nothing posted to a socket uid 65534 owns", posts.Load(), spoolCount(t, root))
+	}
+}
+
+// serveUnix serves h on a unix socket at path until the test ends.
+func serveUnix(t *testing.T, path string, h http.Handler) {
+	t.Helper()
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: h}
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { _ = srv.Close() })
 }
 
 // slowSink applies a hook, then answers only after the hook command's POST
@@ -141,7 +185,7 @@ func (s slowSink) ApplyHook(ctx context.Context, root string, d loop.HookDeliver
 // A POST that times out after the service applied it goes to the spool;
 // replayed from there it is not applied again: its delivery id was.
 func TestHookCommand_APostThatTimedOutAfterItWasAppliedIsNotAppliedAgain(t *testing.T) {
-	root := t.TempDir()
+	root := testkit.ShortDir(t)
 	db, err := store.Open(filepath.Join(root, "the-loop.db"), store.Options{}) // held, as the service holds it
 	if err != nil {
 		t.Fatal(err)
@@ -154,19 +198,15 @@ func TestHookCommand_APostThatTimedOutAfterItWasAppliedIsNotAppliedAgain(t *test
 	}
 	svc := &lifecycle.Service{DB: db, Source: "service"}
 	cfg := config.Default()
-	srv := httptest.NewUnstartedServer(loophttp.NewServer(loophttp.Options{NoAuth: true, StateRoot: root,
+	srv := loophttp.NewServer(loophttp.Options{NoAuth: true, StateRoot: root,
 		Hooks:  slowSink{svc: svc, delay: hookPostTimeout + 300*time.Millisecond},
-		Config: func() *config.Config { return cfg }}).Handler())
-	cfg.Service.Port = srv.Listener.Addr().(*net.TCPAddr).Port // the Host guard's port
-	srv.Start()
-	defer srv.Close()
-	addr := serviceAddrPath(root)
-	if err := os.MkdirAll(filepath.Dir(addr), 0o700); err != nil {
+		Config: func() *config.Config { return cfg }})
+	ln, err := net.Listen("unix", filepath.Join(root, sdk.SocketFile))
+	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(addr, []byte(strings.TrimPrefix(srv.URL, "http://")+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	go func() { _ = srv.Serve(ln) }()
+	defer srv.Shutdown(context.Background())
 	cmd := exec.Command(binary, "hook", "--state-root", root, "--session", "standing:supervisor")
 	cmd.Env = append(os.Environ(), "THE_LOOP_CLI_CONFIG=/nonexistent/config.yaml")
 	payload, _ := json.Marshal(map[string]any{"session_id": "6ba7b810-9dad-41d1-80b4-00c04fd430c8", "hook_event_name": "UserPromptSubmit", "prompt_id": "p-1", "prompt": "hello"})

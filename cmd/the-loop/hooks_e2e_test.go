@@ -191,8 +191,12 @@ standingSessions:
 func TestHooks_ThroughTheServiceRoute(t *testing.T) {
 	e := hookEnv(t, hookServiceConfig)
 	e.must(0, "start")
-	if _, err := os.Stat(filepath.Join(e.dir, ".the-loop", "local", "service.addr")); err != nil {
-		t.Fatalf("the service did not record its address: %v", err)
+	record, err := os.ReadFile(filepath.Join(e.dir, ".the-loop", "local", "service.socket"))
+	if sock := filepath.Join(e.dir, ".the-loop", "service.sock"); err != nil || strings.TrimSpace(string(record)) != sock {
+		t.Fatalf("the service recorded its socket as %q (%v), want %s", record, err, sock)
+	}
+	if fi, err := os.Stat(filepath.Join(e.dir, ".the-loop", "service.sock")); err != nil || fi.Mode().Perm() != 0o600 || fi.Mode().Type() != os.ModeSocket {
+		t.Fatalf("the service socket: %v %v, want a socket of mode 0600", fi, err)
 	}
 	waitActivity(t, e, "the boot turn", func(r loop.StandingRow) bool { return r.Activity == loop.ActivityIdle && r.LastAnswerAt != "" })
 	ended := e.events("--type", "standing.turn_ended")
@@ -205,8 +209,11 @@ func TestHooks_ThroughTheServiceRoute(t *testing.T) {
 		}
 	}
 	e.must(0, "stop")
-	if _, err := os.Stat(filepath.Join(e.dir, ".the-loop", "local", "service.addr")); err == nil {
-		t.Fatal("service.addr outlives the service")
+	if _, err := os.Stat(filepath.Join(e.dir, ".the-loop", "local", "service.socket")); err == nil {
+		t.Fatal("the socket record outlives the service")
+	}
+	if _, err := os.Stat(filepath.Join(e.dir, ".the-loop", "service.sock")); err == nil {
+		t.Fatal("the socket outlives the service")
 	}
 }
 
@@ -256,8 +263,11 @@ func TestHookCommand_AlwaysExitsZero(t *testing.T) {
 	hookRun(t, e, "standing:supervisor", notification("../../../../tmp/secret", "not an id"))
 	huge := `{"session_id":"` + id + `","hook_event_name":"Stop","prompt_id":"big","last_assistant_message":"` + strings.Repeat("x", 2<<20) + `"}`
 	hookRun(t, e, "standing:supervisor", huge)
-	// A stopped service: its recorded address answers no more.
-	if err := os.WriteFile(filepath.Join(root, "local", "service.addr"), []byte(fmt.Sprintf("127.0.0.1:%d\n", freePort(t))), 0o600); err != nil {
+	// A stopped service: its recorded socket answers no more.
+	if err := os.MkdirAll(filepath.Join(root, "local"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "local", "service.socket"), []byte(filepath.Join(root, "gone.sock")+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	hookRun(t, e, "standing:supervisor", notification(id, "service stopped"))

@@ -98,7 +98,7 @@ func TestRenderSessions_ActivityColumn(t *testing.T) {
 // service, or are the hooks' and tmux's own.
 var noRows = map[string]bool{
 	"serve": true, "service install": true, "service uninstall": true, "standing attach": true, "token": true,
-	"dashboard": true, "config schema": true, "config validate": true, "completion": true, "hook": true,
+	"dashboard": true, "config schema": true, "config validate": true, "completion": true, "hook": true, "mcp": true,
 	"internal-exec": true, "__complete": true, "init": true,
 }
 

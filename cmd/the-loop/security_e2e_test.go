@@ -72,12 +72,10 @@ func TestSecurity_WithATokenTheCLIWorksAndRawRequestsDoNot(t *testing.T) {
 		t.Fatalf("with the token: %d %s", code, body)
 	}
 
-	// A CLI without the variable is refused by the service, saying why.
+	// A CLI without the variable still works: it talks over the socket,
+	// where the kernel says who it is, and sends no token.
 	e.extraEnv = nil
-	r = e.must(1, "standing", "list")
-	if !strings.Contains(r.stderr, "no bearer token") {
-		t.Fatalf("standing list without the token: %s", r)
-	}
+	e.must(0, "standing", "list")
 	e.extraEnv = []string{"THE_LOOP_E2E_TOKEN=" + token}
 	e.must(0, "stop")
 }

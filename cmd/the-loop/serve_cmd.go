@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	nethttp "net/http"
 	"os"
 	"os/signal"
@@ -81,9 +80,18 @@ func (c *ServeCmd) Run(a *App) error {
 	svc.Supervisor = sup
 	poller := &channels.Poller{Redactor: red, Threads: svc, Standing: standing, WorkItems: &github.Mirror{WorkItems: svc.WorkItems(current), Events: svc}, Secrets: func(cfg *config.Config) []string { return lifecycle.SecretValues(cfg, os.Getenv) }, Log: log,
 		Observe: meter.PollCycle}
-	ln, err := net.Listen("tcp", cfg.Service.Addr())
+	sock, err := listenSocket(cfg)
 	if err != nil {
-		return loop.Errorf(loop.EINTERNAL, "cannot listen on %s (service.host, service.port): %w", cfg.Service.Addr(), err)
+		return err
+	}
+	defer sock.Close()
+	ln, degraded, err := listenTCP(cfg)
+	if err != nil {
+		return err
+	}
+	url := "unix:" + cfg.SocketPath()
+	if ln != nil {
+		url = "http://" + ln.Addr().String()
 	}
 	srv := loophttp.NewServer(loophttp.Options{
 		Standing:    standing,
@@ -94,29 +102,36 @@ func (c *ServeCmd) Run(a *App) error {
 		Config:      current,
 		Version:     loop.Version(),
 		Logger:      log,
-		URL:         "http://" + ln.Addr().String(),
+		URL:         url,
 		Poller:      poller,
 		Token:       token,
 		TokenSource: loophttp.TokenSource(cfg),
 		NoAuth:      cfg.Service.AuthOff(),
 		Agents:      svc,
+		Panes:       svc,
 		Hooks:       svc,
 		StateRoot:   cfg.StateDir(),
 		Redactor:    red,
 	})
-	// Hook commands find the service through the state root (issue 17);
-	// payloads spooled while no one held the store are applied first.
-	if err := writeServiceAddr(cfg.StateDir(), ln.Addr().String()); err != nil {
-		_ = ln.Close()
+	srv.SetDegraded(degraded)
+	// Hook commands find the socket through the state root; payloads
+	// spooled while no one held the store are applied first.
+	if err := writeSocketRecord(cfg.StateDir(), cfg.SocketPath()); err != nil {
+		closeListener(ln)
 		return err
 	}
-	defer os.Remove(serviceAddrPath(cfg.StateDir()))
+	defer os.Remove(socketRecordPath(cfg.StateDir()))
+	_ = os.Remove(filepath.Join(cfg.StateDir(), "local", "service.addr")) // an older version's record
 	if err := svc.ApplySpool(context.Background(), cfg.StateDir()); err != nil {
 		log.Warn("could not apply the spooled hook payloads", "spool", lifecycle.SpoolDir(cfg.StateDir()), "error", err)
 	}
-	log.Info("the-loop service listening", "url", "http://"+ln.Addr().String(), "pid", os.Getpid(), "config", a.ConfigPath)
-	if cfg.Service.WebEnabled {
-		log.Info("the dashboard", "url", "http://"+ln.Addr().String()+"/", "login", "the-loop dashboard")
+	if degraded != "" {
+		log.Warn(degraded)
+		fmt.Fprintln(a.Stderr, "warning: "+degraded)
+	}
+	log.Info("the-loop service listening", "socket", cfg.SocketPath(), "url", url, "pid", os.Getpid(), "config", a.ConfigPath)
+	if cfg.Service.WebEnabled && ln != nil {
+		log.Info("the dashboard", "url", url+"/", "login", "the-loop dashboard")
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -128,8 +143,11 @@ func (c *ServeCmd) Run(a *App) error {
 	polling.Go(func() { poller.Run(pollCtx, current) })
 	defer polling.Wait()
 	defer endPolling()
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
+	served := make(chan error, 2)
+	go func() { served <- srv.Serve(sock) }()
+	if ln != nil {
+		go func() { served <- srv.Serve(ln) }()
+	}
 	// The supervisor, the autoStart sessions' start and the SIGHUP reload
 	// end before the store closes.
 	var background sync.WaitGroup
@@ -160,7 +178,7 @@ func (c *ServeCmd) Run(a *App) error {
 
 // restartNotes wraps the holder's Current: when it hands out a reloaded
 // config, the keys that only take effect when the service restarts
-// (service.host, service.port, service.tokenEnv, service.auth, eventLog.maxEvents,
+// (service.host, service.port, service.socket, service.tokenEnv, service.auth, eventLog.maxEvents,
 // eventLog.maxBytes, state.root, service.log) and changed from the ones it started with are logged, once
 // per reload. Everything else is read per request.
 func restartNotes(current func() *config.Config, started *config.Config, log *slog.Logger) func() *config.Config {
@@ -193,6 +211,7 @@ func restartKeys(old, new *config.Config) []string {
 	}
 	changed("service.host", old.Service.Host != new.Service.Host)
 	changed("service.port", old.Service.Port != new.Service.Port)
+	changed("service.socket", old.SocketPath() != new.SocketPath())
 	changed("service.tokenEnv", old.Service.TokenEnv != new.Service.TokenEnv)
 	changed("service.auth", old.Service.Auth != new.Service.Auth)
 	changed("eventLog.maxEvents", old.EventLog.MaxEvents != new.EventLog.MaxEvents)
@@ -227,19 +246,19 @@ func serveToken(cfg *config.Config) (string, error) {
 	return loophttp.OperatorToken(cfg, os.Getenv, true)
 }
 
-// writeServiceAddr records where the service listens (0600), for the hook
-// command, which never reads the config.
-func writeServiceAddr(stateRoot, addr string) error {
-	path := serviceAddrPath(stateRoot)
+// writeSocketRecord records the socket the service listens on (0600), for
+// the hook command and sdk.Local, which never read the config.
+func writeSocketRecord(stateRoot, socket string) error {
+	path := socketRecordPath(stateRoot)
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return loop.Errorf(loop.EINTERNAL, "cannot record the service's address in %s: %w; check that state.root is writable", path, err)
+		return loop.Errorf(loop.EINTERNAL, "cannot record the service's socket in %s: %w; check that state.root is writable", path, err)
 	}
 	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, []byte(addr+"\n"), 0o600); err != nil {
-		return loop.Errorf(loop.EINTERNAL, "cannot record the service's address in %s: %w; check that state.root is writable", path, err)
+	if err := os.WriteFile(tmp, []byte(socket+"\n"), 0o600); err != nil {
+		return loop.Errorf(loop.EINTERNAL, "cannot record the service's socket in %s: %w; check that state.root is writable", path, err)
 	}
 	if err := os.Rename(tmp, path); err != nil {
-		return loop.Errorf(loop.EINTERNAL, "cannot record the service's address in %s: %w", path, err)
+		return loop.Errorf(loop.EINTERNAL, "cannot record the service's socket in %s: %w", path, err)
 	}
 	return nil
 }

@@ -17,7 +17,7 @@ import (
 )
 
 // services is the verbs one CLI invocation uses, picked once: the service
-// over REST when this state root's service answers (it holds the store),
+// over its socket when this state root's service answers (it holds the store),
 // else the verbs in this process with the store opened around each
 // transaction (decisions D3). Both give the same rows.
 type services struct {
@@ -170,7 +170,17 @@ func (a *App) localServices(cfg *config.Config) (api services, done func(), err 
 	if err != nil {
 		return services{}, nil, err
 	}
+	if err := a.refuseInPane(cfg, db); err != nil {
+		db.Close()
+		return services{}, nil, err
+	}
 	return a.inProcess(cfg, db, nil), func() { db.Close() }, nil
+}
+
+// refuseInPane refuses a verb an agent may not run when this process runs
+// in the pane of a session db records as running (inProcessAgent).
+func (a *App) refuseInPane(cfg *config.Config, db *store.DB) error {
+	return inProcessAgent(context.Background(), a.verb, a.Lifecycle(fixed(cfg), db, "cli", false))
 }
 
 // emptyStore is, for a verb that only reads, the store of a state root
@@ -211,6 +221,10 @@ func (a *App) stopServices(cfg *config.Config) (api services, done func(), err e
 	}
 	db, newer, err := a.openForStop(cfg)
 	if err != nil {
+		return services{}, nil, err
+	}
+	if err := a.refuseInPane(cfg, db); err != nil {
+		db.Close()
 		return services{}, nil, err
 	}
 	return a.inProcess(cfg, db, newer), func() { db.Close() }, nil

@@ -48,6 +48,7 @@ func (a *App) startAll(ctx context.Context, cfg *config.Config) (loop.Report, st
 		switch st := a.probe(cfg, 2*time.Second); {
 		case st.ours:
 			row.Outcome, row.PID, row.Detail = "already-running", st.health.PID, fmt.Sprintf("pid %d, %s", st.health.PID, serviceURL(cfg))
+			row.Degraded = st.health.Degraded
 		case st.answered:
 			row.Outcome, row.Detail, held = "failed", st.foreign(cfg), st.holder
 		case st.holder != 0:
@@ -57,6 +58,7 @@ func (a *App) startAll(ctx context.Context, cfg *config.Config) (loop.Report, st
 				row.Outcome, row.Detail = "failed", err.Error()
 			} else {
 				row.Outcome, row.PID, row.Detail = "started", pid, fmt.Sprintf("pid %d, %s", pid, serviceURL(cfg))
+				row.Degraded = a.probe(cfg, 2*time.Second).health.Degraded
 			}
 		}
 	}
@@ -217,6 +219,9 @@ func (a *App) statusAll(ctx context.Context, cfg *config.Config) loop.Report {
 	switch {
 	case st.ours:
 		row.Running, row.Healthy, row.PID = true, true, st.health.PID
+		if row.Degraded = st.health.Degraded; row.Degraded != "" {
+			row.Healthy = false // it runs on its socket alone: status exits 1
+		}
 		rep := loop.Report{Services: []loop.ServiceRow{row}}
 		if err := a.withStanding(cfg, true, func(api loop.StandingService) (err error) {
 			rep.StandingSessions, rep.OK, err = api.Status(ctx)
@@ -224,6 +229,7 @@ func (a *App) statusAll(ctx context.Context, cfg *config.Config) loop.Report {
 		}); err != nil {
 			return loop.Report{Services: []loop.ServiceRow{row}, StandingSessions: []loop.StandingRow{failedRow(restFailure(cfg, err))}}
 		}
+		rep.OK = rep.OK && row.Degraded == ""
 		return rep
 	case st.answered:
 		row.Detail = st.foreign(cfg)
@@ -286,6 +292,9 @@ func renderServices(stdout io.Writer, rep loop.Report) {
 		line := fmt.Sprintf("%-*s  %-15s [%s]", width, s.Service, s.Outcome, state)
 		if s.Detail != "" {
 			line += "  " + termSafe(s.Detail)
+		}
+		if s.Degraded != "" {
+			line += "  degraded: " + termSafe(s.Degraded)
 		}
 		fmt.Fprintln(stdout, line)
 	}

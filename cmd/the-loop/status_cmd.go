@@ -47,7 +47,10 @@ func renderStatus(w io.Writer, rep loop.Report) {
 		fmt.Fprintf(w, "%-11s %s [%s]\n", s.Service, running, state)
 		if s.Running {
 			health := "healthy"
-			if !s.Healthy {
+			switch {
+			case s.Degraded != "":
+				health = "degraded: " + termSafe(s.Degraded)
+			case !s.Healthy:
 				health = "not answering"
 			}
 			fmt.Fprintf(w, "%-11s %s (%s)\n", "", s.URL, health)

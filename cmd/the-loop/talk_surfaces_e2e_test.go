@@ -108,30 +108,23 @@ func TestTalk_RESTMCPAndSDKGiveTheSameOutcomeAndAnswer(t *testing.T) {
 	}
 	idle()
 
-	// An agent asks another: framed as that agent, whatever actor it claims.
-	var helperCred string
-	for _, s := range e.starts() {
-		if strings.HasSuffix(s.Prompt, "Help.") {
-			helperCred = s.Env["THE_LOOP_AGENT_TOKEN"]
-		}
-	}
-	if helperCred == "" {
-		t.Fatalf("no helper credential in %+v", e.starts())
-	}
-	res, err = mcpSay(t, base+"/mcp", bearerClient(helperCred), map[string]any{"name": "supervisor", "text": "from a peer", "actor": "ops", "wait": true})
-	want := mustCompile("^fake answer to: Message from standing session `helper` to standing session `supervisor` — .*\n\n" +
-		"--- begin text from standing session helper \\(([0-9a-f]{16})\\) ---\nfrom a peer\n--- end ([0-9a-f]{16}) ---$")
-	if m := want.FindStringSubmatch(toolText(res)); err != nil || res.IsError || m == nil || m[1] != m[2] {
-		t.Fatalf("agent's say: %+v %v", res, err)
+	// An agent asks another — the CLI run in its pane, over the socket:
+	// framed as that agent, whatever actor it claims, its text fenced by a
+	// fresh nonce.
+	helper := loop.TmuxTargetFor("helper")
+	out, code := inAgentPane(t, e, helper, "", "standing say supervisor --text 'from a peer' --actor ops --wait --timeout 20s")
+	want := mustCompile("fake answer to: Message from standing session `helper` to standing session `supervisor` — .*\n\n" +
+		"--- begin text from standing session helper \\(([0-9a-f]{16})\\) ---\nfrom a peer\n--- end ([0-9a-f]{16}) ---")
+	if m := want.FindStringSubmatch(out); code != 0 || m == nil || m[1] != m[2] {
+		t.Fatalf("agent's say: exit %d\n%s", code, out)
 	}
 	if evs := e.events("--type", "standing.said"); evs[len(evs)-1].Field("actor") != "standing:helper" {
 		t.Fatalf("said %+v", evs[len(evs)-1])
 	}
 	// Waiting on itself would never end: refused, nothing pasted.
 	n := len(e.agent.Messages())
-	res, err = mcpSay(t, base+"/mcp", bearerClient(helperCred), map[string]any{"name": "helper", "text": "me?", "wait": true})
-	if err != nil || !res.IsError || !strings.Contains(toolText(res), "its own answer") {
-		t.Fatalf("a wait on itself: %+v %v", res, err)
+	if out, code := inAgentPane(t, e, helper, "", "standing say helper --text 'me?' --wait --timeout 20s"); code == 0 || !strings.Contains(out, "its own answer") {
+		t.Fatalf("a wait on itself: exit %d\n%s", code, out)
 	}
 	if len(e.agent.Messages()) != n {
 		t.Fatal("a refused say pasted")

@@ -1,0 +1,69 @@
+package lifecycle
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	loop "github.com/the-loop-dev/the-loop"
+	"github.com/the-loop-dev/the-loop/store"
+)
+
+// paneAgentWait bounds the tmux queries of one AgentOfProcess.
+const paneAgentWait = time.Second
+
+// paneOwner is a session whose agent may be running, with where its panes
+// live.
+type paneOwner struct {
+	id     loop.AgentIdentity
+	socket string // its tmux server's -L name
+	target string // its tmux session
+}
+
+// AgentOfProcess implements loop.PaneAgents: the standing session that
+// runs (or whose start is in flight), or the work-item session that is
+// active (or starting), one of whose panes' pids is in chain. One
+// `list-panes -a` per tmux server the sessions use (AllPanePIDs); without
+// AllPanePIDs nobody is an agent.
+func (s *Service) AgentOfProcess(ctx context.Context, chain []int) (loop.AgentIdentity, bool) {
+	if s.AllPanePIDs == nil || s.DB == nil || len(chain) == 0 {
+		return loop.AgentIdentity{}, false
+	}
+	var owners []paneOwner
+	_ = s.DB.View(func(tx *store.Tx) error {
+		recs, err := tx.ListStanding()
+		if err != nil {
+			return err
+		}
+		for _, r := range recs {
+			if r.Status == loop.StatusRunning || r.Claim != nil && r.Claim.Op == "start" {
+				owners = append(owners, paneOwner{loop.AgentIdentity{Standing: r.Name, HarnessSessionID: r.HarnessSessionID}, r.TmuxSocket, loop.TmuxTargetFor(r.Name)})
+			}
+		}
+		items, err := tx.ListWorkItems()
+		if err != nil {
+			return err
+		}
+		for _, r := range items {
+			ref, err := loop.ParseWorkItemRef(r.WorkItem.Ref)
+			if err == nil && (r.Status == WorkItemActive || r.Claim != nil && r.Claim.Op == "start") {
+				owners = append(owners, paneOwner{loop.AgentIdentity{WorkItem: r.WorkItem.Ref, HarnessSessionID: r.HarnessSessionID}, r.TmuxSocket, ref.TmuxTarget()})
+			}
+		}
+		return nil
+	})
+	ctx, cancel := context.WithTimeout(ctx, paneAgentWait)
+	defer cancel()
+	panes := map[string]map[string][]int{} // by tmux socket, then session
+	for _, o := range owners {
+		byName, ok := panes[o.socket]
+		if !ok {
+			byName, _ = s.AllPanePIDs(ctx, o.socket)
+			panes[o.socket] = byName
+		}
+		if slices.ContainsFunc(byName[o.target], func(pid int) bool { return slices.Contains(chain, pid) }) {
+			return o.id, true
+		}
+	}
+	return loop.AgentIdentity{}, false
+}
