@@ -93,7 +93,7 @@ func TestSocket_AProcessInAnAgentsPaneHasAnAgentsRights(t *testing.T) {
 	if got := inPane(t, f, target, curl+`-d '{}' 'http://x/api/v1/hooks?session=standing:beta'`); !strings.HasSuffix(got, " 403") {
 		t.Fatalf("another session's hook from alpha's pane: %q, want 403", got)
 	}
-	if got := inPane(t, f, target, curl+`-d '{"hook_event_name":"Notification","session_id":"nope"}' 'http://x/api/v1/hooks?session=standing:alpha'`); !strings.HasSuffix(got, " 200") {
+	if got := inPane(t, f, target, curl+`-d '{"hook_event_name":"Notification","session_id":"0f8fad5b-d9cb-469f-a165-70867728950e"}' 'http://x/api/v1/hooks?session=standing:alpha'`); !strings.HasSuffix(got, " 200") {
 		t.Fatalf("its own hook from alpha's pane: %q, want 200", got)
 	}
 	if got := inPane(t, f, target, curl+`-d '{}' 'http://x/mcp?session=standing:beta'`); !strings.HasSuffix(got, " 403") {
