@@ -11,9 +11,9 @@ govulncheck_version := "v1.9.0"
 default:
     @{{just_executable()}} --list
 
-# Build the binary into bin/the-loop (static, cgo off: it starts faster and smaller; stamped with the commit for --version when git is there).
+# Build the binary into bin/the-loop (static, cgo off: it starts faster and smaller; stamped with the commit for --version when git is there, .ci/commit).
 build:
-    CGO_ENABLED=0 go build -buildvcs=auto -o bin/the-loop ./cmd/the-loop
+    CGO_ENABLED=0 go build -ldflags "-X github.com/the-loop-dev/the-loop.buildCommit=$(.ci/commit)" -o bin/the-loop ./cmd/the-loop
 
 # Run every test: the unit and integration tests, then the end-to-end part against the real Claude Code.
 test: unit e2e
