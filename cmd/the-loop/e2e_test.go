@@ -40,7 +40,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "building the-loop:", err)
 		os.Exit(1)
 	}
-	code := m.Run()
+	code := testkit.Main(m)
 	_ = os.RemoveAll(dir)
 	os.Exit(code)
 }
