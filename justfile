@@ -20,13 +20,13 @@ build:
 # Run every test: the unit and integration tests, then the end-to-end part against the real Claude Code.
 test: unit e2e
 
-# Every test but the end-to-end part (race detector on; real tmux on private servers; a hang fails after 8 minutes).
+# Every test but the end-to-end part (race detector on; real tmux on private servers; a hang fails after 8 minutes; anything the tests leave in their TMPDIR fails it, .ci/no-leftovers).
 unit: tmux
-    go test -race -count=1 -timeout 8m $(go list ./... | grep -v '/e2e$')
+    .ci/no-leftovers go test -race -count=1 -timeout 8m $(go list ./... | grep -v '/e2e$')
 
 # The end-to-end part: the real Claude Code, Codex and Gemini CLIs (installed into the cache when missing: just agents) driven offline through the-loop against fake APIs; fails, not skips, when one cannot be had.
 e2e: agents tmux
-    THE_LOOP_E2E=1 go test -race -count=1 -timeout 8m ./e2e/...
+    THE_LOOP_E2E=1 .ci/no-leftovers go test -race -count=1 -timeout 8m ./e2e/...
 
 # Install every agent CLI the end-to-end part drives into ${XDG_CACHE_HOME:-~/.cache}/the-loop (outside the checkout) unless it is there; needs npm and Node.js 20 or newer (.ci/agent-cli says why 22 prints no warning).
 agents: claude-code
