@@ -41,9 +41,13 @@ func chromiumPath(t testing.TB) string {
 }
 
 // newBrowser starts headless Chromium with a fresh profile; it is stopped
-// when the test ends.
+// when the test ends. Its profile, crash reports and caches (HOME and the
+// XDG dirs) are under the test's temp dir; TMPDIR is left as it is (its
+// singleton socket there must stay within a unix socket path's length).
 func newBrowser(t testing.TB, width, height int) context.Context {
 	t.Helper()
+	root := t.TempDir()
+	home := filepath.Join(root, "home")
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(chromiumPath(t)),
 		chromedp.Headless,
@@ -55,12 +59,16 @@ func newBrowser(t testing.TB, width, height int) context.Context {
 		chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("disable-sync", true),
 		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.UserDataDir(t.TempDir()),
+		chromedp.UserDataDir(filepath.Join(root, "profile")),
+		chromedp.Flag("crash-dumps-dir", filepath.Join(root, "crash")),
+		chromedp.Env("HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"), "XDG_CACHE_HOME="+filepath.Join(home, ".cache")),
 		chromedp.WindowSize(width, height),
 	}
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancel := chromedp.NewContext(actx)
-	t.Cleanup(func() { cancel(); cancelAlloc() })
+	// chromedp.Cancel closes the browser and waits for it: a killed Chromium
+	// leaves its org.chromium.Chromium.* dir in TMPDIR.
+	t.Cleanup(func() { _ = chromedp.Cancel(ctx); cancel(); cancelAlloc() })
 	if err := chromedp.Do(ctx, chromedp.EmulateViewport(int64(width), int64(height))); err != nil {
 		t.Fatalf("starting chromium: %v", err)
 	}
