@@ -17,7 +17,7 @@ default:
 build:
     CGO_ENABLED=0 go build -ldflags "-X github.com/the-loop-dev/the-loop.buildCommit=$(.ci/commit)" -o bin/the-loop ./cmd/the-loop
 
-# Run every test: the unit and integration tests, then the end-to-end part against the real Claude Code.
+# Run every test: the unit and integration tests, then the end-to-end part against the real Claude Code, Codex and Gemini CLIs (installed into the cache when missing).
 test: unit e2e
 
 # Every test but the end-to-end part (race detector on; real tmux on private servers; a hang fails after 8 minutes; anything the tests leave in their TMPDIR fails it, .ci/no-leftovers).
