@@ -6,34 +6,36 @@ set shell := ["bash", "-euo", "pipefail", "-c"]
 # The linters just lint installs into bin/tools (go install, pinned).
 staticcheck_version := "v0.8.2"
 govulncheck_version := "v1.9.0"
+# GoReleaser, which just release installs into bin/tools (go install, pinned).
+goreleaser_version := "v2.15.1"
 
 # List the recipes.
 default:
     @{{just_executable()}} --list
 
-# Build the binary into bin/the-loop (static, cgo off: it starts faster and smaller; stamped with the commit for --version when git is there).
+# Build the binary into bin/the-loop (static, cgo off: it starts faster and smaller; stamped with the commit for --version when git is there, .ci/commit).
 build:
-    CGO_ENABLED=0 go build -buildvcs=auto -o bin/the-loop ./cmd/the-loop
+    CGO_ENABLED=0 go build -ldflags "-X github.com/the-loop-dev/the-loop.buildCommit=$(.ci/commit)" -o bin/the-loop ./cmd/the-loop
 
-# Run every test: the unit and integration tests, then the end-to-end part against the real Claude Code.
+# Run every test: the unit and integration tests, then the end-to-end part against the real Claude Code, Codex and Gemini CLIs (installed into the cache when missing).
 test: unit e2e
 
-# Every test but the end-to-end part (race detector on; real tmux on private servers; a hang fails after 8 minutes).
+# Every test but the end-to-end part (race detector on; real tmux on private servers; a hang fails after 8 minutes; anything the tests leave in their TMPDIR fails it, .ci/no-leftovers).
 unit: tmux
-    go test -race -count=1 -timeout 8m $(go list ./... | grep -v '/e2e$')
+    .ci/no-leftovers go test -race -count=1 -timeout 8m $(go list ./... | grep -v '/e2e$')
 
-# The end-to-end part: the real Claude Code (installed into the cache when missing) driven offline through the-loop against a fake Messages API; fails, not skips, when it cannot be had.
-e2e: claude-code tmux
-    THE_LOOP_E2E=1 go test -race -count=1 -timeout 8m ./e2e/...
+# The end-to-end part: the real Claude Code, Codex and Gemini CLIs (installed into the cache when missing: just agents) driven offline through the-loop against fake APIs; fails, not skips, when one cannot be had.
+e2e: agents tmux
+    THE_LOOP_E2E=1 .ci/no-leftovers go test -race -count=1 -timeout 8m ./e2e/...
+
+# Install every agent CLI the end-to-end part drives into ${XDG_CACHE_HOME:-~/.cache}/the-loop (outside the checkout) unless it is there; needs npm and Node.js 20 or newer (.ci/agent-cli says why 22 prints no warning).
+agents: claude-code
+    .ci/agent-cli codex @openai/codex 0.171.0 codex THE_LOOP_CODEX_BIN
+    .ci/agent-cli gemini @google/gemini-cli 0.61.0 gemini THE_LOOP_GEMINI_BIN
 
 # Install Claude Code 2.1.332 from npm into ${XDG_CACHE_HOME:-~/.cache}/the-loop/claude-code (outside the checkout) unless it is there.
 claude-code:
-    #!/usr/bin/env bash
-    set -euo pipefail
-    dir="${XDG_CACHE_HOME:-$HOME/.cache}/the-loop/claude-code/2.1.332"
-    if [ -n "${THE_LOOP_CLAUDE_BIN:-}" ] || [ -x "$dir/bin/claude" ]; then exit 0; fi
-    command -v npm >/dev/null || { echo "npm not found: install Node.js and npm, or set THE_LOOP_CLAUDE_BIN to a claude 2.1.332 binary"; exit 1; }
-    npm install -g --prefix "$dir" @anthropic-ai/claude-code@2.1.332
+    .ci/agent-cli claude-code @anthropic-ai/claude-code 2.1.332 claude THE_LOOP_CLAUDE_BIN
 
 # gofmt (fails on any file it would change), go vet, staticcheck and govulncheck (skipped, passing, when its database cannot be reached).
 lint:
@@ -57,6 +59,15 @@ cross:
 # Go benchmarks: the speed and memory targets of the issues.
 bench:
     go test -p 1 -run '^$' -bench . -benchmem -count=1 ./...
+
+# A snapshot release into dist/ with GoReleaser (.goreleaser.yaml; no tag needed): archives for linux and darwin on amd64 and arm64, checksums, .deb and .rpm, and a Homebrew formula; versioned after the CHANGELOG's newest release.
+release:
+    #!/usr/bin/env bash
+    set -euo pipefail
+    GOBIN="$PWD/bin/tools" go install github.com/goreleaser/goreleaser/v2@{{goreleaser_version}}
+    version="$(sed -nE 's/^## \[([0-9]+\.[0-9]+\.[0-9]+)\].*/\1/p' CHANGELOG.md | head -n 1)"
+    [ -n "$version" ] || { echo "CHANGELOG.md has no release heading (## [x.y.z] - date) to version the snapshot after" >&2; exit 1; }
+    THE_LOOP_VERSION="$version" THE_LOOP_COMMIT="$(.ci/commit)" bin/tools/goreleaser release --snapshot --clean
 
 # Install tmux where apt-get runs as root; otherwise fail naming the command to run (.ci/need-tmux).
 tmux:

@@ -77,7 +77,7 @@ func newAgentWorld(t *testing.T, api *fakeapi.Server, bin string) *agentWorld {
 	t.Helper()
 	w := &agentWorld{t: t, home: t.TempDir(), cwd: t.TempDir(), hooks: t.TempDir(), api: api, bin: bin}
 	w.socket = testkit.Tmux(t)
-	w.tmux = runner.New(runner.Options{Socket: w.socket, ConfigFile: testkit.TmuxConfig})
+	w.tmux = runner.New(runner.Options{Socket: w.socket, ConfigFile: testkit.TmuxConfig, LockDir: filepath.Join(t.TempDir(), "locks")})
 	// TERM as tmux gives a pane (env -i would drop it): without it the
 	// Gemini CLI loses submit keys after a paste.
 	w.env = []string{"HOME=" + w.home, "PATH=" + os.Getenv("PATH"), "LANG=C.UTF-8", "TERM=screen"}

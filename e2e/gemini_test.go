@@ -33,7 +33,7 @@ func TestRealGemini_FreshSayStopResume(t *testing.T) {
 	w := newAgentWorld(t, api, bin)
 	// The CLI drops a submit key that follows a paste too closely.
 	gem := harness.NewGemini(harness.GeminiOptions{})
-	w.tmux = runner.New(runner.Options{Socket: w.socket, ConfigFile: testkit.TmuxConfig, SubmitDelay: gem.SubmitDelay()})
+	w.tmux = runner.New(runner.Options{Socket: w.socket, ConfigFile: testkit.TmuxConfig, SubmitDelay: gem.SubmitDelay(), LockDir: filepath.Join(t.TempDir(), "locks")})
 	geminiDir := filepath.Join(w.home, ".gemini")
 	if err := os.MkdirAll(geminiDir, 0o700); err != nil {
 		t.Fatal(err)

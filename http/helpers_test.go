@@ -143,7 +143,7 @@ func newFixture(t testing.TB, o fixtureOptions) *fixture {
 			}
 			r := runner.NewCache(runner.New(runner.Options{
 				Socket: socket, ConfigFile: testkit.TmuxConfig, SubmitDelay: 20 * time.Millisecond,
-				Launcher: testkit.Launcher(t),
+				Launcher: testkit.Launcher(t), LockDir: filepath.Join(t.TempDir(), "locks"),
 			}), runner.DefaultLivenessTTL)
 			runners[socket] = r
 			return r

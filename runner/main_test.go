@@ -28,7 +28,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "internal-exec:", err)
 		os.Exit(127)
 	}
-	os.Exit(m.Run())
+	os.Exit(testkit.Main(m))
 }
 
 // lockDirs maps a test's socket to the lock dir its runners share, so test

@@ -46,7 +46,7 @@ func serveForExample() (url, stateRoot string, stop func()) {
 	svc := &lifecycle.Service{
 		DB: db,
 		Runner: func(socket string) loop.Runner {
-			return runner.New(runner.Options{Socket: socket, ConfigFile: os.DevNull})
+			return runner.New(runner.Options{Socket: socket, ConfigFile: os.DevNull, LockDir: filepath.Join(dir, "locks")})
 		},
 		Harness:  harness.NewRegistry(harness.ClaudeOptions{Home: dir}).Lookup,
 		LookPath: exec.LookPath,

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	nethttp "net/http"
@@ -46,19 +45,14 @@ func chromiumPath(t testing.TB) string {
 	return ""
 }
 
-// newBrowser starts headless Chromium with a fresh profile; when the test
-// ends the browser is stopped and its profile and temporary files (kept in
-// one directory of their own, TMPDIR included) are removed.
+// newBrowser starts headless Chromium with a fresh profile; it is stopped
+// when the test ends. Its profile, crash reports and caches (HOME and the
+// XDG dirs) are under the test's temp dir; TMPDIR is left as it is (its
+// singleton socket there must stay within a unix socket path's length).
 func newBrowser(t testing.TB, width, height int) context.Context {
 	t.Helper()
-	dir, err := os.MkdirTemp("", "the-loop-chromium-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmp := filepath.Join(dir, "tmp")
-	if err := os.Mkdir(tmp, 0o700); err != nil {
-		t.Fatal(err)
-	}
+	root := t.TempDir()
+	home := filepath.Join(root, "home")
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(chromiumPath(t)),
 		chromedp.Headless,
@@ -70,40 +64,22 @@ func newBrowser(t testing.TB, width, height int) context.Context {
 		chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("disable-sync", true),
 		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.UserDataDir(filepath.Join(dir, "profile")),
-		chromedp.Env("TMPDIR=" + tmp),
+		chromedp.UserDataDir(filepath.Join(root, "profile")),
+		chromedp.Flag("crash-dumps-dir", filepath.Join(root, "crash")),
+		chromedp.Env("HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"), "XDG_CACHE_HOME="+filepath.Join(home, ".cache")),
 		chromedp.WindowSize(width, height),
 	}
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancel := chromedp.NewContext(actx)
-	t.Cleanup(func() {
-		cancel()
-		cancelAlloc() // waits for the browser to exit
-		removeProfile(t, dir)
-	})
+	// chromedp.Cancel closes the browser and waits for it: a killed Chromium
+	// leaves its org.chromium.Chromium.* dir in TMPDIR.
+	t.Cleanup(func() { _ = chromedp.Cancel(ctx); cancel(); cancelAlloc() })
 	if err := chromedp.Do(ctx, chromedp.EmulateViewport(int64(width), int64(height))); err != nil {
 		t.Fatalf("starting chromium: %v", err)
 	}
 	return ctx
 }
 
-// removeProfile removes a browser's directory; a child process that
-// outlives the browser for a moment may still write there, so it tries
-// until the directory is gone (10 s at most).
-func removeProfile(t testing.TB, dir string) {
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		err := os.RemoveAll(dir)
-		if _, statErr := os.Stat(dir); err == nil && errors.Is(statErr, os.ErrNotExist) {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Errorf("the browser's directory %s is left behind: %v", dir, err)
-			return
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
 
 // js evaluates expression in the page.
 func js[T any](t testing.TB, ctx context.Context, expression string) T {

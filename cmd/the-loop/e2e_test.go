@@ -43,7 +43,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "building the-loop:", err)
 		os.Exit(1)
 	}
-	code := m.Run()
+	code := testkit.Main(m)
 	_ = os.RemoveAll(dir)
 	os.Exit(code)
 }
@@ -71,14 +71,18 @@ func newEnv(t testing.TB, opts ...testkit.AgentOption) *env {
 	return e
 }
 
-// config writes the CLI config; %SOCKET% and %DIR% are filled in.
+// config writes the CLI config; %SOCKET% and %DIR% are filled in, a
+// config without a service block gets one on a free port (ownPort), and a
+// config whose service would listen on the default port fails the test
+// (refuseDefaultPort).
 func (e *env) config(yaml string) {
 	e.t.Helper()
 	yaml = strings.ReplaceAll(yaml, "%SOCKET%", e.socket)
 	yaml = strings.ReplaceAll(yaml, "%DIR%", e.dir)
-	if err := os.WriteFile(e.cfg, []byte(yaml), 0o644); err != nil {
+	if err := os.WriteFile(e.cfg, []byte(ownPort(e.t, yaml)), 0o644); err != nil {
 		e.t.Fatal(err)
 	}
+	refuseDefaultPort(e.t, e.cfg)
 }
 
 type result struct {

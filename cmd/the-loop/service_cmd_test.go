@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"flag"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -35,11 +36,12 @@ func newServiceWorld(t *testing.T) *serviceWorld {
 			t.Fatal(err)
 		}
 	}
-	cfg := "state: {root: .the-loop}\nservice: {tokenEnv: TEST_SERVICE_TOKEN}\n" +
+	cfg := fmt.Sprintf("state: {root: .the-loop}\nservice: {port: %d, tokenEnv: TEST_SERVICE_TOKEN}\n", freePort(t)) +
 		"channels: {slack: {botTokenEnv: TEST_BOT_TOKEN, appTokenEnv: TEST_APP_TOKEN}}\n"
 	if err := os.WriteFile(filepath.Join(w.dir, ".the-loop", "cli-config.yaml"), []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	refuseDefaultPort(t, filepath.Join(w.dir, ".the-loop", "cli-config.yaml"))
 	w.argvLog = filepath.Join(root, "systemctl.argv")
 	fake := "#!/bin/sh\necho \"$*\" >> '" + w.argvLog + "'\n"
 	if err := os.WriteFile(filepath.Join(w.bin, "systemctl"), []byte(fake), 0o755); err != nil {

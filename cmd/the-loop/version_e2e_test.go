@@ -5,6 +5,8 @@ import (
 	"os/exec"
 	"regexp"
 	"testing"
+
+	loop "github.com/the-loop-dev/the-loop"
 )
 
 func TestVersion_BuiltBinaryPrintsVersionAndCommit(t *testing.T) {
@@ -15,10 +17,10 @@ func TestVersion_BuiltBinaryPrintsVersionAndCommit(t *testing.T) {
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("the-loop --version: %v\nstderr: %s", err, errb.String())
 	}
-	// The build info of a binary built in this checkout: a module version
-	// (a pseudo-version, or the fallback) and a 12-digit commit, +dirty
-	// when the checkout has changes, or "devel" when git is unavailable.
-	want := regexp.MustCompile(`^the-loop v?[0-9][0-9A-Za-z.+-]* \(([0-9a-f]{12}(\+dirty)?|devel)\)\n$`)
+	// One version — the CHANGELOG's newest release, nothing stamped here —
+	// and one 12-digit commit, +dirty when the checkout has changes, or
+	// "devel" when git is unavailable.
+	want := regexp.MustCompile(`^the-loop ` + regexp.QuoteMeta(loop.ReleasedVersion) + ` \(([0-9a-f]{12}(\+dirty)?|devel)\)\n$`)
 	if !want.MatchString(out.String()) {
 		t.Errorf("stdout %q does not match %s", out.String(), want)
 	}

@@ -69,7 +69,7 @@ type OfflineClaude struct {
 	BinDir string
 	// Home is the test's own HOME; Claude Code's config dir is Home/.claude.
 	Home string
-	// Env is the variables to set (KEY=value): HOME, ANTHROPIC_BASE_URL,
+	// Env is the variables to set (KEY=value): HOME, TMPDIR, ANTHROPIC_BASE_URL,
 	// ANTHROPIC_API_KEY, CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC,
 	// DISABLE_AUTOUPDATER, CLAUDE_CODE_DISABLE_OFFICIAL_MARKETPLACE_AUTOINSTALL.
 	// Callers drop CLAUDE_CONFIG_DIR and the real HOME.
@@ -110,8 +110,17 @@ func Claude(t testing.TB, baseURL string, trusted ...string) *OfflineClaude {
 	if err := os.WriteFile(filepath.Join(c.Home, ".claude.json"), data, 0o600); err != nil {
 		t.Fatal(err)
 	}
+	// Claude Code keeps claude-<uid>/ and cc-socks/ (unix sockets: the path
+	// stays short) in TMPDIR and leaves them: a dir of this test's own,
+	// removed when it ends.
+	tmp, err := os.MkdirTemp("", "cc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(tmp) })
 	c.Env = []string{
 		"HOME=" + c.Home,
+		"TMPDIR=" + tmp,
 		"ANTHROPIC_BASE_URL=" + baseURL,
 		"ANTHROPIC_API_KEY=" + ClaudeAPIKey,
 		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",

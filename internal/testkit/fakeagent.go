@@ -30,13 +30,15 @@ var fakeBuild struct {
 }
 
 // fakeBinary builds internal/fakeagent once per test binary, into
-// $TMPDIR/the-loop-fakeagent-<pid>/ (stale dirs of finished test binaries
-// are removed on the way).
+// $TMPDIR/the-loop-fakeagent-<pid>/, which Main removes when the tests end
+// (stale dirs of test binaries that ended without it are removed on the
+// way).
 func fakeBinary(t testing.TB) string {
 	t.Helper()
+	needMain(t)
 	fakeBuild.once.Do(func() {
 		removeStaleBuilds()
-		dir := filepath.Join(os.TempDir(), fmt.Sprintf("the-loop-fakeagent-%d", os.Getpid()))
+		dir := buildDir()
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			fakeBuild.err = err
 			return

@@ -27,8 +27,9 @@ var ghBuild struct {
 
 func fakeGHBinary(t testing.TB) string {
 	t.Helper()
+	needMain(t)
 	ghBuild.once.Do(func() {
-		dir := filepath.Join(os.TempDir(), fmt.Sprintf("the-loop-fakeagent-%d", os.Getpid()))
+		dir := buildDir()
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			ghBuild.err = err
 			return
