@@ -80,7 +80,6 @@ func newBrowser(t testing.TB, width, height int) context.Context {
 	return ctx
 }
 
-
 // js evaluates expression in the page.
 func js[T any](t testing.TB, ctx context.Context, expression string) T {
 	t.Helper()
