@@ -88,7 +88,15 @@ type Claim struct {
 	// spawned pane while the start still reads it back: the hooks of that
 	// id are the start's. HarnessSessionID stays the pane's tag.
 	HeardID string `json:"heardId,omitempty"`
+	// Held is what the agent's hooks said while a start held the claim:
+	// appended to the log after the start's own event, when the claim is
+	// released, so a started or resumed event precedes its first turn.
+	Held []Event `json:"held,omitempty"`
 }
+
+// MaxHeldEvents bounds Claim.Held; the hooks' events past it go to the log
+// at once.
+const MaxHeldEvents = 64
 
 // StandingDefinition is what a standing session is: a config entry, or a
 // record synthesised into the same shape (original §5.3: the verbs cannot tell).
