@@ -70,6 +70,10 @@ type StandingRecord struct {
 	Restarts int `json:"restarts,omitempty"`
 	// LastExit is how the agent last ended (nil: never seen dead).
 	LastExit *ExitInfo `json:"lastExit,omitempty"`
+	// LastDown is why the session last went down — a failed or refused
+	// start, an operator's stop, an exit — and is cleared by a start (nil:
+	// it has not gone down since).
+	LastDown *Down `json:"lastDown,omitempty"`
 }
 
 // Claim is an in-flight transition held by one process.
