@@ -64,6 +64,8 @@ type fixtureOptions struct {
 	// meter, when set, is wired as the service wires its metrics: it hears
 	// the store's commits, counts the says, the sessions and the requests.
 	meter *metrics.Metrics
+	// environment answers GET /api/v1/environment (Options.Environment).
+	environment func(context.Context) loop.Environment
 }
 
 // configYAML renders the fixture's config.
@@ -151,7 +153,7 @@ func newFixture(t testing.TB, o fixtureOptions) *fixture {
 	f.token = o.token
 	opt := Options{Standing: f.svc.Standing(holder.Current), WorkItems: f.svc.WorkItems(holder.Current),
 		Events: f.svc, Recorder: f.svc, Config: holder.Current, Version: "test-version", Token: o.token, Logger: o.logger,
-		TokenSource: TokenSource(cfg), Agents: f.svc, Hooks: f.svc}
+		TokenSource: TokenSource(cfg), Agents: f.svc, Hooks: f.svc, Environment: o.environment}
 	if o.meter != nil {
 		o.meter.CountSessions(metrics.Rows{Standing: opt.Standing, WorkItems: opt.WorkItems})
 		opt.Standing, opt.Metrics = o.meter.Standing(opt.Standing), o.meter

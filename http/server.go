@@ -75,6 +75,9 @@ type Options struct {
 	// reported by health so a CLI can tell its own service from another
 	// project's (default: the request's config's state root).
 	StateRoot string
+	// Environment reports the service's own environment for GET
+	// /api/v1/environment (nil: the route answers 404).
+	Environment func(ctx context.Context) loop.Environment
 }
 
 // Metrics is what the service's metrics give the server: the scrape's
@@ -174,6 +177,7 @@ func (s *Server) table() []route {
 	routes := []route{
 		{Route{http.MethodGet, v1 + "/health", "getHealth"}, s.health},
 		{Route{http.MethodGet, v1 + "/status", "getStatus"}, s.status},
+		{Route{http.MethodGet, v1 + "/environment", "getEnvironment"}, s.environment},
 		{Route{http.MethodGet, v1 + "/events", "listEvents"}, s.events},
 		{Route{http.MethodGet, v1 + "/standing-sessions", "listStandingSessions"}, s.listStanding},
 		{Route{http.MethodGet, v1 + "/standing-sessions/one", "getStandingSession"}, s.getStanding},

@@ -92,6 +92,7 @@ func (c *ServeCmd) Run(a *App) error {
 		Agents:      svc,
 		Hooks:       svc,
 		StateRoot:   cfg.StateDir(),
+		Environment: func(context.Context) loop.Environment { return ownEnvironment(current()) },
 	})
 	// Hook commands find the service through the state root (issue 17);
 	// payloads spooled while no one held the store are applied first.
