@@ -5,8 +5,10 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	loop "github.com/the-loop-dev/the-loop"
+	"github.com/the-loop-dev/the-loop/internal/testkit"
 )
 
 // withoutAgent is the env's PATH without the fake agent: an operator's
@@ -96,5 +98,18 @@ func TestStatus_SaysWhyASessionIsDown(t *testing.T) {
 	list := e.run("standing", "list").stdout
 	if !strings.Contains(list, "its start failed: harness CLI 'claude' not found on PATH") {
 		t.Fatalf("standing list gives no reason:\n%s", list)
+	}
+}
+
+func TestStatus_SaysASessionsAgentExited(t *testing.T) {
+	e := supervisedEnv(t, "", "", testkit.ExitAfter(1500*time.Millisecond, 0))
+	e.startedOnce()
+	e.waitEvent("standing.not_restarted", 10*time.Second)
+	row := e.rows()["supervisor"]
+	if row.Running || !strings.HasPrefix(row.DownReason, "its agent exited with status 0 (") {
+		t.Fatalf("row running %v, reason %q", row.Running, row.DownReason)
+	}
+	if text := e.must(1, "status").stdout; !strings.Contains(text, "down: its agent exited with status 0 (") {
+		t.Fatalf("status:\n%s", text)
 	}
 }
