@@ -417,6 +417,11 @@ func (st *starter[R, Res]) binary(p spawnPlan) (string, error) {
 	return st.s.binaryOf(st.cfg, p.adapter)
 }
 
+// SourceRestart is the Source of a Service that only checks, for `the-loop
+// restart`, what the restarted service would find (HarnessBinary): its
+// refusals name the restart's environment.
+const SourceRestart = "restart"
+
 // HarnessBinary is the binary a spawn of harness (for session) would run,
 // resolved as the spawn resolves it in this process's environment — or the
 // error that spawn would fail with (EINVALID), naming whose PATH was
@@ -449,8 +454,11 @@ func (s *Service) binaryOf(cfg *config.Config, adapter loop.Harness) (string, er
 		return bin, nil
 	}
 	whose := fmt.Sprintf("this the-loop CLI's (pid %d: with no service running, the CLI spawns the agent in its own environment)", os.Getpid())
-	if s.Source == "service" {
+	switch s.Source {
+	case "service":
 		whose = fmt.Sprintf("the the-loop service's (pid %d: the service spawns the agent, in the environment it was started with)", os.Getpid())
+	case SourceRestart:
+		whose = fmt.Sprintf("this `the-loop restart`'s (pid %d: the service it starts again, and each agent, inherit its environment)", os.Getpid())
 	}
 	return "", fmt.Errorf("harness CLI '%s' not found on PATH — the PATH searched is %s, PATH=%s; install it there, set routing.harnessBinaries.%s to its absolute path, or restart the service with it on its PATH",
 		adapter.Binary(), whose, os.Getenv("PATH"), name)

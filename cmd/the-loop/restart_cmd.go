@@ -6,6 +6,7 @@ import (
 
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/config"
+	"github.com/the-loop-dev/the-loop/lifecycle"
 )
 
 // RestartCmd is `the-loop restart`: stop, then start; conversations resume.
@@ -53,7 +54,7 @@ func (a *App) unrestartable(ctx context.Context, cfg *config.Config) []loop.Stan
 	if cfg.StandingErr != nil || cfg.Standing == nil || !cfg.Standing.Enabled {
 		return nil
 	}
-	svc := a.Lifecycle(fixed(cfg), nil, "cli", false)
+	svc := a.Lifecycle(fixed(cfg), nil, lifecycle.SourceRestart, false)
 	var keep []loop.StandingRow
 	for _, r := range a.statusAll(ctx, cfg).StandingSessions {
 		if !r.Running || !r.AutoStart || r.Outcome == loop.OutcomeFailed {
@@ -61,7 +62,7 @@ func (a *App) unrestartable(ctx context.Context, cfg *config.Config) []loop.Stan
 		}
 		if _, err := svc.HarnessBinary(cfg, r.Harness, r.Name); err != nil {
 			r.Outcome = loop.OutcomeFailed
-			r.Detail = "not restarted, left running: the restarted service runs in this shell's environment, where " + loop.ErrorMessage(err)
+			r.Detail = "not restarted, left running: " + loop.ErrorMessage(err)
 			keep = append(keep, r)
 		}
 	}

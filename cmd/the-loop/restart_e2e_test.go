@@ -40,7 +40,7 @@ func TestRestart_KeepsRunningWhatItCouldNotStartAgain(t *testing.T) {
 	if r.code != 1 {
 		t.Fatalf("restart without the harness on PATH: want exit 1, got %s", r)
 	}
-	if !strings.Contains(r.stderr, "not restarted, left running") || !strings.Contains(r.stderr, "harness CLI 'claude' not found on PATH") {
+	if !strings.Contains(r.stderr, "not restarted, left running: harness CLI 'claude' not found on PATH — the PATH searched is this `the-loop restart`'s") {
 		t.Fatalf("the row does not say why:\n%s", r)
 	}
 	after := e.rows()["supervisor"]
