@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"sort"
 	"strings"
 	"time"
 
@@ -171,16 +170,21 @@ func lastSeq(evs []loop.Event) uint64 {
 }
 
 // interleave merges the service log's lines and the events by time, the
-// service log's first at equal times; each side keeps its own order.
+// service log's first at equal times. Each side keeps its own order: the
+// events the log's (a start's event precedes the hooks' events its claim
+// held, which were heard earlier), the service log the file's.
 func interleave(service []logLine, evs []loop.Event) []logLine {
 	out := make([]logLine, 0, len(service)+len(evs))
-	out = append(out, service...)
-	for i := range evs {
-		ev := evs[i]
+	i := 0
+	for j := range evs {
+		ev := evs[j]
+		for i < len(service) && !service[i].Time.After(ev.TS) {
+			out = append(out, service[i])
+			i++
+		}
 		out = append(out, logLine{Time: ev.TS, Source: eventSource(ev), Text: strings.TrimSpace(ev.Event + " " + detailOf(ev)), Event: &ev})
 	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Time.Before(out[j].Time) })
-	return out
+	return append(out, service[i:]...)
 }
 
 // eventSource is the session an event is of.

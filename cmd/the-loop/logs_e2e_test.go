@@ -84,8 +84,12 @@ func TestLogs_InterleavesTheServiceLogAndTheEvents(t *testing.T) {
 		if strings.Contains(out, "session event") {
 			t.Fatalf("logs repeats the service log's copies of the events:\n%s", out)
 		}
-		if lines := strings.Split(strings.TrimSpace(out), "\n"); !timeOrdered(lines) {
-			t.Fatalf("logs is not in time order:\n%s", out)
+		// The resumed turn's events follow standing.resumed, as in the log.
+		if turn := strings.Index(out[exited:], "supervisor   | standing.turn_started "); turn < 0 || exited+turn < resumed {
+			t.Fatalf("logs: the resumed turn before standing.resumed:\n%s", out)
+		}
+		if lines := strings.Split(strings.TrimSpace(out), "\n"); !timeOrdered(serviceLines(lines)) {
+			t.Fatalf("logs: the service log's lines are not in time order:\n%s", out)
 		}
 	}
 	if out := e.must(0, "logs", "--lines", "2").stdout; strings.Count(out, "\n") != 2 {
@@ -99,6 +103,17 @@ func TestLogs_InterleavesTheServiceLogAndTheEvents(t *testing.T) {
 	if out := e.must(0, "logs").stdout; !strings.Contains(out, "standing.exited") || !strings.Contains(out, "the-loop service shutting down") {
 		t.Fatalf("logs without the service:\n%s", out)
 	}
+}
+
+// serviceLines are the lines of `logs` that come from the service log.
+func serviceLines(lines []string) []string {
+	var out []string
+	for _, l := range lines {
+		if strings.Contains(l, " service      | ") {
+			out = append(out, l)
+		}
+	}
+	return out
 }
 
 // timeOrdered reports whether each line's leading timestamp is no earlier

@@ -200,3 +200,24 @@ func TestRenderStatus_UptimeRestartsAndLastExit(t *testing.T) {
 		t.Fatalf("list:\n%s", list.String())
 	}
 }
+
+// TestLogs_InterleaveKeepsTheEventLogsOrder: the service log's lines go
+// between the events by time, and the events stay in the log's order even
+// where a held hook event carries an earlier time than the start before it.
+func TestLogs_InterleaveKeepsTheEventLogsOrder(t *testing.T) {
+	at := func(s int) time.Time { return time.Date(2026, 12, 2, 1, 0, s, 0, time.UTC) }
+	service := []logLine{{Time: at(1), Source: "service", Text: "listening"}, {Time: at(5), Source: "service", Text: "shutting down"}}
+	evs := []loop.Event{
+		{Seq: 1, TS: at(2), Event: "standing.exited", Fields: []loop.Field{loop.F("standing", "ops")}},
+		{Seq: 2, TS: at(4), Event: "standing.resumed", Fields: []loop.Field{loop.F("standing", "ops")}},
+		{Seq: 3, TS: at(3), Event: "standing.turn_started", Fields: []loop.Field{loop.F("standing", "ops")}},
+	}
+	var got []string
+	for _, l := range interleave(service, evs) {
+		got = append(got, l.Source+" "+l.Text)
+	}
+	want := []string{"service listening", "ops standing.exited", "ops standing.resumed", "ops standing.turn_started", "service shutting down"}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("interleaved:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

@@ -99,7 +99,10 @@ func sessionNotes(r loop.StandingRow, now time.Time) string {
 	} else if r.DownReason != "" {
 		notes = append(notes, "down: "+r.DownReason)
 	}
-	if r.Restarts > 0 {
+	switch {
+	case r.Restarts == 1:
+		notes = append(notes, "1 restart")
+	case r.Restarts > 1:
 		notes = append(notes, fmt.Sprintf("%d restarts", r.Restarts))
 	}
 	if r.Running && r.LastExit != nil {
