@@ -74,6 +74,10 @@ type StandingRecord struct {
 	Restarts int `json:"restarts,omitempty"`
 	// LastExit is how the agent last ended (nil: never seen dead).
 	LastExit *ExitInfo `json:"lastExit,omitempty"`
+	// LastDown is why the session last went down — a failed or refused
+	// start, an operator's stop, an exit — and is cleared by a start (nil:
+	// it has not gone down since).
+	LastDown *Down `json:"lastDown,omitempty"`
 }
 
 // Claim is an in-flight transition held by one process.
@@ -92,7 +96,15 @@ type Claim struct {
 	// spawned pane while the start still reads it back: the hooks of that
 	// id are the start's. HarnessSessionID stays the pane's tag.
 	HeardID string `json:"heardId,omitempty"`
+	// Held is what the agent's hooks said while a start held the claim:
+	// appended to the log after the start's own event, when the claim is
+	// released, so a started or resumed event precedes its first turn.
+	Held []Event `json:"held,omitempty"`
 }
+
+// MaxHeldEvents bounds Claim.Held; the hooks' events past it go to the log
+// at once.
+const MaxHeldEvents = 64
 
 // StandingDefinition is what a standing session is: a config entry, or a
 // record synthesised into the same shape (original §5.3: the verbs cannot tell).

@@ -48,6 +48,10 @@ type StandingRow struct {
 	Restarts   int       `json:"restarts"`
 	LastExit   *ExitInfo `json:"lastExit"`
 	Supervised bool      `json:"supervised"`
+	// DownReason says why a session that is not running is down (its
+	// start failed or was refused, an operator stopped it, its agent
+	// exited), with when; "" while it runs or when nothing was recorded.
+	DownReason string `json:"downReason,omitempty"`
 }
 
 // StandingControlResult is what start, stop, restart, create and delete return.

@@ -1,5 +1,7 @@
 package loop
 
+import "fmt"
+
 // Restart policies of a standing session (an entry's or a create's
 // `restart`, defaulting to standingSessions.restart.policy): what the
 // service's supervisor does when the agent's pane dies.
@@ -39,6 +41,28 @@ type ExitInfo struct {
 // signal, a non-zero status, or a status tmux never reported.
 func (e *ExitInfo) Failure() bool {
 	return e == nil || e.Signal != "" || e.Code == nil || *e.Code != 0
+}
+
+// String words the exit for a person: "exited with status 1", "ended by
+// signal SIGKILL", "exited (tmux did not report a status)".
+func (e *ExitInfo) String() string {
+	switch {
+	case e == nil:
+		return "never seen exiting"
+	case e.Signal != "":
+		return "ended by signal " + e.Signal
+	case e.Code != nil:
+		return fmt.Sprintf("exited with status %d", *e.Code)
+	}
+	return "exited (tmux did not report a status)"
+}
+
+// Down is why a standing session last went down: Why is a sentence (its
+// start failed: …, stopped by an operator's stop, exited with status 1), At
+// when (RecordTimeFormat).
+type Down struct {
+	Why string `json:"why"`
+	At  string `json:"at"`
 }
 
 // PaneInfo is one target's state with, for a dead pane, its exit status or

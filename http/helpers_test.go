@@ -71,6 +71,8 @@ type fixtureOptions struct {
 	// maxEventBytes bounds the store's event log (store.Options.MaxBytes;
 	// default the store's).
 	maxEventBytes int64
+	// environment answers GET /api/v1/environment (Options.Environment).
+	environment func(context.Context) loop.Environment
 }
 
 // configYAML renders the fixture's config.
@@ -158,7 +160,7 @@ func newFixture(t testing.TB, o fixtureOptions) *fixture {
 	f.token = o.token
 	opt := Options{Standing: f.svc.Standing(holder.Current), WorkItems: f.svc.WorkItems(holder.Current),
 		Events: f.svc, Recorder: f.svc, Config: holder.Current, Version: "test-version", Token: o.token, Logger: o.logger,
-		TokenSource: TokenSource(cfg), Agents: f.svc, Hooks: f.svc, Panes: f.svc}
+		TokenSource: TokenSource(cfg), Agents: f.svc, Hooks: f.svc, Panes: f.svc, Environment: o.environment}
 	f.svc.AllPanePIDs = func(ctx context.Context, socket string) (map[string][]int, error) {
 		return runner.New(runner.Options{Socket: socket, ConfigFile: testkit.TmuxConfig}).AllPanePIDs(ctx)
 	}

@@ -83,6 +83,9 @@ type Options struct {
 	// Redactor redacts what the MCP tools answer (nil: the credential
 	// shapes only).
 	Redactor *redact.Redactor
+	// Environment reports the service's own environment for GET
+	// /api/v1/environment (nil: the route answers 404).
+	Environment func(ctx context.Context) loop.Environment
 }
 
 // Metrics is what the service's metrics give the server: the scrape's
@@ -185,6 +188,7 @@ func (s *Server) table() []route {
 	routes := []route{
 		{Route{http.MethodGet, v1 + "/health", "getHealth"}, s.health},
 		{Route{http.MethodGet, v1 + "/status", "getStatus"}, s.status},
+		{Route{http.MethodGet, v1 + "/environment", "getEnvironment"}, s.environment},
 		{Route{http.MethodGet, v1 + "/events", "listEvents"}, s.events},
 		{Route{http.MethodGet, v1 + "/standing-sessions", "listStandingSessions"}, s.listStanding},
 		{Route{http.MethodGet, v1 + "/standing-sessions/one", "getStandingSession"}, s.getStanding},

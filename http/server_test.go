@@ -199,6 +199,7 @@ func TestRoutes_TableMatchesOriginal(t *testing.T) {
 	want := []Route{
 		{"GET", "/api/v1/health", "getHealth"},
 		{"GET", "/api/v1/status", "getStatus"},
+		{"GET", "/api/v1/environment", "getEnvironment"},
 		{"GET", "/api/v1/events", "listEvents"},
 		{"GET", "/api/v1/standing-sessions", "listStandingSessions"},
 		{"GET", "/api/v1/standing-sessions/one", "getStandingSession"},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/store"
@@ -120,8 +121,12 @@ func transitionIn[R any](ctx context.Context, s *Service, k kind[R], event strin
 				return err
 			}
 		}
-		for i := range events {
-			if err := tx.AppendEvent(&events[i]); err != nil {
+		all := events
+		if held := releasedHeld(k, cur, next); len(held) > 0 {
+			all = append(slices.Clone(events), held...)
+		}
+		for i := range all {
+			if err := tx.AppendEvent(&all[i]); err != nil {
 				return err
 			}
 		}
@@ -129,6 +134,30 @@ func transitionIn[R any](ctx context.Context, s *Service, k kind[R], event strin
 		return nil
 	})
 	return out, err
+}
+
+// releasedHeld is the hooks' events cur's claim held (loop.Claim.Held)
+// when the transition to next releases that claim: they follow the
+// transition's own events.
+func releasedHeld[R any](k kind[R], cur, next *R) []loop.Event {
+	if cur == nil {
+		return nil
+	}
+	c := k.claim(cur)
+	if c == nil || len(c.Held) == 0 {
+		return nil
+	}
+	if next != nil {
+		if n := k.claim(next); n != nil && n.PID == c.PID && n.Since == c.Since {
+			return nil // still held
+		}
+	}
+	out := make([]loop.Event, len(c.Held))
+	for i, ev := range c.Held {
+		ev.Seq = 0 // the log numbers it now
+		out[i] = ev
+	}
+	return out
 }
 
 // clearClaim deals with the claim rec carries: it waits for a live one of

@@ -138,6 +138,9 @@ type hooked struct {
 	// captures: the harness chooses its own conversation id (codex), so a
 	// fresh start's claim does not know it yet (adoptStart).
 	captures bool
+	// stopping: an operator's stop or close holds the record or has ended
+	// the session; the agent's SessionEnd is that stop, not an exit.
+	stopping bool
 	// joins: a message submitted during a turn joins it (codex), no turn
 	// of its own follows.
 	joins bool
@@ -258,6 +261,7 @@ func (s *Service) applyHook(ctx context.Context, d loop.HookDelivery, seq string
 			evs = []loop.Event{s.event("hook.ignored", loop.LevelWarning, h.subject, loop.F("hook_event_name", p.Event),
 				loop.F("session_id", p.SessionID), loop.F("why", why))}
 		}
+		evs = hold(h, evs)
 		if err := h.put(); err != nil {
 			return err
 		}
@@ -301,6 +305,20 @@ func (s *Service) checkHookID(h *hooked, p HookPayload) error {
 
 func ptr[T any](v T) *T { return &v }
 
+// hold keeps, while a start holds h's record, the hooks' events in its
+// claim (loop.Claim.Held, up to loop.MaxHeldEvents) and returns the ones
+// to append now: the start's own event is written when it is recorded,
+// and a turn of the spawned agent must not precede it.
+func hold(h *hooked, evs []loop.Event) []loop.Event {
+	if h.claim == nil || h.claim.Op != "start" || len(evs) == 0 {
+		return evs
+	}
+	room := max(0, loop.MaxHeldEvents-len(h.claim.Held))
+	n := min(room, len(evs))
+	h.claim.Held = append(slices.Clone(h.claim.Held), evs[:n]...)
+	return evs[n:]
+}
+
 // maxHookIDLen bounds a delivery id a record keeps; a longer one (not the
 // hook command's) is not guarded.
 const maxHookIDLen = 64
@@ -322,6 +340,7 @@ func (s *Service) hookedIn(tx *store.Tx, ref string) (*hooked, string, error) {
 		}
 		return &hooked{subject: loop.F("standing", name), prefix: "standing", hear: &rec.Hearing, id: &rec.HarnessSessionID,
 			claim: rec.Claim, cwd: rec.Cwd, harness: rec.Harness, target: loop.TmuxTargetFor(name), socket: rec.TmuxSocket, thread: rec.SlackThread,
+			stopping: rec.Claim != nil && rec.Claim.Op == "stop" || rec.Status == loop.StatusStopped,
 			captures: s.capturesID(rec.Harness, name), joins: s.joinsTurn(rec.Harness, name), put: func() error { return tx.PutStanding(rec) }}, "", nil
 	}
 	wref, err := loop.ParseWorkItemRef(ref)
@@ -333,7 +352,7 @@ func (s *Service) hookedIn(tx *store.Tx, ref string) (*hooked, string, error) {
 		return nil, "no session of " + wref.String() + " is recorded", err
 	}
 	return &hooked{subject: loop.F("work_item", wref.String()), prefix: "session", hear: &rec.Hearing, id: &rec.HarnessSessionID,
-		claim: rec.Claim, cwd: rec.Cwd, harness: rec.Harness, target: wref.TmuxTarget(), socket: rec.TmuxSocket,
+		claim: rec.Claim, cwd: rec.Cwd, harness: rec.Harness, target: wref.TmuxTarget(), socket: rec.TmuxSocket, stopping: rec.Status == "closed",
 		captures: s.capturesID(rec.Harness, wref.String()), joins: s.joinsTurn(rec.Harness, wref.String()),
 		put: func() error { return tx.PutWorkItem(wref.Slug(), rec) }}, "", nil
 }
@@ -475,6 +494,9 @@ func (s *Service) hear(h *hooked, p HookPayload, d loop.HookDelivery, panes []in
 		}
 		s.setActivity(h.hear, loop.ActivityExited)
 		h.hear.TurnPromptID, h.hear.Queued = "", 0
+		if h.stopping { // the operator's stop or close ended it: that verb records it
+			return nil, ""
+		}
 		return []loop.Event{ev("exited", loop.F("reason", p.Reason))}, ""
 	}
 	return nil, ""

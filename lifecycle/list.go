@@ -109,9 +109,26 @@ func rowFor(name string, def *loop.StandingDefinition, rec *loop.StandingRecord,
 		if rec.Status == loop.StatusBroken { // undecodable: say why, claim nothing runs
 			row.Running = false
 			row.Detail = rec.Broken + " — the other sessions are unaffected; `the-loop standing delete " + name + "` removes it"
+		} else if !row.Running {
+			row.DownReason = downReason(rec)
 		}
 	}
 	return row
+}
+
+// downReason says why a recorded session that is not running is down
+// (StandingRow.DownReason): what the record last noted (LastDown), else
+// its last exit, else that a running record's pane went away unrecorded.
+func downReason(rec *loop.StandingRecord) string {
+	switch {
+	case rec.LastDown != nil:
+		return rec.LastDown.Why + " (" + rec.LastDown.At + ")"
+	case rec.Status == loop.StatusRunning && rec.LastExit != nil:
+		return "its agent " + rec.LastExit.String() + " (" + rec.LastExit.At + ")"
+	case rec.Status == loop.StatusRunning:
+		return "its tmux session is gone and no exit was recorded (only the service's supervisor records exits)"
+	}
+	return ""
 }
 
 // ListStanding returns one row per declared or recorded session, sorted by name,

@@ -242,6 +242,7 @@ func (k standingKind) recovered(r *loop.StandingRecord, c loop.Claim) {
 		r.HarnessSessionID, r.Hearing.PaneTag = c.HeardID, c.HarnessSessionID
 	}
 	r.StartedAt = c.Since
+	r.LastDown = nil
 }
 
 func (k standingKind) logEvent(what string) string { return "standing." + what }

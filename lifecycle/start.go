@@ -157,7 +157,12 @@ func (st *standingStart) claimed(r *loop.StandingRecord, c *loop.Claim, socket, 
 	st.define(r)
 }
 
-func (st *standingStart) adopted(*loop.StandingRecord) {}
+func (st *standingStart) adopted(r *loop.StandingRecord) { r.LastDown = nil }
+
+// noteDown records why the session went down (a failed or refused start).
+func (st *standingStart) noteDown(r *loop.StandingRecord, why, at string) {
+	r.LastDown = &loop.Down{Why: why, At: at}
+}
 
 func (st *standingStart) notMine() string {
 	return "it is not the agent the-loop started for this record"
@@ -229,6 +234,7 @@ func (st *standingStart) up(r *loop.StandingRecord, p spawnPlan, id, _ string) {
 	r.Cwd = p.cwd
 	r.StartedAt = st.s.stamp()
 	addTrust(r, p.trustAdded)
+	r.LastDown = nil
 }
 
 // result is the start's row.

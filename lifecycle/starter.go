@@ -210,7 +210,7 @@ func (st *starter[R, Res]) live(ctx context.Context, rec *R, runner loop.Runner,
 	// A refusal is a transition where the machine has one for the state
 	// (it refuses "refuse" if the record changed meanwhile), else an event.
 	if _, err := k.next(k.state(rec), EvRefuse); err == nil {
-		_, err := transitionIn(ctx, s, k, EvRefuse, st.unchanged(k.version(rec), nil), nil, ev)
+		_, err := transitionIn(ctx, s, k, EvRefuse, st.noteDown("its start was refused: tmux session "+target+" exists but "+why, st.unchanged(k.version(rec), nil)), nil, ev)
 		if stale(err) {
 			return none, true
 		}
@@ -416,24 +416,54 @@ func overlayEnv(env []string, overlays ...map[string]string) []string {
 // PATH was searched: the agent runs in the environment of the process that
 // spawns it (the CLI in-process, the service otherwise).
 func (st *starter[R, Res]) binary(p spawnPlan) (string, error) {
-	name := p.adapter.Name()
-	if path := st.cfg.Routing.HarnessBinaries[name]; path != "" {
+	return st.s.binaryOf(st.cfg, p.adapter)
+}
+
+// SourceRestart is the Source of a Service that only checks, for `the-loop
+// restart`, what the restarted service would find (HarnessBinary): its
+// refusals name the restart's environment.
+const SourceRestart = "restart"
+
+// HarnessBinary is the binary a spawn of harness (for session) would run,
+// resolved as the spawn resolves it in this process's environment — or the
+// error that spawn would fail with (EINVALID), naming whose PATH was
+// searched and the remedy. Restart asks it before it stops anything.
+func (s *Service) HarnessBinary(cfg *config.Config, harness, session string) (string, error) {
+	adapter, err := s.Harness(harness, session)
+	if err != nil {
+		return "", err
+	}
+	bin, err := s.binaryOf(cfg, adapter)
+	if err != nil {
+		return "", loop.Invalid("%s", err.Error())
+	}
+	return bin, nil
+}
+
+// binaryOf is adapter's binary: routing.harnessBinaries' path for it, else
+// the one on this process's PATH.
+func (s *Service) binaryOf(cfg *config.Config, adapter loop.Harness) (string, error) {
+	name := adapter.Name()
+	if path := cfg.Routing.HarnessBinaries[name]; path != "" {
 		fi, err := os.Stat(path)
 		if err != nil || fi.IsDir() || fi.Mode()&0o111 == 0 {
 			return "", fmt.Errorf("routing.harnessBinaries.%s is '%s', which is not an executable file — install the %s CLI there or fix the path", name, path, name)
 		}
 		return path, nil
 	}
-	bin, err := st.s.LookPath(p.adapter.Binary())
+	bin, err := s.LookPath(adapter.Binary())
 	if err == nil {
 		return bin, nil
 	}
 	whose := fmt.Sprintf("this the-loop CLI's (pid %d: with no service running, the CLI spawns the agent in its own environment)", os.Getpid())
-	if st.s.Source == "service" {
+	switch s.Source {
+	case "service":
 		whose = fmt.Sprintf("the the-loop service's (pid %d: the service spawns the agent, in the environment it was started with)", os.Getpid())
+	case SourceRestart:
+		whose = fmt.Sprintf("this `the-loop restart`'s (pid %d: the service it starts again, and each agent, inherit its environment)", os.Getpid())
 	}
 	return "", fmt.Errorf("harness CLI '%s' not found on PATH — the PATH searched is %s, PATH=%s; install it there, set routing.harnessBinaries.%s to its absolute path, or restart the service with it on its PATH",
-		p.adapter.Binary(), whose, os.Getenv("PATH"), name)
+		adapter.Binary(), whose, os.Getenv("PATH"), name)
 }
 
 // hearFrom readies a claimed record's hearing for the spawn: starting (no
@@ -449,13 +479,35 @@ func (st *starter[R, Res]) hearFrom(h *loop.Hearing, resume bool) {
 	}
 }
 
+// downNoter is a kind whose record keeps why it last went down (a
+// standing session's LastDown).
+type downNoter[R any] interface {
+	noteDown(rec *R, why, at string)
+}
+
+// noteDown is a transition's mutate recording why (then) on a kind that
+// keeps it; then runs first and may refuse.
+func (st *starter[R, Res]) noteDown(why string, then func(r *R) error) func(r *R) error {
+	return func(r *R) error {
+		if then != nil {
+			if err := then(r); err != nil {
+				return err
+			}
+		}
+		if n, ok := any(st.k).(downNoter[R]); ok {
+			n.noteDown(r, why, st.s.stamp())
+		}
+		return nil
+	}
+}
+
 // spawnFailed records <kind>.spawn_failed and releases the claim (back to
 // where the start came from).
 func (st *starter[R, Res]) spawnFailed(ctx context.Context, prior *R, detail string, extra ...loop.Field) (Res, bool) {
 	s, k := st.s, st.k
 	fields := append([]loop.Field{k.subject()}, extra...)
 	fields = append(fields, loop.F("error", detail))
-	out, err := transitionIn(ctx, s, k, EvSpawnFailed, nil, nil, append(st.takePending(), s.event(k.logEvent("spawn_failed"), loop.LevelError, fields...))...)
+	out, err := transitionIn(ctx, s, k, EvSpawnFailed, st.noteDown("its start failed: "+detail, nil), nil, append(st.takePending(), s.event(k.logEvent("spawn_failed"), loop.LevelError, fields...))...)
 	if err != nil {
 		detail += "; and the failure could not be recorded: " + err.Error()
 		out = prior

@@ -114,6 +114,9 @@ func (s *Service) stopOne(ctx context.Context, cfg *config.Config, block *config
 				if r.Rev != seen || r.Claim != nil {
 					return errStale
 				}
+				if r.LastDown == nil && r.Status == loop.StatusRunning { // what ended it was not recorded
+					r.LastDown = &loop.Down{Why: "an operator's stop found its agent already gone", At: s.stamp()}
+				}
 				return nil
 			})
 			if errors.Is(err, errStale) || errors.Is(err, ErrTransition) {
@@ -185,14 +188,14 @@ func (s *Service) stopOne(ctx context.Context, cfg *config.Config, block *config
 			return row(rec, loop.OutcomeStopped, "stopped "+target+"; nothing recorded: the store is read-only")
 		}
 		if killErr != nil {
-			out, err := s.transition(ctx, name, EvStopFailed, nil, s.event("standing.stop_failed", loop.LevelWarning,
+			out, err := s.transition(ctx, name, EvStopFailed, downBy(s, "stopped by an operator's stop, which could not end it all: "+loop.ErrorMessage(killErr)), s.event("standing.stop_failed", loop.LevelWarning,
 				loop.F("standing", name), loop.F("tmux_target", target), loop.F("error", loop.ErrorMessage(killErr))))
 			if err != nil {
 				out = rec
 			}
 			return row(out, loop.OutcomeFailed, loop.ErrorMessage(killErr))
 		}
-		out, err := s.transition(ctx, name, EvStopped, nil, s.event("standing.stopped", loop.LevelInfo,
+		out, err := s.transition(ctx, name, EvStopped, downBy(s, "stopped by an operator's stop"), s.event("standing.stopped", loop.LevelInfo,
 			loop.F("standing", name), loop.F("tmux_target", target)))
 		if err != nil {
 			return row(rec, loop.OutcomeFailed, "stopped "+target+" but the record could not be written: "+err.Error())
@@ -200,6 +203,14 @@ func (s *Service) stopOne(ctx context.Context, cfg *config.Config, block *config
 		return row(out, loop.OutcomeStopped, "stopped "+target)
 	}
 	return row(nil, loop.OutcomeFailed, "the record kept changing under the stop; try again")
+}
+
+// downBy is a transition's mutate recording why the session went down.
+func downBy(s *Service, why string) func(r *loop.StandingRecord) error {
+	return func(r *loop.StandingRecord) error {
+		r.LastDown = &loop.Down{Why: why, At: s.stamp()}
+		return nil
+	}
 }
 
 // RestartStanding stops then starts one named session; the conversation resumes.
@@ -214,8 +225,13 @@ func (s *Service) RestartStanding(ctx context.Context, cfg *config.Config, name 
 	if err != nil {
 		return loop.StandingControlResult{}, err
 	}
-	if _, err := s.entryFor(cfg, block, name); err != nil {
+	def, err := s.entryFor(cfg, block, name)
+	if err != nil {
 		return loop.StandingControlResult{}, err
+	}
+	if _, err := s.HarnessBinary(cfg, def.Harness, name); err != nil {
+		// What could not start again is not stopped.
+		return s.notRestarted(ctx, def, block, name, err), nil
 	}
 	stopped, err := s.StopStanding(ctx, cfg, name)
 	if err != nil {
@@ -228,6 +244,24 @@ func (s *Service) RestartStanding(ctx context.Context, cfg *config.Config, name 
 	started.OK = started.OK && stopped.OK
 	started.Stopped = stopped.Sessions
 	return started, nil
+}
+
+// notRestarted is a restart's result when the session could not be started
+// again: one failed row saying why, and that it was left as it was.
+func (s *Service) notRestarted(ctx context.Context, def loop.StandingDefinition, block *config.StandingConfig, name string, why error) loop.StandingControlResult {
+	var declared *loop.StandingDefinition
+	if d, ok := block.Get(name); ok {
+		declared = &d
+	}
+	rec, _ := s.read(name)
+	live := rec != nil && probe(ctx, s.Runner(rec.TmuxSocket), loop.TmuxTargetFor(name)) == loop.PaneLive
+	row := rowFor(name, declared, rec, live)
+	if declared == nil && rec == nil {
+		row.Harness, row.Cwd = def.Harness, def.Cwd
+	}
+	row.Outcome = loop.OutcomeFailed
+	row.Detail = "not restarted, nothing was stopped: " + loop.ErrorMessage(why)
+	return loop.StandingControlResult{Sessions: []loop.StandingRow{row}}
 }
 
 // ControlStanding dispatches a control verb by name (REST's /control). An invalid

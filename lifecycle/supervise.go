@@ -2,6 +2,7 @@ package lifecycle
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"math"
 	"math/rand/v2"
@@ -296,6 +297,7 @@ func (sv *Supervisor) handle(ctx context.Context, rec *loop.StandingRecord, info
 			return errStale
 		}
 		r.LastExit = exit
+		r.LastDown = &loop.Down{Why: "its agent " + exit.String(), At: exit.At}
 		return nil
 	}, s.event("standing.exited", level, loop.F("standing", name), loop.F("tmux_target", target),
 		loop.F("harness_session_id", rec.HarnessSessionID), loop.F("exit_code", code), loop.F("signal", exit.Signal)))
@@ -345,12 +347,7 @@ func (sv *Supervisor) handle(ctx context.Context, rec *loop.StandingRecord, info
 	attempt, recent := w.attempts, len(w.history)
 	sv.mu.Unlock()
 	if limited {
-		_, err := s.transition(ctx, name, EvRestartLimited, sameRev(exited.Rev), s.event("standing.restart_limited", loop.LevelError,
-			loop.F("standing", name), loop.F("restarts", recent), loop.F("burst", rp.Burst), loop.F("interval_seconds", rp.IntervalSeconds),
-			loop.F("detail", "more restarts than standingSessions.restart.burst allows within intervalSeconds; `the-loop standing start "+name+"` starts it again")))
-		if err != nil && !stale(err) {
-			sv.log().Warn("supervisor: cannot record a restart limit", "standing", name, "error", err)
-		}
+		sv.limited(ctx, exited, exit, recent, rp)
 		return
 	}
 	jitter := rand.Float64()
@@ -396,6 +393,26 @@ func (sv *Supervisor) handle(ctx context.Context, rec *loop.StandingRecord, info
 		sv.mu.Lock()
 		w.own = generation(up)
 		sv.mu.Unlock()
+	}
+}
+
+// limited records that the supervisor gave up on a session: more than
+// restart.burst restarts within restart.intervalSeconds (recent of them)
+// leave it failed, saying why.
+func (sv *Supervisor) limited(ctx context.Context, exited *loop.StandingRecord, exit *loop.ExitInfo, recent int, rp config.RestartPolicy) {
+	s, name := sv.Service, exited.Name
+	_, err := s.transition(ctx, name, EvRestartLimited, func(r *loop.StandingRecord) error {
+		if err := sameRev(exited.Rev)(r); err != nil {
+			return err
+		}
+		r.LastDown = &loop.Down{Why: fmt.Sprintf("its agent %s, and the supervisor gave up: %d restarts within %gs (standingSessions.restart.burst %d)",
+			exit, recent, rp.IntervalSeconds, rp.Burst), At: sv.now().Format(loop.RecordTimeFormat)}
+		return nil
+	}, s.event("standing.restart_limited", loop.LevelError,
+		loop.F("standing", name), loop.F("restarts", recent), loop.F("burst", rp.Burst), loop.F("interval_seconds", rp.IntervalSeconds),
+		loop.F("detail", "more restarts than standingSessions.restart.burst allows within intervalSeconds; `the-loop standing start "+name+"` starts it again")))
+	if err != nil && !stale(err) {
+		sv.log().Warn("supervisor: cannot record a restart limit", "standing", name, "error", err)
 	}
 }
 

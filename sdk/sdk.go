@@ -111,6 +111,15 @@ func New(baseURL string, opts ...Option) *Client {
 // URL returns the service's base URL.
 func (c *Client) URL() string { return c.c.base }
 
+// Environment returns the running service's view of its own environment
+// (GET /api/v1/environment): its PATH, and tmux and each configured harness
+// binary as found there — where it spawns every agent.
+func (c *Client) Environment(ctx context.Context) (loop.Environment, error) {
+	var env loop.Environment
+	err := c.c.do(ctx, http.MethodGet, "/api/v1/environment", nil, nil, &env)
+	return env, err
+}
+
 // Status returns the status report (what `the-loop status --format json`
 // prints): the service row, a row per standing session, and whether every
 // session `the-loop start` would start is running.

@@ -41,6 +41,7 @@ type CLI struct {
 	Standing StandingCmd     `cmd:"" help:"Standing sessions: named, long-lived agent sessions that belong to no work item."`
 	Sessions SessionsCmd     `cmd:"" help:"Work-item sessions: a work item's agent session, started, replied to and closed by hand."`
 	Events   EventsCmd       `cmd:"" help:"Read the event log."`
+	Logs     LogsCmd         `cmd:"" help:"The service log and the sessions' lifecycle events, interleaved by time (NAME: one session's; -f: follow)."`
 	Channels ChannelsCmd     `cmd:"" help:"The Slack channel: poll its bound threads once, or show its settings."`
 	Cfg      ConfigCmd       `cmd:"" name:"config" help:"Check or print the CLI config's schema."`
 	Token    TokenCmd        `cmd:"" help:"Print the operator's token (or replace it with --rotate)."`

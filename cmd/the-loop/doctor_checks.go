@@ -33,8 +33,10 @@ const toolTimeout = 5 * time.Second
 func (a *App) doctorChecks() []check {
 	cfg, checks := a.doctorConfig()
 	checks = append(checks, doctorIgnored(cfg))
-	checks = append(checks, doctorTmux(), doctorSocket(cfg))
-	checks = append(checks, doctorHarnesses(cfg)...)
+	tmux, harnesses := a.environmentChecks(cfg)
+	checks = append(checks, tmux...)
+	checks = append(checks, doctorSocket(cfg))
+	checks = append(checks, harnesses...)
 	checks = append(checks, doctorGeminiHooks()...)
 	checks = append(checks, doctorStateRoot(cfg), doctorToken(cfg))
 	checks = append(checks, a.doctorService(cfg)...)

@@ -85,7 +85,14 @@ func (w *doctorWorld) config(extra string) {
 // and runtime dir.
 func (w *doctorWorld) doctor(args ...string) result {
 	w.t.Helper()
-	cmd := exec.Command(binary, append([]string{"-c", w.cfg, "doctor"}, args...)...)
+	return w.cli(append([]string{"doctor"}, args...)...)
+}
+
+// cli runs `the-loop -c cfg args…` with the world's PATH, HOME and runtime
+// dir.
+func (w *doctorWorld) cli(args ...string) result {
+	w.t.Helper()
+	cmd := exec.Command(binary, append([]string{"-c", w.cfg}, args...)...)
 	cmd.Dir = w.dir
 	cmd.Env = append(filterEnv(os.Environ(), "TMUX", "TMUX_PANE", "HOME", "PATH", "XDG_RUNTIME_DIR", "XDG_CONFIG_HOME", "USER", "THE_LOOP_CLI_CONFIG", "INVOCATION_ID"),
 		"HOME="+w.home, "PATH="+w.path, "XDG_RUNTIME_DIR="+w.runtimeDir, "USER=tester", "GORACE=atexit_sleep_ms=0")
@@ -265,4 +272,40 @@ func TestDoctor_LingerOffUnderTheUserManager(t *testing.T) {
 	w.script("systemd-run", `exit 0`)
 	rep, code := w.report()
 	wantProblem(t, rep, code, "survives logout", "stops at your last logout while linger is off for tester", "loginctl enable-linger tester")
+}
+
+// TestDoctor_AsksTheRunningService: with this state root's service running,
+// the tmux and harness checks are the service's own (it spawns the agents,
+// in the environment it was started with) and say so; a harness the
+// service finds but this shell's PATH lacks is a warning, not a problem.
+func TestDoctor_AsksTheRunningService(t *testing.T) {
+	w := newDoctorWorld(t, true)
+	agents := filepath.Join(filepath.Dir(w.bin), "agents")
+	if err := os.MkdirAll(agents, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(filepath.Join(w.bin, "claude"), filepath.Join(agents, "claude")); err != nil {
+		t.Fatal(err)
+	}
+	w.path = agents + string(os.PathListSeparator) + w.bin // the shell `just run` starts the service from
+	t.Cleanup(func() { w.cli("stop") })
+	if r := w.cli("start"); r.code != 0 {
+		t.Fatalf("start: %s", r)
+	}
+	w.path = w.bin // the operator's own shell: no claude on PATH
+	rep, code := w.report()
+	got := rep.find("harness claude")
+	if len(got) != 2 || got[0].Status != checkOK || !strings.Contains(got[0].Detail, "2.1.332 (Claude Code)") ||
+		!strings.HasSuffix(got[0].Detail, "(as the service sees it)") {
+		t.Fatalf("harness claude: %+v, want the service's ok first", got)
+	}
+	if got[1].Status != checkWarning || !strings.Contains(got[1].Detail, "not found in this shell: 'claude' not found on PATH") {
+		t.Fatalf("harness claude, this shell: %+v, want a warning", got[1])
+	}
+	if tm := rep.find("tmux"); len(tm) != 1 || tm[0].Status != checkOK || !strings.HasSuffix(tm[0].Detail, "(as the service sees it)") {
+		t.Fatalf("tmux: %+v", tm)
+	}
+	if code != 0 || rep.Problems != 0 {
+		t.Fatalf("exit %d with %d problems: %+v", code, rep.Problems, rep.Checks)
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/alecthomas/kong"
 
@@ -164,5 +165,59 @@ func TestRenderStatus_LongNamesLineUp(t *testing.T) {
 	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
 	if len(lines) != 3 || strings.Index(lines[1], "running") != strings.Index(lines[2], "stopped") {
 		t.Fatalf("status:\n%s", b.String())
+	}
+}
+
+// TestRenderStatus_UptimeRestartsAndLastExit: a running session's status
+// line says how long it has been up, how often the supervisor restarted it
+// and how it last exited; a session that is down says why.
+func TestRenderStatus_UptimeRestartsAndLastExit(t *testing.T) {
+	now := time.Date(2026, 12, 2, 1, 0, 0, 0, time.UTC)
+	one := 1
+	up := loop.StandingRow{Name: "ops", Status: loop.StatusRunning, Running: true, Declared: true, AutoStart: true,
+		StartedAt: now.Add(-(2*time.Hour + 13*time.Minute)).Format(loop.RecordTimeFormat), Restarts: 3,
+		LastExit: &loop.ExitInfo{Code: &one, At: now.Add(-5 * time.Minute).Format(loop.RecordTimeFormat)}}
+	if got, want := sessionNotes(up, now), "up 2h13m · 3 restarts · last exit: status 1, 5m0s ago"; got != want {
+		t.Fatalf("notes %q, want %q", got, want)
+	}
+	down := loop.StandingRow{Name: "idle", Status: loop.StatusStopped, Declared: true, AutoStart: true,
+		DownReason: "its start failed: harness CLI 'claude' not found on PATH (2026-12-02T00:59:00Z)"}
+	if got := sessionNotes(down, now); got != "down: "+down.DownReason {
+		t.Fatalf("notes %q", got)
+	}
+	var b bytes.Buffer
+	renderStatus(&b, loop.Report{StandingSessions: []loop.StandingRow{up, down}})
+	if !strings.Contains(b.String(), "ops         running [declared]  up ") || !strings.Contains(b.String(), "· 3 restarts · last exit: status 1, ") ||
+		!strings.Contains(b.String(), "idle        stopped [declared]  down: its start failed: harness CLI 'claude'") {
+		t.Fatalf("status:\n%s", b.String())
+	}
+	var list, hint bytes.Buffer
+	renderList(&list, &hint, []loop.StandingRow{up, down})
+	lines := strings.Split(strings.TrimSuffix(list.String(), "\n"), "\n")
+	if len(lines) != 4 || !strings.Contains(lines[0], "  Up ") || !strings.Contains(lines[0], "  Restarts  Last exit ") ||
+		!strings.Contains(lines[1], "  3  ") || !strings.Contains(lines[1], "  status 1, ") || !strings.Contains(lines[2], "  0  ") ||
+		lines[3] != "idle is down: "+down.DownReason {
+		t.Fatalf("list:\n%s", list.String())
+	}
+}
+
+// TestLogs_InterleaveKeepsTheEventLogsOrder: the service log's lines go
+// between the events by time, and the events stay in the log's order even
+// where a held hook event carries an earlier time than the start before it.
+func TestLogs_InterleaveKeepsTheEventLogsOrder(t *testing.T) {
+	at := func(s int) time.Time { return time.Date(2026, 12, 2, 1, 0, s, 0, time.UTC) }
+	service := []logLine{{Time: at(1), Source: "service", Text: "listening"}, {Time: at(5), Source: "service", Text: "shutting down"}}
+	evs := []loop.Event{
+		{Seq: 1, TS: at(2), Event: "standing.exited", Fields: []loop.Field{loop.F("standing", "ops")}},
+		{Seq: 2, TS: at(4), Event: "standing.resumed", Fields: []loop.Field{loop.F("standing", "ops")}},
+		{Seq: 3, TS: at(3), Event: "standing.turn_started", Fields: []loop.Field{loop.F("standing", "ops")}},
+	}
+	var got []string
+	for _, l := range interleave(service, evs) {
+		got = append(got, l.Source+" "+l.Text)
+	}
+	want := []string{"service listening", "ops standing.exited", "ops standing.resumed", "ops standing.turn_started", "service shutting down"}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("interleaved:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

@@ -61,7 +61,13 @@ func (c *ServeCmd) Run(a *App) error {
 	// The metrics count from the events the store commits, every say's
 	// outcome, every request and every poll cycle (package metrics).
 	meter := metrics.New(loop.Version())
-	db, err := a.openStoreHeard(cfg, false, meter.Observe)
+	// The service log records every exit, restart and spawn failure (and
+	// the starts and stops around them) as the store commits them.
+	logEvents := servicelog.Events(log)
+	db, err := a.openStoreHeard(cfg, false, func(evs []loop.Event) {
+		meter.Observe(evs)
+		logEvents(evs)
+	})
 	if err != nil {
 		return err
 	}
@@ -112,6 +118,7 @@ func (c *ServeCmd) Run(a *App) error {
 		Hooks:       svc,
 		StateRoot:   cfg.StateDir(),
 		Redactor:    red,
+		Environment: func(context.Context) loop.Environment { return ownEnvironment(current()) },
 	})
 	srv.SetDegraded(degraded)
 	// Hook commands find the socket through the state root; payloads

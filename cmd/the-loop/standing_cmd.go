@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -333,10 +334,11 @@ func ownDetail(outcome, detail string) string {
 }
 
 // renderList writes the list table (Name, Harness, Tmux, Declared, Status,
-// Live, Activity, Slack, Description), each cell but the last
-// left-justified to its column's width; the status is statusWord's, as in
-// status. When a session runs, stderr then offers the command that
-// attaches to it.
+// Live, Activity, Up, Restarts, Last exit, Slack, Description), each cell
+// but the last left-justified to its column's width; the status is
+// statusWord's, as in status. A line under it says why each session that
+// is down is down. When a session runs, stderr then offers the command
+// that attaches to it.
 func renderList(stdout, stderr io.Writer, rows []loop.StandingRow) {
 	if len(rows) == 0 {
 		fmt.Fprintln(stderr, "(no standing sessions declared)")
@@ -354,16 +356,28 @@ func renderList(stdout, stderr io.Writer, rows []loop.StandingRow) {
 		}
 		return s
 	}
-	table := [][]string{{"Name", "Harness", "Tmux", "Declared", "Status", "Live", "Activity", "Slack", "Description"}}
+	table := [][]string{{"Name", "Harness", "Tmux", "Declared", "Status", "Live", "Activity", "Up", "Restarts", "Last exit", "Slack", "Description"}}
 	attach := ""
+	now := time.Now()
+	var down []string
 	for _, r := range rows {
+		last := "-"
+		if r.LastExit != nil {
+			last = lastExit(r.LastExit, now)
+		}
 		table = append(table, []string{r.Name, or(r.Harness, "-"), r.TmuxTarget, yes(r.Declared), statusWord(r), yes(r.Running),
-			or(r.Activity, "unknown"), or(r.SlackThread, "-"), or(oneLine(r.Description), "-")})
+			or(r.Activity, "unknown"), or(uptime(r, now), "-"), strconv.Itoa(r.Restarts), last, or(r.SlackThread, "-"), or(oneLine(r.Description), "-")})
 		if r.Running && attach == "" {
 			attach = r.Name
 		}
+		if !r.Running && r.DownReason != "" {
+			down = append(down, termSafe(r.Name)+" is down: "+termSafe(r.DownReason))
+		}
 	}
 	writeTable(stdout, table)
+	for _, d := range down {
+		fmt.Fprintln(stdout, d)
+	}
 	if attach != "" {
 		fmt.Fprintf(stderr, "attach: the-loop standing attach %s  (read-only; add --write to type into it)\n", termSafe(attach))
 	}

@@ -319,7 +319,8 @@ standingSessions:
 	}
 	text := e.must(0, "standing", "list")
 	lines := strings.Split(strings.TrimRight(text.stdout, "\n"), "\n")
-	if len(lines) != 5 || !strings.HasPrefix(lines[0], "Name   Harness  Tmux                 Declared  Status   Live  Activity  Slack") {
+	if len(lines) != 5 || !strings.HasPrefix(lines[0], "Name   Harness  Tmux                 Declared  Status   Live  Activity  Up ") ||
+		!strings.Contains(lines[0], " Restarts  Last exit  Slack") {
 		t.Fatalf("table:\n%s", text.stdout)
 	}
 }

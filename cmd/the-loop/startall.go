@@ -137,6 +137,13 @@ func (a *App) withStanding(cfg *config.Config, remote bool, fn func(api loop.Sta
 // ended first and they are stopped in this process. A service of another
 // state root answering at the address is left alone.
 func (a *App) stopAll(ctx context.Context, cfg *config.Config) loop.Report {
+	return a.stopAllBut(ctx, cfg, nil)
+}
+
+// stopAllBut is stopAll leaving the sessions keep names running (each
+// keeps its row, a failed one saying why): what restart does with those
+// it could not start again. The service is stopped all the same.
+func (a *App) stopAllBut(ctx context.Context, cfg *config.Config, keep []loop.StandingRow) loop.Report {
 	// `the-loop stop` ends within the kill grace plus 15 s (issue 16 #4):
 	// the sessions get their bound, the service what is left of it.
 	deadline := time.Now().Add(verbBound(cfg, true))
@@ -144,14 +151,13 @@ func (a *App) stopAll(ctx context.Context, cfg *config.Config) loop.Report {
 	defer cancel()
 	rep := loop.Report{StandingSessions: []loop.StandingRow{}}
 	row := loop.ServiceRow{Service: "service", Enabled: cfg.Service.Enabled}
-	stopAll := loop.StandingControlRequest{Verb: loop.VerbStop}
 	var res loop.StandingControlResult
 	var err, newer error
 	st := a.probe(cfg, 2*time.Second)
 	local := !st.ours
 	if st.ours {
 		err = a.withStanding(cfg, true, func(api loop.StandingService) (err error) {
-			res, err = api.Control(ctx, stopAll)
+			res, err = stopExcept(ctx, api, keep)
 			return err
 		})
 		if err != nil && ctx.Err() == nil {
@@ -177,7 +183,7 @@ func (a *App) stopAll(ctx context.Context, cfg *config.Config) loop.Report {
 		var done func()
 		if api, done, err = a.stopServices(cfg); err == nil {
 			newer = api.newer
-			res, err = api.Standing.Control(ctx, stopAll)
+			res, err = stopExcept(ctx, api.Standing, keep)
 			done()
 		}
 	}
@@ -186,6 +192,10 @@ func (a *App) stopAll(ctx context.Context, cfg *config.Config) loop.Report {
 		rep.StandingSessions = []loop.StandingRow{failedRow(loop.ErrorMessage(err))}
 	} else if res.Sessions != nil {
 		rep.StandingSessions = res.Sessions
+	}
+	if len(keep) > 0 {
+		rep.StandingSessions = append(rep.StandingSessions, keep...)
+		standingOK = false
 	}
 	if newer != nil { // a newer store: stopped what could be, and says so (exit 1)
 		rep.StandingSessions = append(rep.StandingSessions, failedRow(loop.ErrorMessage(newer)))
@@ -207,6 +217,35 @@ func (a *App) stopAll(ctx context.Context, cfg *config.Config) loop.Report {
 	rep.Services = []loop.ServiceRow{row}
 	rep.OK = standingOK && (row.Outcome == "stopped" || row.Outcome == "not-running")
 	return rep
+}
+
+// stopExcept stops every recorded standing session but the ones keep
+// names: all at once when keep is empty, else one by one.
+func stopExcept(ctx context.Context, api loop.StandingService, keep []loop.StandingRow) (loop.StandingControlResult, error) {
+	if len(keep) == 0 {
+		return api.Control(ctx, loop.StandingControlRequest{Verb: loop.VerbStop})
+	}
+	rows, _, err := api.Status(ctx)
+	if err != nil {
+		return loop.StandingControlResult{}, err
+	}
+	kept := map[string]bool{}
+	for _, k := range keep {
+		kept[k.Name] = true
+	}
+	out := loop.StandingControlResult{Sessions: []loop.StandingRow{}, OK: true}
+	for _, r := range rows {
+		if kept[r.Name] || r.Status == loop.StatusAbsent || r.Outcome == loop.OutcomeFailed || r.Outcome == loop.OutcomeMisconfigured {
+			continue
+		}
+		res, err := api.Control(ctx, loop.StandingControlRequest{Verb: loop.VerbStop, Name: r.Name})
+		if err != nil {
+			return loop.StandingControlResult{}, err
+		}
+		out.Sessions = append(out.Sessions, res.Sessions...)
+		out.OK = out.OK && res.OK
+	}
+	return out, nil
 }
 
 // statusAll reports the service and the standing sessions (decisions D6).

@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"io"
+	"strings"
+	"time"
 
 	loop "github.com/the-loop-dev/the-loop"
 )
@@ -63,6 +65,7 @@ func renderStatus(w io.Writer, rep loop.Report) {
 		return
 	}
 	fmt.Fprintln(w, "standing sessions:")
+	now := time.Now()
 	width := 11 // "service" and its column, as the original lays them out
 	for _, r := range rep.StandingSessions {
 		width = max(width, len([]rune(termSafe(r.Name))))
@@ -77,11 +80,84 @@ func renderStatus(w io.Writer, rep loop.Report) {
 			word += " after repeated restarts"
 		}
 		line := fmt.Sprintf("%-*s %s [%s]", width, termSafe(r.Name), word, where(r))
+		if notes := sessionNotes(r, now); notes != "" {
+			line += "  " + termSafe(notes)
+		}
 		if r.Status == loop.StatusFailed {
 			line += " — `the-loop standing start " + termSafe(r.Name) + "` starts it again"
 		}
 		fmt.Fprintln(w, line)
 	}
+}
+
+// sessionNotes is what status says of a session after its status word:
+// "up 2h5m", its restarts and last exit while it runs; why it is down
+// (StandingRow.DownReason) when it is not.
+func sessionNotes(r loop.StandingRow, now time.Time) string {
+	var notes []string
+	if r.Running {
+		if up := uptime(r, now); up != "" {
+			notes = append(notes, "up "+up)
+		}
+	} else if r.DownReason != "" {
+		notes = append(notes, "down: "+r.DownReason)
+	}
+	switch {
+	case r.Restarts == 1:
+		notes = append(notes, "1 restart")
+	case r.Restarts > 1:
+		notes = append(notes, fmt.Sprintf("%d restarts", r.Restarts))
+	}
+	if r.Running && r.LastExit != nil {
+		notes = append(notes, "last exit: "+lastExit(r.LastExit, now))
+	}
+	return strings.Join(notes, " · ")
+}
+
+// uptime is how long a running session's agent has run, from its
+// recorded start ("" when the record has none).
+func uptime(r loop.StandingRow, now time.Time) string {
+	started, err := time.Parse(loop.RecordTimeFormat, r.StartedAt)
+	if err != nil || !r.Running {
+		return ""
+	}
+	return span(now.Sub(started))
+}
+
+// lastExit words an exit for a table cell: "status 1, 5m ago", "SIGKILL,
+// 2h ago".
+func lastExit(e *loop.ExitInfo, now time.Time) string {
+	if e == nil {
+		return "-"
+	}
+	what := "no status"
+	switch {
+	case e.Signal != "":
+		what = e.Signal
+	case e.Code != nil:
+		what = fmt.Sprintf("status %d", *e.Code)
+	}
+	if at, err := time.Parse(loop.RecordTimeFormat, e.At); err == nil {
+		what += ", " + span(now.Sub(at)) + " ago"
+	}
+	return what
+}
+
+// span is a duration in its two largest units, as uptimes are read: 45s,
+// 5m3s, 2h13m, 3d4h.
+func span(d time.Duration) string {
+	d = max(0, d.Round(time.Second))
+	days, hours := int(d/(24*time.Hour)), int(d%(24*time.Hour)/time.Hour)
+	mins, secs := int(d%time.Hour/time.Minute), int(d%time.Minute/time.Second)
+	switch {
+	case days > 0:
+		return fmt.Sprintf("%dd%dh", days, hours)
+	case hours > 0:
+		return fmt.Sprintf("%dh%dm", hours, mins)
+	case mins > 0:
+		return fmt.Sprintf("%dm%ds", mins, secs)
+	}
+	return fmt.Sprintf("%ds", secs)
 }
 
 // statusWord is a standing session's status in every text view (status,

@@ -4,12 +4,15 @@
 package servicelog
 
 import (
+	"context"
 	"io"
 	"log/slog"
 	"os"
+	"strings"
 
 	"gopkg.in/natefinch/lumberjack.v2"
 
+	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/config"
 )
 
@@ -67,3 +70,53 @@ func megabytes(n int) int64 { return int64(max(1, n)) << 20 }
 type nopCloser struct{}
 
 func (nopCloser) Close() error { return nil }
+
+// EventMessage is the message of the service-log line that mirrors a
+// session's lifecycle event (Events): `the-loop logs`, which shows the
+// events themselves, leaves these lines out.
+const EventMessage = "session event"
+
+// logged are the lifecycle events, by what follows "standing." or
+// "session.", that Events writes to the service log: every exit, restart
+// and spawn failure, and the starts and stops around them.
+var logged = map[string]bool{
+	"started": true, "resumed": true, "recovered": true, "stopped": true, "closed": true,
+	"exited": true, "not_restarted": true, "restarting": true, "restart_limited": true,
+	"spawn_failed": true, "resume_failed": true, "stop_failed": true,
+}
+
+// Events returns an observer of the events the store commits
+// (store.Options.Committed) that writes a line to log for each lifecycle
+// event of a session worth one (logged): the event's name and level, and
+// its own fields.
+func Events(log *slog.Logger) func([]loop.Event) {
+	return func(evs []loop.Event) {
+		for _, ev := range evs {
+			kind, what, _ := strings.Cut(ev.Event, ".")
+			if (kind != "standing" && kind != "session") || !logged[what] {
+				continue
+			}
+			attrs := make([]slog.Attr, 0, len(ev.Fields)+1)
+			attrs = append(attrs, slog.String("event", ev.Event))
+			for _, f := range ev.Fields {
+				if f.Value != nil && f.Value != "" {
+					attrs = append(attrs, slog.Any(f.Key, f.Value))
+				}
+			}
+			log.LogAttrs(context.Background(), eventLevel(ev.Level), EventMessage, attrs...)
+		}
+	}
+}
+
+// eventLevel is an event's level as a slog level.
+func eventLevel(level string) slog.Level {
+	switch level {
+	case loop.LevelError:
+		return slog.LevelError
+	case loop.LevelWarning:
+		return slog.LevelWarn
+	case loop.LevelDebug:
+		return slog.LevelDebug
+	}
+	return slog.LevelInfo
+}

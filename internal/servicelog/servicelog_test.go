@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/config"
 )
 
@@ -143,5 +144,37 @@ func TestRotateIfFull(t *testing.T) {
 	}
 	if err := RotateIfFull(c, filepath.Join(dir, "absent.log")); err != nil {
 		t.Errorf("an absent log: %v", err)
+	}
+}
+
+// TestEvents_LogsExitsRestartsAndSpawnFailures: the committed lifecycle
+// events worth a line get one, at their level, with their fields; a
+// turn's events and the service's own do not.
+func TestEvents_LogsExitsRestartsAndSpawnFailures(t *testing.T) {
+	var buf bytes.Buffer
+	log, _ := New(config.Log{Format: "text", Level: "debug"}, "", &buf)
+	ev := func(name, level string, fields ...loop.Field) loop.Event {
+		return loop.Event{TS: time.Now(), Source: "service", Event: name, Level: level, Fields: fields}
+	}
+	Events(log)([]loop.Event{
+		ev("standing.exited", loop.LevelWarning, loop.F("standing", "ops"), loop.F("exit_code", 1), loop.F("signal", "")),
+		ev("standing.turn_started", loop.LevelInfo, loop.F("standing", "ops")),
+		ev("standing.restarting", loop.LevelInfo, loop.F("standing", "ops"), loop.F("attempt", 2)),
+		ev("session.spawn_failed", loop.LevelError, loop.F("work_item", "github:o/r#1"), loop.F("error", "no claude")),
+		ev("api.request", loop.LevelDebug),
+	})
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	want := []string{
+		`level=WARN msg="session event" event=standing.exited standing=ops exit_code=1`,
+		`level=INFO msg="session event" event=standing.restarting standing=ops attempt=2`,
+		`level=ERROR msg="session event" event=session.spawn_failed work_item=github:o/r#1 error="no claude"`,
+	}
+	if len(lines) != len(want) {
+		t.Fatalf("%d lines, want %d:\n%s", len(lines), len(want), buf.String())
+	}
+	for i, w := range want {
+		if !strings.HasSuffix(lines[i], w) {
+			t.Errorf("line %d: %q, want it to end %q", i+1, lines[i], w)
+		}
 	}
 }
