@@ -532,8 +532,13 @@ func TestHooks_AnAgentsSessionEndPokesTheSupervisor(t *testing.T) {
 func TestHooks_ADeliveryIsAppliedOnceWhateverRoadItTakes(t *testing.T) {
 	w := newHookWorld(t)
 	root := w.cfg.StateDir()
+	// Ten deliveries a second: under the hook rate limit, which is not
+	// what this test is about.
+	tick := time.Now()
+	w.s.Clock = func() time.Time { return tick }
 	deliver := func(id string, spool bool) {
 		t.Helper()
+		tick = tick.Add(100 * time.Millisecond)
 		data, _ := json.Marshal(map[string]any{"session_id": w.id, "hook_event_name": "Notification", "notification_type": "idle_prompt", "message": id})
 		d := loop.HookDelivery{Session: "standing:supervisor", Payload: data, ID: id}
 		if spool {
