@@ -20,9 +20,9 @@ build:
 # Run every test: the unit and integration tests, then the end-to-end part against the real Claude Code, Codex and Gemini CLIs (installed into the cache when missing).
 test: unit e2e
 
-# Every test but the end-to-end part (race detector on; real tmux on private servers; a hang fails after 8 minutes; anything the tests leave in their TMPDIR fails it, .ci/no-leftovers).
+# Every test but the end-to-end part (race detector on; real tmux on private servers; a hang fails after 20 minutes; anything the tests leave in their TMPDIR fails it, .ci/no-leftovers).
 unit: tmux
-    .ci/no-leftovers go test -race -count=1 -timeout 8m $(go list ./... | grep -v '/e2e$')
+    .ci/no-leftovers go test -race -count=1 -timeout 20m $(go list ./... | grep -v '/e2e$')
 
 # The end-to-end part: the real Claude Code, Codex and Gemini CLIs (installed into the cache when missing: just agents) driven offline through the-loop against fake APIs; fails, not skips, when one cannot be had.
 e2e: agents tmux

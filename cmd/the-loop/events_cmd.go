@@ -142,10 +142,10 @@ func (c *EventsCmd) print(w io.Writer, events []loop.Event, header bool) error {
 	}
 	table := [][]string{}
 	if header {
-		table = append(table, []string{"Time", "Source", "Level", "Event", "Work item", "Detail"})
+		table = append(table, []string{"Time", "Source", "Level", "Event", "Session", "Detail"})
 	}
 	for _, e := range events {
-		table = append(table, []string{e.TS.UTC().Format(loop.TimeFormat), e.Source, e.Level, e.Event, workItemOf(e), detailOf(e)})
+		table = append(table, []string{e.TS.UTC().Format(loop.TimeFormat), e.Source, e.Level, e.Event, sessionOf(e), detailOf(e)})
 	}
 	if len(table) > 0 {
 		c.layout.write(w, table)
@@ -153,9 +153,9 @@ func (c *EventsCmd) print(w io.Writer, events []loop.Event, header bool) error {
 	return nil
 }
 
-// workItemOf is the table's "Work item" cell: the work item, or the
-// standing session's ref.
-func workItemOf(e loop.Event) string {
+// sessionOf is the table's "Session" cell: the work item's ref, or the
+// standing session's (standing:NAME).
+func sessionOf(e loop.Event) string {
 	if v, ok := e.Field("work_item").(string); ok && v != "" {
 		return v
 	}

@@ -54,6 +54,22 @@ func TestEventsTable_LastColumnIsNotPadded(t *testing.T) {
 	}
 }
 
+// TestEventsTable_TheSessionColumnSaysSession: the column that holds a
+// standing session's ref (standing:NAME) or a work item's is headed
+// "Session", not "Work item".
+func TestEventsTable_TheSessionColumnSaysSession(t *testing.T) {
+	var b strings.Builder
+	c := &EventsCmd{Format: "table"}
+	if err := c.print(&b, []loop.Event{tableEvent("cli", "standing.started", "x")}, true); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(b.String(), "\n")
+	head, row := strings.Fields(lines[0]), strings.Fields(lines[1])
+	if len(head) < 5 || head[4] != "Session" || strings.Contains(lines[0], "Work item") || row[4] != "standing:alpha" {
+		t.Fatalf("the events table reads\n%s", b.String())
+	}
+}
+
 // TestEventsTable_FollowRowsLineUpWithTheHeader: rows --follow prints after
 // the header, with a longer source and event name than the first batch,
 // start each column where the header's does.
