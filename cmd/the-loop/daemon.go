@@ -16,7 +16,6 @@ import (
 
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/config"
-	loophttp "github.com/the-loop-dev/the-loop/http"
 	"github.com/the-loop-dev/the-loop/internal/servicelog"
 	"github.com/the-loop-dev/the-loop/sdk"
 )
@@ -46,18 +45,6 @@ func (a *App) clientFor(cfg *config.Config, bound time.Duration) *sdk.Client {
 // bound when longer (a waiting say's, waitBound).
 func requestTimeout(cfg *config.Config, bound time.Duration) time.Duration {
 	return max(verbBound(cfg, false), bound)
-}
-
-// serviceToken is the operator's token the CLI sends: the variable
-// service.tokenEnv names, else <state.root>/service.token (read afresh at
-// every call, so a client made after `start` created it sends it). "" when
-// there is none to read: the service's 401 then names where it lives.
-func serviceToken(cfg *config.Config) string {
-	token, err := loophttp.OperatorToken(cfg, os.Getenv, false)
-	if err != nil {
-		return ""
-	}
-	return token
 }
 
 // pidLock is the service's single-instance lock: an exclusive flock on the

@@ -155,7 +155,7 @@ func TestTrust_AnotherUIDOnThePortGetsNoCredential(t *testing.T) {
 	hookRun(t, e, "standing:one", notification(id, "while the port is another user's"))
 
 	r := e.must(0, "start")
-	if !strings.Contains(r.stdout, fmt.Sprintf("held by uid 65534")) || e.servicePID() == 0 {
+	if !strings.Contains(r.stdout, "held by uid 65534") || e.servicePID() == 0 {
 		t.Fatalf("start with the port held by uid 65534: %s", r)
 	}
 	r = e.must(1, "status")
