@@ -29,7 +29,7 @@ import (
 // %BIN%.
 const loopAgentConfig = `
 state: {root: .the-loop}
-service: {port: %PORT%}
+service: {port: %PORT%, socket: %SERVICE_SOCKET%}
 routing:
   harnessBinaries: {%HARNESS%: %BIN%}
   tmux: {socketName: %SOCKET%, resumeProbeSeconds: 1}
@@ -49,7 +49,7 @@ func loopAgentWorld(t *testing.T, api *fakeapi.Server, harnessName, bin, home, c
 	binary(t)
 	w := &world{t: t, dir: t.TempDir(), cwd: cwd, api: api, socket: testkit.Tmux(t)}
 	w.cfg = filepath.Join(w.dir, "cli-config.yaml")
-	yaml := strings.NewReplacer("%SOCKET%", w.socket, "%CWD%", w.cwd, "%PORT%", fmt.Sprint(freePort(t)),
+	yaml := strings.NewReplacer("%SOCKET%", w.socket, "%CWD%", w.cwd, "%PORT%", fmt.Sprint(freePort(t)), "%SERVICE_SOCKET%", filepath.Join(testkit.ShortDir(t), "service.sock"),
 		"%HARNESS%", harnessName, "%BIN%", bin).Replace(loopAgentConfig)
 	if err := os.WriteFile(w.cfg, []byte(yaml), 0o644); err != nil {
 		t.Fatal(err)

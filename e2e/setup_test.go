@@ -95,7 +95,7 @@ const bootBrief = "Say hello, then wait for messages."
 // it outlives that grace after SIGTERM, so it is killed).
 const worldConfig = `
 state: {root: .the-loop}
-service: {port: %PORT%}
+service: {port: %PORT%, socket: %SERVICE_SOCKET%}
 routing:
   tmux: {socketName: %SOCKET%, resumeProbeSeconds: 1}
 standingSessions:
@@ -135,7 +135,7 @@ func setup(t *testing.T) *world {
 	if err := os.WriteFile(spySettings, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	yaml := strings.NewReplacer("%SOCKET%", w.socket, "%CWD%", w.cwd, "%PORT%", fmt.Sprint(freePort(t)),
+	yaml := strings.NewReplacer("%SOCKET%", w.socket, "%CWD%", w.cwd, "%PORT%", fmt.Sprint(freePort(t)), "%SERVICE_SOCKET%", filepath.Join(testkit.ShortDir(t), "service.sock"),
 		"%SPY_SETTINGS%", spySettings).Replace(worldConfig)
 	if err := os.WriteFile(w.cfg, []byte(yaml), 0o644); err != nil {
 		t.Fatal(err)
