@@ -44,6 +44,7 @@ var (
 		{regexp.MustCompile(`\b(?:issue|decision)-\d+\b`), "cites the original's tracker: cite original §n or state the fact"},
 		{regexp.MustCompile(`\boriginal-behaviour\b`), `cites the original's notes by file: write "original §n" (docs/original.md)`},
 		{regexp.MustCompile(`\bissue\s+[A-Z]\d+\b`), "cites an issue by its letter: state the fact"},
+		{regexp.MustCompile(`(?i)\bissues?\s+\d+`), "cites an issue by its number, which resolves nowhere in the repository: state the fact"},
 		{regexp.MustCompile(`(?i)\bacceptance\s+(?:point\s+)?\d`), "cites an issue's acceptance point: state the fact"},
 		{regexp.MustCompile(`\bthe issue names\b`), "cites an issue: state the fact"},
 	}
@@ -228,6 +229,7 @@ func TestComments_CheckerRefusesPlantedReferences(t *testing.T) {
 		"requirement":          "// The routing defaults of R1.4.\npackage p\n",
 		"tracker":              "// send-keys is never used (issue-240).\npackage p\n",
 		"issue letter":         "// Both namespaces (issue D1).\npackage p\n",
+		"issue number":         "// One bad record never hides the others (issue 16 #13).\npackage p\n",
 		"missing page":         "// See docs/nowhere.md.\npackage p\n",
 		"claude page by name":  "// As claude-code.md records.\npackage p\n",
 		"in a trailing remark": "package p\n\nvar x = 1 // wrapped (D3)\n",

@@ -7,7 +7,7 @@ import (
 	"unicode"
 )
 
-// Activities of an agent as its hooks report them (issue 17). A row shows
+// Activities of an agent as its hooks report them. A row shows
 // ActivityUnknown for a harness without hooks or a session spawned before
 // the-loop installed them.
 const (

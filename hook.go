@@ -3,7 +3,7 @@ package loop
 import "context"
 
 // HookDelivery is one Claude Code hook payload as `the-loop hook` hands it
-// on (issue 17): to the service's hook route, the store, or the spool.
+// on: to the service's hook route, the store, or the spool.
 type HookDelivery struct {
 	// Session is the ref the hook command was given (--session).
 	Session string `json:"session"`

@@ -8,8 +8,8 @@ const (
 	StatusRunning = "running"
 	StatusStopped = "stopped"
 	StatusAbsent  = "absent"
-	// StatusBroken is a record the store holds but cannot decode (issue 16
-	// #13): listed with a detail naming its key, never acted on.
+	// StatusBroken is a record the store holds but cannot decode:
+	// listed with a detail naming its key, never acted on.
 	StatusBroken = "broken"
 )
 
@@ -64,7 +64,7 @@ type StandingRecord struct {
 	// Broken, set only on a record a list could not decode (Status
 	// StatusBroken), says why, naming its key; it is never stored.
 	Broken string `json:"-"`
-	// Hearing is what its hooks told of the agent (issue 17).
+	// Hearing is what its hooks told of the agent.
 	Hearing
 
 	// Restart is a created session's restart policy ("" inherits
@@ -176,7 +176,7 @@ type WorkItemRecord struct {
 	// Broken, set only on a record a list could not decode (Status
 	// SessionBroken), says why, naming its key; it is never stored.
 	Broken string `json:"-"`
-	// Hearing is what its hooks told of the agent (issue 17).
+	// Hearing is what its hooks told of the agent.
 	Hearing
 }
 

@@ -82,7 +82,7 @@ type SayResult struct {
 	Messages []Message `json:"messages"`
 }
 
-// Outcomes of a say or a reply (issue 18), decided in this order.
+// Outcomes of a say or a reply, decided in this order.
 const (
 	// SayQueued: the agent was working when the text was pasted and when
 	// it was submitted; the agent queued it for a turn of its own.

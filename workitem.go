@@ -25,7 +25,7 @@ const (
 	SessionActive = "active"
 	SessionPaused = "paused"
 	SessionClosed = "closed"
-	// SessionBroken is a stored record that does not decode (issue 16 #13):
+	// SessionBroken is a stored record that does not decode:
 	// listed, with a detail naming its key, never acted on.
 	SessionBroken = "broken"
 )

@@ -136,7 +136,7 @@ func TestRefs_NamespacesNeverCross(t *testing.T) {
 			t.Errorf("ParseStandingRef(%q) = %q; a work-item ref is never a standing ref", s, name)
 		}
 	}
-	// No work-item target can be a standing session's name (issue 16 #7):
+	// No work-item target can be a standing session's name:
 	// standing-ops:acme/web#7 would be loop-standing-ops-acme-web-7,
 	// standing session ops-acme-web-7's.
 	for _, s := range []string{"standing-ops:acme/web#7", "standing-x:ghe.corp.example/o/r#1", " standing-:a/b#2"} {

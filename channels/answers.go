@@ -11,7 +11,7 @@ import (
 	"github.com/the-loop-dev/the-loop/redact"
 )
 
-// Answers back in Slack (issue 18): the posts lifecycle put in the
+// Answers back in Slack: the posts lifecycle put in the
 // standing sessions' outboxes — a turn's answer to a reply from the thread
 // (postReplies), a needs-attention note — are taken once per cycle and
 // posted in their threads.

@@ -11,7 +11,7 @@ import (
 	"github.com/the-loop-dev/the-loop/lifecycle"
 )
 
-// Issue 16 #13: a panic in a poll cycle (a store fault) is recovered and
+// A panic in a poll cycle (a store fault) is recovered and
 // logged; the poller goroutine, and with it the service, goes on.
 func TestPollerRun_RecoversFromAPanic(t *testing.T) {
 	w := newWorld(t)

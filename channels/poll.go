@@ -469,8 +469,8 @@ type expiry struct {
 	n                         int
 }
 
-// retryKept tries the replies kept for sessions that could not take them
-// (issue 16 #11), oldest first. Each is taken from the store in the
+// retryKept tries the replies kept for sessions that could not take them,
+// oldest first. Each is taken from the store in the
 // transaction that records the attempt, before anything is pasted, so it
 // is delivered at most once; one that still cannot be delivered goes back
 // in its place, and the rest of its thread waits behind it, in order. A
@@ -643,8 +643,8 @@ func (p *Poller) Run(ctx context.Context, current func() *config.Config) {
 }
 
 // pollSafely is one Poll whose panic (a bbolt fault, say) is recovered into
-// an error, so the poller goroutine, and with it the service, lives on
-// (issue 16 #13); the stack goes to the log.
+// an error, so the poller goroutine, and with it the service, lives on;
+// the stack goes to the log.
 func (p *Poller) pollSafely(ctx context.Context, cfg *config.Config) (sum loop.PollSummary, err error) {
 	defer func() {
 		if r := recover(); r != nil {

@@ -15,7 +15,7 @@ import (
 	"github.com/the-loop-dev/the-loop/store"
 )
 
-// Issue 16 #11: a reply to a session that cannot take it yet is kept, in
+// A reply to a session that cannot take it yet is kept, in
 // order, and delivered once the session is back, within
 // channels.slack.retrySeconds; past it, the thread is told once.
 
@@ -229,7 +229,7 @@ func TestPoll_AKeptReplyOfADeletedSessionIsDroppedUnmapped(t *testing.T) {
 	}
 }
 
-// Issue 16 #10: Slack's rate limit ends a cycle early; the next one starts
+// Slack's rate limit ends a cycle early; the next one starts
 // where it stopped, so the oldest live thread is read too.
 func TestPoll_UnderARateLimitEveryThreadGetsItsTurn(t *testing.T) {
 	w := newWorld(t)
@@ -284,7 +284,7 @@ func TestPoll_UnderARateLimitEveryThreadGetsItsTurn(t *testing.T) {
 	}
 }
 
-// Issue 16 #15: the pane reads what the member typed, not Slack's escaping.
+// The pane reads what the member typed, not Slack's escaping.
 func TestPoll_SlackEscapingNeverReachesThePane(t *testing.T) {
 	w := newWorld(t)
 	thread := w.start("supervisor").SlackThread

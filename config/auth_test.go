@@ -2,7 +2,7 @@ package config
 
 import "testing"
 
-// Issue 14: service.auth and standingSessions.mcp.
+// service.auth and standingSessions.mcp.
 
 func TestLoad_AuthAndStandingMCP(t *testing.T) {
 	cfg, err := Load(writeConfig(t, "service: {auth: none}\nstandingSessions: {enabled: true, mcp: true}\n"))

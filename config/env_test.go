@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// Issue 16 #21: routing.harnessEnv, routing.harnessBinaries and
+// routing.harnessEnv, routing.harnessBinaries and
 // standingSessions.sessions[].env validate and load.
 func TestLoad_HarnessEnvAndBinaries(t *testing.T) {
 	dir := t.TempDir()

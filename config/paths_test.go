@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// TestLoad_RelativePathsResolveAgainstTheProjectDir (issue 16 #5): the same
+// TestLoad_RelativePathsResolveAgainstTheProjectDir: the same
 // config used from another directory sees the same store and directories.
 // <proj>/.the-loop/cli-config.yaml resolves against <proj>; any other file
 // against its own directory; harnessArgs pass verbatim.

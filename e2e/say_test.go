@@ -8,7 +8,7 @@ import (
 	"github.com/the-loop-dev/the-loop/internal/fakeapi"
 )
 
-// Issue 18: `say --wait` prints the fake API's answer to that
+// `say --wait` prints the fake API's answer to that
 // very message, for an idle and for a busy agent.
 
 // answers makes the fake API answer a message holding a key with its value.

@@ -32,7 +32,7 @@ func TestClaude_Argv(t *testing.T) {
 			[]string{"--resume", id, "--model", "opus", "--verbose", "--", multiLinePrompt}},
 		{"prompt with semicolon and spaces stays one element", false, nil, "a; b c;",
 			[]string{"--session-id", id, "--", "a; b c;"}},
-		// Issue 14, defect 2: a variadic option cannot swallow the prompt,
+		// A variadic option cannot swallow the prompt,
 		// and a prompt that looks like a flag stays the prompt.
 		{"variadic allowedTools keeps the prompt apart", false, []string{"--allowedTools", "Read", "Grep"}, "do the work",
 			[]string{"--session-id", id, "--allowedTools", "Read", "Grep", "--", "do the work"}},

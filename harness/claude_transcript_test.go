@@ -141,7 +141,7 @@ func TestReadClaudeTranscript_LinesLongerThanAChunkAndManyChunks(t *testing.T) {
 }
 
 // BenchmarkReadClaudeTranscript_Last20Of50MB reads the last 20 entries of
-// a 50 MB transcript (issue 17: ≤ 50 ms).
+// a 50 MB transcript (target ≤ 50 ms).
 func BenchmarkReadClaudeTranscript_Last20Of50MB(b *testing.B) {
 	path := filepath.Join(b.TempDir(), "big.jsonl")
 	f, err := os.Create(path)

@@ -33,7 +33,7 @@ const maxLinkHops = 40
 //     same directory; the file is re-read just before the temp file replaces
 //     it by rename, and when it changed meanwhile (Claude Code writes it
 //     without the lock) the edit starts over on the new content, so that
-//     writer's update is not lost (issue 16 #16). A new file gets mode 0600,
+//     writer's update is not lost. A new file gets mode 0600,
 //     an existing one keeps its mode.
 //
 // edit may therefore run more than once, each time on a fresh document.
@@ -214,7 +214,7 @@ func resolveLinks(path string) (string, error) {
 }
 
 // lockWait bounds how long a write of a Claude config file waits for its
-// lock: a start never hangs behind a process that holds it (issue 16 #4);
+// lock: a start never hangs behind a process that holds it;
 // the write is then skipped with a warning, like any that fails.
 const lockWait = 10 * time.Second
 

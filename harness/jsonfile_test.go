@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// TestUpdateJSONObject_AWriteDuringTheEditIsKept (issue 16 #16): Claude Code
+// TestUpdateJSONObject_AWriteDuringTheEditIsKept: Claude Code
 // writes ~/.claude.json without the-loop's lock. A write that lands between
 // the read and the replace is seen by the re-read before replacing, and the
 // edit starts over on it, so neither update is lost.

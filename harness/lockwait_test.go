@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// Issue 16 #4: a Claude-config lock another process holds is waited for a
+// A Claude-config lock another process holds is waited for a
 // bounded time, never without end.
 func TestLockFile_GivesUpWithinItsBound(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "claude.json.lock")

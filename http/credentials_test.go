@@ -19,7 +19,7 @@ import (
 	"github.com/the-loop-dev/the-loop/store"
 )
 
-// Issue 14: the operator's token by default, each agent's own credential.
+// The operator's token by default, each agent's own credential.
 
 // TestCredentials_EveryRouteButHealthNeedsOne: without a credential every
 // registered route, /mcp and an unknown path answer 401 naming where the

@@ -10,7 +10,7 @@ import (
 	loop "github.com/the-loop-dev/the-loop"
 )
 
-// Headers of the hook route (issue 17), set by `the-loop hook`.
+// Headers of the hook route, set by `the-loop hook`.
 const (
 	// HookTruncatedHeader is "true" when the payload was cut at 1 MiB.
 	HookTruncatedHeader = "X-The-Loop-Hook-Truncated"

@@ -17,7 +17,7 @@ import (
 	"github.com/the-loop-dev/the-loop/sdk"
 )
 
-// The control plane's own boundary (decisions D24, issue 14), for REST and
+// The control plane's own boundary (decisions D24), for REST and
 // /mcp alike. On the service's unix socket (peer.go) the kernel says who
 // calls: another uid is refused, a process in an agent's pane has an
 // agent's rights (agentMay), anyone else is the operator; no Host, token

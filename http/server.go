@@ -53,7 +53,7 @@ type Options struct {
 	// set by Serve).
 	URL string
 	// Token is the operator's token: every route but the public ones
-	// (health) requires it as a bearer token (issue 14; OperatorToken reads
+	// (health) requires it as a bearer token (OperatorToken reads
 	// it when the service starts). Empty, with NoAuth false, admits no
 	// operator at all.
 	Token string
@@ -70,7 +70,7 @@ type Options struct {
 	// has an agent's rights only. Nil: every socket peer of
 	// the service's uid is the operator.
 	Panes loop.PaneAgents
-	// Hooks applies the payloads of POST /api/v1/hooks (issue 17); nil:
+	// Hooks applies the payloads of POST /api/v1/hooks; nil:
 	// the route answers an internal error.
 	Hooks loop.HookSink
 	// Metrics serves GET /metrics and times every request (metrics.Metrics;
@@ -129,7 +129,7 @@ type Server struct {
 
 	degraded string // why the service serves less than it should ("": it does not)
 
-	dash *dashboard // the dashboard's login codes and sessions (issue 20)
+	dash *dashboard // the dashboard's login codes and sessions
 	hub  *streamHub // GET /api/v1/stream's tailer and subscribers
 }
 
@@ -166,7 +166,7 @@ func NewServer(opt Options) *Server {
 	// /mcp is not a REST operation: it is left out of Routes (and of the
 	// OpenAPI contract) but goes through the same middleware.
 	e.Any(MCPPath, s.mcp(s.newMCPHandler()))
-	// The dashboard's pages (issue 20), not REST operations either.
+	// The dashboard's pages, not REST operations either.
 	s.registerPages(e)
 	s.echo = e
 	s.http = &http.Server{

@@ -47,7 +47,7 @@ func TestErrorCodes(t *testing.T) {
 		{"restart without name", "POST", "/api/v1/standing-sessions/control", `{"verb":"restart"}`, 400, "no 'all' form"},
 		{"restart of unknown", "POST", "/api/v1/standing-sessions/control", `{"name":"nobody","verb":"restart"}`, 404, "neither declared"},
 		{"say whitespace", "POST", "/api/v1/standing-sessions/say", `{"name":"alpha","text":"  "}`, 400, "the message is empty"},
-		// issue 16 #9: a text of only control characters is empty, and an
+		// A text of only control characters is empty, and an
 		// invalid name is a caller's mistake in every verb.
 		{"say only control characters", "POST", "/api/v1/standing-sessions/say", `{"name":"alpha","text":"\u001b\u0007\u009b\u200f\u007f"}`, 400, "the message is empty"},
 		{"say to an invalid name", "POST", "/api/v1/standing-sessions/say", `{"name":"Bad Name","text":"hi"}`, 400, "invalid standing-session name 'Bad Name'"},

@@ -148,7 +148,7 @@ func TestSessions_EveryRouteAndTheNamespaceBoundary(t *testing.T) {
 		}
 	}
 	// The standing routes do not know the work item: its ref is an invalid
-	// standing name, a caller's mistake (issue 16 #9).
+	// standing name, a caller's mistake.
 	if r := f.post("/api/v1/standing-sessions/say", `{"name":"github:octo/repo#5","text":"hi"}`); r.status != 400 || !strings.Contains(string(r.body), "invalid standing-session name") {
 		t.Fatalf("standing say to a work item: %d %s", r.status, r.body)
 	}

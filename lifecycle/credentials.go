@@ -17,7 +17,7 @@ import (
 	"github.com/the-loop-dev/the-loop/store"
 )
 
-// Agent credentials (issue 14). Every spawn, standing or work item, gets a
+// Agent credentials. Every spawn, standing or work item, gets a
 // credential of its own: random, handed to the agent in its environment as
 // AgentTokenEnv, stored only as its sha256 in the record (AgentTokenHash,
 // written with the start's claim, so it is valid from before the spawn),

@@ -13,7 +13,7 @@ import (
 	"github.com/the-loop-dev/the-loop/config"
 )
 
-// Issue 14: each spawn's own credential.
+// Each spawn's own credential.
 
 // credentialOf is the THE_LOOP_AGENT_TOKEN a spawn was given.
 func credentialOf(t *testing.T, spec loop.SpawnSpec) string {

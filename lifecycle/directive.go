@@ -71,7 +71,7 @@ const maxPromptFile = 1 << 20
 
 // readRegular reads path only when it is a regular file of at most limit
 // bytes: a FIFO, a device or a directory is refused without blocking, so a
-// start never hangs holding its session's claim (issue 16 #4).
+// start never hangs holding its session's claim.
 func readRegular(path string, limit int64) ([]byte, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {

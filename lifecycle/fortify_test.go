@@ -48,7 +48,7 @@ func putClaims(t *testing.T, s *Service, c loop.Claim) {
 	}
 }
 
-// Issue 16 #12: a claim whose pid now belongs to another process (another
+// A claim whose pid now belongs to another process (another
 // start time: a pid reused after a reboot) is stale, for both kinds.
 func TestClaim_ReusedPidIsStale(t *testing.T) {
 	s, w := newItemService(t)
@@ -66,7 +66,7 @@ func TestClaim_ReusedPidIsStale(t *testing.T) {
 	}
 }
 
-// Issue 16 #12: a claim of a process that still runs stays live however old
+// A claim of a process that still runs stays live however old
 // it is — no clock adopts it (a double spawn) — for both kinds.
 func TestClaim_OldClaimOfARunningProcessIsLive(t *testing.T) {
 	s, w := newItemService(t)
@@ -102,7 +102,7 @@ type notReady struct{ fakeHarness }
 
 func (notReady) Ready(loop.PaneSnapshot) bool { return false }
 
-// Issue 16 #17: once a stop has claimed the session (its SIGTERM grace, the
+// once a stop has claimed the session (its SIGTERM grace, the
 // agent flushing), a say is refused as not running and nothing is pasted.
 func TestSay_RefusedOnceAStopHasClaimed(t *testing.T) {
 	r := newFakeRunner()
@@ -125,7 +125,7 @@ func TestSay_RefusedOnceAStopHasClaimed(t *testing.T) {
 	}
 }
 
-// Issue 16 #18: a say waiting for a starting agent's prompt ends, refused,
+// A say waiting for a starting agent's prompt ends, refused,
 // within 1 s of a stop's claim, not after the whole readySeconds.
 func TestSay_WaitEndsWhenAStopClaims(t *testing.T) {
 	r := newFakeRunner()
@@ -166,7 +166,7 @@ func TestSay_WaitEndsWhenAStopClaims(t *testing.T) {
 	}
 }
 
-// Issue 16 #6: a start over a dead agent pane never kills the tmux session
+// A start over a dead agent pane never kills the tmux session
 // (the runner respawns into the dead pane): not for a standing session, not
 // for a work item.
 func TestStart_DeadPaneIsNotClearedByKillingTheSession(t *testing.T) {
@@ -202,7 +202,7 @@ func (r *screenRunner) Snapshot(context.Context, string) (loop.PaneSnapshot, err
 	return loop.PaneSnapshot{Screen: r.screen, Dead: true}, nil
 }
 
-// Issue 16 #22: a resume that fails its probe and falls back to a fresh
+// A resume that fails its probe and falls back to a fresh
 // conversation says so in the row, with the pane's last line.
 func TestStart_ResumeFallbackSaysWhy(t *testing.T) {
 	r, cfg := newFakeRunner(), testConfig(t, "supervisor")
@@ -223,7 +223,7 @@ func TestStart_ResumeFallbackSaysWhy(t *testing.T) {
 	}
 }
 
-// Issue 16 #22: a start interrupted (Ctrl-C) once its agent is spawned and
+// A start interrupted (Ctrl-C) once its agent is spawned and
 // tagged records what exists — a running agent — not a failure; a resume
 // interrupted during its probe is not taken for one that died.
 func TestStart_InterruptedAfterTheSpawnRecordsTheRunningAgent(t *testing.T) {
@@ -265,7 +265,7 @@ func TestStart_InterruptedAfterTheSpawnRecordsTheRunningAgent(t *testing.T) {
 	}
 }
 
-// Issue 16 #13: an undecodable record is a broken row naming its key; list,
+// An undecodable record is a broken row naming its key; list,
 // status and stop-all go on with the others.
 func TestBrokenRecord_ListAndStopAllGoOn(t *testing.T) {
 	s, w := newItemService(t)
@@ -306,7 +306,7 @@ func TestBrokenRecord_ListAndStopAllGoOn(t *testing.T) {
 	_ = w
 }
 
-// Issue 16 #13: on a store opened read-only (a newer the-loop wrote it),
+// on a store opened read-only (a newer the-loop wrote it),
 // stop ends the agents it can decode and writes nothing.
 func TestStop_ReadOnlyStoreStopsAndWritesNothing(t *testing.T) {
 	r := newFakeRunner()
@@ -335,7 +335,7 @@ func TestStop_ReadOnlyStoreStopsAndWritesNothing(t *testing.T) {
 	}
 }
 
-// Issue 16 #21: the agent's environment is the spawning process's (minus
+// The agent's environment is the spawning process's (minus
 // secrets) with routing.harnessEnv and then the entry's env over it;
 // routing.harnessBinaries names the binary; the not-found refusal says
 // whose PATH was searched.
@@ -383,7 +383,7 @@ func TestSpawn_ExplicitEnvironmentAndBinary(t *testing.T) {
 	}
 }
 
-// Issue 16 #4: a promptFile that is a FIFO fails that start at once; it
+// A promptFile that is a FIFO fails that start at once; it
 // never blocks holding the session's claim.
 func TestStart_PromptFileFIFOFailsWithoutBlocking(t *testing.T) {
 	r := newFakeRunner()
@@ -409,7 +409,7 @@ func TestStart_PromptFileFIFOFailsWithoutBlocking(t *testing.T) {
 	}
 }
 
-// Issue 16 #4: a stop ends within its bound (kill grace + 5 s) even while
+// A stop ends within its bound (kill grace + 5 s) even while
 // another verb of this process holds the session, reporting a failed row.
 func TestStop_EndsWithinItsBoundBehindAStuckVerb(t *testing.T) {
 	r := newFakeRunner()

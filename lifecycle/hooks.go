@@ -23,7 +23,7 @@ import (
 	"github.com/the-loop-dev/the-loop/store"
 )
 
-// Hearing the agent (issue 17). Claude Code runs `the-loop hook` for each
+// Hearing the agent. Claude Code runs `the-loop hook` for each
 // of HookEvents; the payload reaches ApplyHook through the service's hook
 // route, or the store directly, or the spool (SpoolHook) when the store is
 // locked. A payload is applied only to the session it names and only when

@@ -9,8 +9,7 @@ import (
 	loop "github.com/the-loop-dev/the-loop"
 )
 
-// HookEvents are the Claude Code hooks every claude spawn declares (issue
-// 17): the-loop hears its agents through them.
+// HookEvents are the Claude Code hooks every claude spawn declares: the-loop hears its agents through them.
 var HookEvents = []string{"SessionStart", "UserPromptSubmit", "Stop", "Notification", "PostToolUse", "SessionEnd"}
 
 // hookTimeoutSeconds is the timeout Claude Code gives our hook command;

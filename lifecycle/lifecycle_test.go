@@ -433,7 +433,7 @@ func TestStart_AMissingHarnessBinaryIsNamed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The remedies are issue 16 #21's: install it on the PATH searched, or
+	// The remedies: install it on the PATH searched, or
 	// name the binary in routing.harnessBinaries.
 	for _, want := range []string{"harness CLI 'claude' not found on PATH", "install it there", "set routing.harnessBinaries.claude to its absolute path"} {
 		if row := res.Sessions[0]; res.OK || row.Outcome != loop.OutcomeFailed || !strings.Contains(row.Detail, want) || r.SpawnCount() != 0 {

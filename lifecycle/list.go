@@ -160,8 +160,8 @@ func (s *Service) rows(ctx context.Context, block *config.StandingConfig, recs [
 	live := map[string]bool{}
 	for socket, targets := range bySocket {
 		for target, st := range s.Runner(socket).States(ctx, targets) {
-			// Liveness that cannot be known is not running (issue 16
-			// #20): a cron check on status must not pass while tmux is
+			// Liveness that cannot be known is not running:
+			// a cron check on status must not pass while tmux is
 			// missing or silent.
 			live[target] = st == loop.PaneLive
 		}

@@ -10,7 +10,7 @@ import (
 	"github.com/the-loop-dev/the-loop/store"
 )
 
-// Slack answers back (issue 18): a reply from a standing session's thread
+// Slack answers back: a reply from a standing session's thread
 // that was delivered is awaited in the record (Say with AnswerToThread);
 // the Stop that answers it moves the answer into the record's outbox, as
 // a dialog's first notification moves a needs-attention note there; the

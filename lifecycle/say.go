@@ -84,7 +84,7 @@ func (s *Service) SayStanding(ctx context.Context, cfg *config.Config, name, tex
 }
 
 // Say pastes a message into a running standing session and submits it,
-// reporting its outcome (issue 18); with req.Wait it waits for the turn's
+// reporting its outcome; with req.Wait it waits for the turn's
 // answer. It never spawns or resumes one. It waits for the agent to be
 // ready for input (decisions D14), never pastes into a dialog, and never
 // reports delivered what the agent could not read.
@@ -151,9 +151,9 @@ func (s *Service) Say(ctx context.Context, cfg *config.Config, req loop.Standing
 		return fail("", "error: could not deliver the message: "+loop.ErrorMessage(err)), nil
 	}
 	ready := time.Duration(cfg.Routing.Tmux.ReadySeconds * float64(time.Second))
-	// A stop that claims the session meanwhile ends the wait (issue 16
-	// #18), and one that claimed it before the paste refuses it: the agent
-	// is flushing to exit and would never read it (#17).
+	// A stop that claims the session meanwhile ends the wait,
+	// and one that claimed it before the paste refuses it: the agent
+	// is flushing to exit and would never read it.
 	still := func() error {
 		rec, err := s.read(name)
 		if err != nil {

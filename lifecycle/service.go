@@ -46,8 +46,8 @@ type Service struct {
 	// starts (nil: never announced).
 	Announcer Announcer
 	// HookBinary is the absolute path of the-loop's binary: every claude,
-	// codex and gemini spawn runs `<HookBinary> hook …` for its hooks
-	// (issue 17). Empty: no hooks are declared and activity stays unknown.
+	// codex and gemini spawn runs `<HookBinary> hook …` for its hooks.
+	// Empty: no hooks are declared and activity stays unknown.
 	HookBinary string
 	// Getenv reads the environment (CLAUDE_CONFIG_DIR for transcripts);
 	// nil means os.Getenv.

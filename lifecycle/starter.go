@@ -256,7 +256,7 @@ func (st *starter[R, Res]) spawn(ctx context.Context, rec *R, state loop.PaneSta
 	if state == loop.PaneDead {
 		// The dead agent pane is cleared by the spawn itself, which
 		// respawns the harness into it: the tmux session, and any window
-		// an operator opened in it, lives on (issue 16 #6).
+		// an operator opened in it, lives on.
 		if _, err := transitionIn(ctx, s, k, EvClearDead, nil, nil, s.event(k.logEvent("dead_pane_cleared"), loop.LevelInfo,
 			k.subject(), loop.F("tmux_target", target))); err != nil {
 			return st.failed(rec, err.Error()), false

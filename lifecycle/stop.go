@@ -43,7 +43,7 @@ func (s *Service) StopStanding(ctx context.Context, cfg *config.Config, name str
 		sort.Strings(names)
 	}
 	// A stop ends within its bound whatever holds a session: a row that
-	// cannot finish in time is a failed row (issue 16 #4).
+	// cannot finish in time is a failed row.
 	ctx, cancel := context.WithTimeout(ctx, StopBound(cfg))
 	defer cancel()
 	rows := make([]loop.StandingRow, len(names))

@@ -4,7 +4,7 @@ import (
 	loop "github.com/the-loop-dev/the-loop"
 )
 
-// tmuxMissing refuses a start when tmux is not on PATH (issue 16 #20): the
+// tmuxMissing refuses a start when tmux is not on PATH: the
 // refusal names it and its install command, and a tmux.not_found event
 // records it. Without tmux nothing can be spawned and no liveness can be
 // known, so this is said once, before any session is tried.

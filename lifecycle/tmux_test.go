@@ -10,7 +10,7 @@ import (
 	"github.com/the-loop-dev/the-loop/store"
 )
 
-// TestList_UnknownLivenessIsNotRunning (issue 16 #20): when tmux does not
+// TestList_UnknownLivenessIsNotRunning: when tmux does not
 // answer, no row says running — not the standing list, not status (which
 // then is not ok), not the work-item list or row.
 func TestList_UnknownLivenessIsNotRunning(t *testing.T) {
@@ -39,7 +39,7 @@ func TestList_UnknownLivenessIsNotRunning(t *testing.T) {
 	}
 }
 
-// TestControl_TmuxMissingRefusesStartsAndRecordsIt (issue 16 #20): with tmux
+// TestControl_TmuxMissingRefusesStartsAndRecordsIt: with tmux
 // missing, start and restart refuse before trying a session, naming it, and
 // a tmux.not_found event records it; stop is not refused.
 func TestControl_TmuxMissingRefusesStartsAndRecordsIt(t *testing.T) {

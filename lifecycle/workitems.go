@@ -84,7 +84,7 @@ func (s *Service) ListWorkItems(ctx context.Context, cfg *config.Config, status 
 	for socket, targets := range bySocket {
 		live[socket] = map[string]bool{}
 		for target, st := range s.Runner(socket).States(ctx, targets) {
-			live[socket][target] = st == loop.PaneLive // unknown is not running (issue 16 #20)
+			live[socket][target] = st == loop.PaneLive // unknown is not running
 		}
 	}
 	rows := make([]loop.WorkItemRow, 0, len(keep))
@@ -126,7 +126,7 @@ func (s *Service) ReplyWorkItem(ctx context.Context, cfg *config.Config, ref, te
 }
 
 // Reply is ReplyWorkItem with a say's outcome and, with req.Wait, the
-// turn's answer (issue 18).
+// turn's answer.
 func (s *Service) Reply(ctx context.Context, cfg *config.Config, req loop.WorkItemReplyRequest) (loop.ReplyResult, error) {
 	ref, text, actor := req.Ref, req.Text, req.Actor
 	item, err := loop.ParseWorkItemRef(ref)

@@ -390,7 +390,7 @@ func TestStartWorkItem_ResumesAClosedSessionsConversation(t *testing.T) {
 	if a := w.Spawns[1].Argv; !slices.Equal(a, []string{"/usr/bin/claude", "--resume", id, ""}) {
 		t.Fatalf("resume argv %q", a)
 	}
-	if len(w.Killed) != 0 { // the spawn respawns into the dead kept pane (issue 16 #6)
+	if len(w.Killed) != 0 { // the spawn respawns into the dead kept pane
 		t.Fatalf("the dead kept pane's session was killed: %v", w.Killed)
 	}
 	got := eventNames(events(t, s, store.EventQuery{}))
@@ -475,7 +475,7 @@ func TestListWorkItems_OnlyWorkItemsAndStatusFilter(t *testing.T) {
 	if len(standing) != 1 || standing[0].Name != "supervisor" {
 		t.Fatalf("standing rows %+v", standing)
 	}
-	// A work-item ref is not a standing name: a caller's mistake (issue 16 #9).
+	// A work-item ref is not a standing name: a caller's mistake.
 	if _, err := s.SayStanding(ctx, cfg, octo, "hi", ""); loop.ErrorCode(err) != loop.EINVALID {
 		t.Fatalf("standing say to a work item: %v", err)
 	}

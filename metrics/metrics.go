@@ -1,4 +1,4 @@
-// Package metrics is the service's Prometheus metrics (issue 23): the only
+// Package metrics is the service's Prometheus metrics: the only
 // importer of github.com/prometheus/client_golang and prometheus/common.
 // The service serves them at GET /metrics behind the operator's token.
 //

@@ -157,7 +157,7 @@ func TestSpawnIn_ArgvTranscript(t *testing.T) {
 }
 
 // A dead agent pane is respawned in place, never cleared by killing the
-// session (which holds any window an operator opened; issue 16 #6).
+// session (which holds any window an operator opened).
 func TestSpawnIn_RespawnsIntoADeadPane(t *testing.T) {
 	rec := newRecorder().on(displayDead("loop-a"), reply{out: "loop-a\t1\n"})
 	r, _ := newTestRunner(t, rec, nil)

@@ -10,7 +10,7 @@ import (
 	"github.com/the-loop-dev/the-loop/internal/testkit"
 )
 
-// Issue 16 #6: a spawn over a dead agent pane clears that pane only — the
+// A spawn over a dead agent pane clears that pane only — the
 // harness is respawned into it — and the windows an operator opened in the
 // session live on.
 func TestSpawnIn_DeadPaneKeepsTheOperatorsWindows(t *testing.T) {

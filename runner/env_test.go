@@ -10,7 +10,7 @@ import (
 	loop "github.com/the-loop-dev/the-loop"
 )
 
-// Issue 14, defect 3: a spawn with an explicit environment always goes
+// A spawn with an explicit environment always goes
 // through the launcher, so the environment (which holds the agent's
 // credential) is never on a command line and the pane's process gets
 // exactly it.

@@ -141,7 +141,7 @@ func TestState_UnknownWhenTmuxDoesNotAnswer(t *testing.T) {
 		!strings.Contains(err.Error(), "brew install tmux") {
 		t.Fatalf("no tmux: Snapshot = %v, want the install hint", err)
 	}
-	// issue 16 #20: the missing binary is a typed error, and Available
+	// The missing binary is a typed error, and Available
 	// names it before any command runs.
 	var nf *runner.TmuxNotFoundError
 	if !errors.As(err, &nf) || nf.Binary != "tmux" {
@@ -251,8 +251,8 @@ func TestSpawnIn_LongArgvGoesThroughTheLauncher(t *testing.T) {
 	}
 }
 
-// TestSpawnIn_ExplicitEnvIgnoresTheServersGlobalEnvironment is issue 14's
-// defect 3 at the runner: a tmux server that already runs and whose global
+// TestSpawnIn_ExplicitEnvIgnoresTheServersGlobalEnvironment is a
+// secret's leak at the runner: a tmux server that already runs and whose global
 // environment holds a secret gives it to a pane — but not to a harness
 // spawned with an explicit environment.
 func TestSpawnIn_ExplicitEnvIgnoresTheServersGlobalEnvironment(t *testing.T) {

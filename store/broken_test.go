@@ -9,7 +9,7 @@ import (
 	loop "github.com/the-loop-dev/the-loop"
 )
 
-// Issue 16 #13: one record or binding that does not decode is listed as
+// One record or binding that does not decode is listed as
 // broken (its key named) and never hides the others.
 func TestList_BrokenRecordIsARowNotAFailure(t *testing.T) {
 	for _, transient := range []bool{false, true} {
@@ -57,7 +57,7 @@ func TestList_BrokenRecordIsARowNotAFailure(t *testing.T) {
 	}
 }
 
-// Issue 16 #13: a store a newer the-loop wrote opens read-only for stop:
+// A store a newer the-loop wrote opens read-only for stop:
 // it reads, refuses every write and names both versions.
 func TestOpenReadOnly_NewerStore(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "the-loop.db")

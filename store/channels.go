@@ -137,8 +137,8 @@ func (t *Tx) Threads() ([]ThreadBinding, error) {
 	err := threadsBucket(t.tx).ForEach(func(k, v []byte) error {
 		var tv threadValue
 		if err := json.Unmarshal(v, &tv); err != nil {
-			// One bad binding never stops the others' polling (issue 16
-			// #13); Binding does not find it either.
+			// One bad binding never stops the others' polling;
+			// Binding does not find it either.
 			return nil
 		}
 		out = append(out, ThreadBinding{ThreadTS: string(k), Ref: tv.Ref, Channel: tv.Channel, BoundSeq: tv.BoundSeq})

@@ -169,8 +169,8 @@ func TestThreadBinding_StoredKeyStaysWorkItem(t *testing.T) {
 	})
 }
 
-// TestBindThread_CapNeverEvictsALiveSessionAndTombstonesGoFirst (issue 16
-// #10): the long-lived standing thread, bound first, is the oldest binding;
+// TestBindThread_CapNeverEvictsALiveSessionAndTombstonesGoFirst:
+// the long-lived standing thread, bound first, is the oldest binding;
 // the cap evicts tombstones first, then the bindings of closed or absent
 // sessions, oldest first, and never a live session's.
 func TestBindThread_CapNeverEvictsALiveSessionAndTombstonesGoFirst(t *testing.T) {

@@ -94,7 +94,7 @@ func (t *Tx) listStanding() ([]*loop.StandingRecord, error) {
 	var out []*loop.StandingRecord
 	err := t.tx.Bucket(bucketStanding).ForEach(func(k, v []byte) error {
 		rec, err := decodeStanding(t.tx, string(k), v)
-		if err != nil { // one bad record never hides the others (issue 16 #13)
+		if err != nil { // one bad record never hides the others
 			rec = &loop.StandingRecord{Name: string(k), Status: loop.StatusBroken, Broken: loop.ErrorMessage(err)}
 		}
 		out = append(out, rec)
@@ -180,7 +180,7 @@ func (t *Tx) ListWorkItems() ([]*loop.WorkItemRecord, error) {
 	var out []*loop.WorkItemRecord
 	err := t.tx.Bucket(bucketSessions).ForEach(func(k, v []byte) error {
 		rec, err := decodeSession(t.tx, string(k), v)
-		if err != nil { // one bad record never hides the others (issue 16 #13)
+		if err != nil { // one bad record never hides the others
 			rec = &loop.WorkItemRecord{WorkItem: loop.WorkItemInfo{Ref: string(k)}, Status: loop.SessionBroken, Broken: loop.ErrorMessage(err)}
 		}
 		out = append(out, rec)

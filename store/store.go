@@ -169,7 +169,7 @@ func Open(path string, opt Options) (*DB, error) {
 
 // OpenReadOnly opens an existing store only to read it, whatever schema
 // version it has, never migrating or writing it: what `stop` does with a
-// store a newer the-loop wrote (issue 16 #13), so it can stop the sessions
+// store a newer the-loop wrote, so it can stop the sessions
 // it can decode. Every Update fails naming the file; Newer says why the
 // store was opened so (nil when its schema is not newer).
 func OpenReadOnly(path string, opt Options) (*DB, error) {

@@ -164,7 +164,7 @@ func TestStanding_UnreadableRecordIsAnErrorNamingTheKey(t *testing.T) {
 			t.Errorf("Standing(%s) error = %v, want one naming the key", key, err)
 		}
 	}
-	// A list shows each as a broken record naming its key (issue 16 #13).
+	// A list shows each as a broken record naming its key.
 	var recs []*loop.StandingRecord
 	err := db.View(func(tx *Tx) error { var err error; recs, err = tx.ListStanding(); return err })
 	if err != nil || len(recs) != 2 {

@@ -313,7 +313,7 @@ func TestMirror_AReplyWhileTheWorkItemsPaneIsGoneIsMirroredOnceAndDeliveredWhenI
 	}
 }
 
-// Issue 16 #15: the ticket's answer of record is unescaped too.
+// The ticket's answer of record is unescaped too.
 func TestMirror_TheTicketReadsTheReplyUnescaped(t *testing.T) {
 	w, gh := mirrorWorld(t)
 	thread := w.startItem()

@@ -82,7 +82,7 @@ func WorkItemAnnouncement(ref, harness, target, url string) Outbound {
 }
 
 // UndeliveredNotice is the post that tells a thread its replies were
-// dropped (issue 16 #11): n replies to ref, kept while its session could
+// dropped: n replies to ref, kept while its session could
 // not take them, were not delivered within window (seconds), why naming the
 // last reason. Type channel.dropped on the ref, as the event log says.
 func UndeliveredNotice(ref string, n, window int, why string) Outbound {

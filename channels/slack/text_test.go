@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// TestUnescape_IsWhatTheAuthorTyped (issue 16 #15): Slack's entities and
+// TestUnescape_IsWhatTheAuthorTyped: Slack's entities and
 // <…> tokens never reach a pane or a ticket.
 func TestUnescape_IsWhatTheAuthorTyped(t *testing.T) {
 	for _, c := range []struct{ in, want string }{

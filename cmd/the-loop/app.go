@@ -150,7 +150,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 	}()
 	// A command's Run may take, besides *App, the verb's context (cancelled
-	// by Ctrl-C, ended at the verb's bound: issue 16 #4) and the services
+	// by Ctrl-C, ended at the verb's bound) and the services
 	// picked once for this invocation (hermit style): it never decides
 	// itself whether to go through the service. The context is made from
 	// the services (the bound is the config's), so a Run taking it takes
@@ -393,7 +393,7 @@ func (a *App) Lifecycle(current func() *config.Config, db *store.DB, source stri
 				DropEnv:     lifecycle.SecretEnv(current()),
 				// Under the state root, not $TMPDIR: a CLI and a service
 				// with different TMPDIRs serialise, and no other local user
-				// can pre-create it (issue 16 #14).
+				// can pre-create it.
 				LockDir: lockDir(current()),
 			}
 			key := fmt.Sprintf("%s\x00%d\x00%s\x00%s", socket, opt.SubmitDelay, opt.LockDir, strings.Join(opt.DropEnv, "\x00"))
@@ -418,7 +418,7 @@ func (a *App) Lifecycle(current func() *config.Config, db *store.DB, source stri
 		},
 		LookPath: exec.LookPath,
 		Source:   source,
-		// Every claude, codex and gemini spawn declares hooks that run this binary (issue 17).
+		// Every claude, codex and gemini spawn declares hooks that run this binary.
 		HookBinary: self,
 		PanePIDs: func(ctx context.Context, socket, target string) ([]int, error) {
 			return runner.New(runner.Options{Socket: socket}).PanePIDs(ctx, target)

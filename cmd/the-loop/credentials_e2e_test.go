@@ -17,7 +17,7 @@ import (
 	"github.com/the-loop-dev/the-loop/internal/testkit"
 )
 
-// Issue 14 end to end: the operator's token by default, each agent's own
+// End to end: the operator's token by default, each agent's own
 // credential, and defects 2 and 3 as an operator sees them.
 
 // bearerClient sends Authorization: Bearer token with every request, as an

@@ -52,7 +52,7 @@ func requestTimeout(cfg *config.Config, bound time.Duration) time.Duration {
 // a shared flock held for an instant; a service that finds the lock taken
 // tells the two apart — a shared lock it can take too means only probes
 // hold it, and it tries again — so a probe never makes the service refuse
-// to start (issue 16 #14).
+// to start.
 type pidLock struct{ f *os.File }
 
 // pidLockWait bounds how long lockPID keeps trying while only probes hold

@@ -11,7 +11,7 @@ import (
 	"github.com/the-loop-dev/the-loop/config"
 )
 
-// TestLockPID_ProbesNeverMakeTheServiceRefuse (issue 16 #14): servicePID
+// TestLockPID_ProbesNeverMakeTheServiceRefuse: servicePID
 // probes the pid file with a shared lock; a service taking its exclusive
 // lock meanwhile must wait the instant out, not refuse with "already
 // running (pid 0)". A real holder is still refused, named by its pid.

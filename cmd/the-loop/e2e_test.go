@@ -188,7 +188,7 @@ func (e *env) events(filters ...string) []loop.Event {
 	return out
 }
 
-// heard reports whether an event is one the agent's hooks made (issue 17)
+// heard reports whether an event is one the agent's hooks made
 // rather than a lifecycle transition.
 func heard(name string) bool {
 	_, what, _ := strings.Cut(name, ".")

@@ -32,7 +32,7 @@ const (
 )
 
 // HookCmd is `the-loop hook`: Claude Code, Codex and the Gemini CLI run it
-// for every hook the-loop declares (issue 17, issue 21). It reads the payload on stdin and hands it to the
+// for every hook the-loop declares. It reads the payload on stdin and hands it to the
 // service of --state-root (POST /api/v1/hooks over its socket, with no
 // credential: the service reads the hook's pid from the kernel), else to the store
 // directly, else to the spool; it never loads the config and always exits

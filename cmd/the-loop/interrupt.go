@@ -26,7 +26,7 @@ func goesOnThere(ctx context.Context, cfg *config.Config, err error) error {
 const claimWaitDefault = 2 * time.Minute
 
 // verbBound is how long one verb of this CLI may take, in this process or
-// as a request to the service (issue 16 #4): the verb's context deadline
+// as a request to the service: the verb's context deadline
 // (services.bound, stopAll) and the sdk client's per-request timeout
 // (App.client, the longer bound): a stop, the kill grace plus 15 s;
 // any other verb, the wait for another process's claim, the resume probe,

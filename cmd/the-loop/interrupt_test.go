@@ -11,7 +11,7 @@ import (
 	"github.com/the-loop-dev/the-loop/config"
 )
 
-// Issue 16 #22: a verb sent to the service that the CLI was interrupted
+// A verb sent to the service that the CLI was interrupted
 // waiting for says the service goes on with it; a verb not interrupted
 // keeps its own error.
 func TestGoesOnThere_InterruptedServiceVerb(t *testing.T) {
@@ -31,7 +31,7 @@ func TestGoesOnThere_InterruptedServiceVerb(t *testing.T) {
 	}
 }
 
-// Issue 16 #4: every verb of the CLI has a bound (its context deadline is
+// Every verb of the CLI has a bound (its context deadline is
 // also the HTTP client's per-request timeout): a stop, the kill grace plus
 // 15 s; any other verb, the claim wait plus the tmux waits plus a minute.
 func TestVerbBound(t *testing.T) {
@@ -47,7 +47,7 @@ func TestVerbBound(t *testing.T) {
 }
 
 // The services picked once carry the verb's bound and word its end: the
-// context ends at verbBound (issue 16 #4); a verb the service was asked for
+// context ends at verbBound; a verb the service was asked for
 // and this CLI stopped waiting for goes on there (#22); a stop of a newer
 // store ends with that refusal, after the verb's own failure if any (#13).
 func TestServices_BoundAndFinish(t *testing.T) {
@@ -79,7 +79,7 @@ func TestServices_BoundAndFinish(t *testing.T) {
 	}
 }
 
-// Issue 18 with issue 16 #4: a say or reply with --wait is bounded by its
+// A say or reply with --wait is bounded by its
 // answer wait plus the ready and submit waits and 5 s, not verbBound, and
 // the sdk client's per-request timeout lets a request last that long.
 func TestWaitBound_WaitingSay(t *testing.T) {

@@ -80,7 +80,7 @@ func (e *env) status() (loop.Report, result) {
 }
 
 // threeSessions' resume probe (1 s) leaves room for the launcher's exec
-// (every spawn goes through `the-loop internal-exec`, issue 14) before a
+// (every spawn goes through `the-loop internal-exec`) before a
 // resume that fails is told from one that lives, on a loaded machine.
 const threeSessions = `
 state: {root: .the-loop}

@@ -9,7 +9,7 @@ import (
 	"github.com/the-loop-dev/the-loop/store"
 )
 
-// Issue 16 #13: a store a newer the-loop wrote is refused by every verb,
+// A store a newer the-loop wrote is refused by every verb,
 // naming the file and both versions — except stop, which stops what it can
 // decode, writes nothing, and exits 1 naming both versions.
 func TestNewerStore_RefusedButStopStops(t *testing.T) {

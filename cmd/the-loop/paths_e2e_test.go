@@ -39,7 +39,7 @@ func mkdirs(t *testing.T, dirs ...string) {
 
 const pathsSession = oneSession + "service: {enabled: false}\n"
 
-// TestPaths_StateRootFollowsTheProjectNotTheCwd (issue 16 #5): with
+// TestPaths_StateRootFollowsTheProjectNotTheCwd: with
 // <proj>/.the-loop/cli-config.yaml, every directory sees <proj>/.the-loop,
 // so a stop from elsewhere stops the agent a start from elsewhere started
 // (before: another, empty store answered not-running with exit 0).
@@ -65,7 +65,7 @@ func TestPaths_StateRootFollowsTheProjectNotTheCwd(t *testing.T) {
 	}
 }
 
-// TestPaths_AStoreLeftAtTheOldPlaceIsNamed (issue 16 #5): a store where the
+// TestPaths_AStoreLeftAtTheOldPlaceIsNamed: a store where the
 // cwd-relative state.root used to point, and none where it points now, makes
 // every verb but stop exit 2 naming both paths and the remedy; stop uses the
 // old store.

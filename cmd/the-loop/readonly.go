@@ -11,7 +11,7 @@ import (
 
 // openForStop opens the store for a stop: as every verb does, or — when a
 // newer the-loop wrote it, which every other verb refuses — read-only, so
-// the stop still ends what it can decode and writes nothing (issue 16 #13).
+// the stop still ends what it can decode and writes nothing.
 // newer is then that refusal, for the stop to report (exit 1).
 func (a *App) openForStop(cfg *config.Config) (db *store.DB, newer error, err error) {
 	db, err = a.OpenStore(cfg, true)

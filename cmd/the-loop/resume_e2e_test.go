@@ -12,7 +12,7 @@ import (
 // TestStandingStart_ResumeSpawnFailureLeavesTheNameAndTheConversation: a
 // resume whose spawn fails because a session the-loop did not start took
 // the tmux name leaves that session running and the recorded conversation
-// in the record (issue 14, defect 1) — it is neither killed nor replaced by
+// in the record (defect 1) — it is neither killed nor replaced by
 // a fresh conversation.
 func TestStandingStart_ResumeSpawnFailureLeavesTheNameAndTheConversation(t *testing.T) {
 	e := newEnv(t)

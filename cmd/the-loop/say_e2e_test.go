@@ -160,7 +160,7 @@ func TestStandingSay_NotReadyFailsAndSaysSo(t *testing.T) {
 	}
 }
 
-// TestStanding_InvalidNameIsACallersMistake (issue 16 #9): every verb
+// TestStanding_InvalidNameIsACallersMistake: every verb
 // refuses an invalid name with exit 2, and none suggests a command that
 // cannot work.
 func TestStanding_InvalidNameIsACallersMistake(t *testing.T) {
@@ -201,7 +201,7 @@ func TestStandingSay_Refusals(t *testing.T) {
 		t.Fatalf("stopped: %s", r)
 	}
 	e.must(2, "standing", "say", "supervisor", "--text", "   \n ")
-	// issue 16 #9: only control characters is empty too.
+	// Only control characters is empty too.
 	if r := e.must(2, "standing", "say", "supervisor", "--text", "\x1b\x07\u009b\u200f\x7f \t"); !strings.Contains(r.stderr, "the message is empty") {
 		t.Fatalf("control characters only: %s", r)
 	}
@@ -212,7 +212,7 @@ func TestStandingSay_Refusals(t *testing.T) {
 	}
 }
 
-// TestEvents_TextEscapesTerminalControlsJSONKeepsThem (issue 16 #8): an
+// TestEvents_TextEscapesTerminalControlsJSONKeepsThem: an
 // actor carrying an OSC 52 sequence (it would write the operator's
 // clipboard) and a bidi override is printed escaped by the events table and
 // by an error message, and exactly by --format json.
@@ -236,7 +236,7 @@ func TestEvents_TextEscapesTerminalControlsJSONKeepsThem(t *testing.T) {
 	}
 }
 
-// TestStandingSay_DeliveryLockLivesUnderTheStateRoot (issue 16 #14): the
+// TestStandingSay_DeliveryLockLivesUnderTheStateRoot: the
 // delivery lock is <state.root>/local/locks/…, never in $TMPDIR, so a CLI
 // and a service with different TMPDIRs serialise and no other user can
 // pre-create it.

@@ -28,15 +28,15 @@ type services struct {
 	cfg    *config.Config // the config the services were picked under
 	remote bool           // the service's, over REST
 	// newer is set when a stop opened a store a newer the-loop wrote
-	// read-only (issue 16 #13): the refusal, reported at the verb's end.
+	// read-only: the refusal, reported at the verb's end.
 	newer error
 	// wait, when above 0, is the bound of a verb that waits for an answer
 	// (a say or a reply with --wait, waitBound) in place of verbBound.
 	wait time.Duration
 }
 
-// bound is the verb's context: Ctrl-C cancels it and it ends at verbBound
-// (issue 16 #4), in this process and over REST alike; stop is the stop's
+// bound is the verb's context: Ctrl-C cancels it and it ends at verbBound,
+// in this process and over REST alike; stop is the stop's
 // shorter bound.
 func (api services) bound(stop bool) (context.Context, context.CancelFunc) {
 	ctx, cancelSignal := signalContext()
@@ -49,7 +49,7 @@ func (api services) bound(stop bool) (context.Context, context.CancelFunc) {
 }
 
 // finish words the verb's error: a verb the service goes on with after
-// this CLI stopped waiting says so (goesOnThere, issue 16 #22); a stop of a
+// this CLI stopped waiting says so (goesOnThere); a stop of a
 // newer store ends with that refusal (exit 1), printed first when the verb
 // failed too.
 func (api services) finish(ctx context.Context, stderr io.Writer, err error) error {
@@ -210,7 +210,7 @@ func emptyStore(cfg *config.Config) (db *store.DB, done func(), ok bool, err err
 // stopServices are localServices for a stop: a store a newer the-loop
 // wrote, which every other verb refuses, is opened read-only (openForStop),
 // so the stop still ends what it can decode and records nothing; newer is
-// then that refusal (issue 16 #13). Where no store exists, it stops from
+// then that refusal. Where no store exists, it stops from
 // an empty one and creates none.
 func (a *App) stopServices(cfg *config.Config) (api services, done func(), err error) {
 	if db, done, ok, err := emptyStore(cfg); err != nil || ok { // nothing recorded: create no store

@@ -53,7 +53,7 @@ func checkNamespaces(t *testing.T, e *env) {
 	if !strings.HasPrefix(r.stderr, "error: invalid work-item ref 'standing:supervisor'") {
 		t.Fatalf("reply to a standing ref: %s", r)
 	}
-	// A work-item ref is no standing name: a caller's mistake (issue 16 #9).
+	// A work-item ref is no standing name: a caller's mistake.
 	r = e.must(2, "standing", "say", octoRef, "--text", "hi")
 	if !strings.Contains(r.stderr, "invalid standing-session name '"+octoRef+"'") {
 		t.Fatalf("standing say to a work item: %s", r)

@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// Issue 16 #11 and #15 through the CLI: a reply to a stopped session waits
+// Through the CLI: a reply to a stopped session waits
 // in the store and reaches the pane, unescaped and once, when the session
 // is back; past channels.slack.retrySeconds one is dropped and its thread
 // told so, once.

@@ -172,7 +172,7 @@ func TestStandingStart_ClearsDeadRetainedPane(t *testing.T) {
 	})
 }
 
-// TestStandingStart_TmuxMissingIsNamedAndNothingRuns (issue 16 #20): with
+// TestStandingStart_TmuxMissingIsNamedAndNothingRuns: with
 // tmux missing from PATH, start names it with the install command and logs
 // an event, and neither status (exit 1) nor list calls the session running.
 func TestStandingStart_TmuxMissingIsNamedAndNothingRuns(t *testing.T) {

@@ -144,7 +144,7 @@ func (a *App) stopAll(ctx context.Context, cfg *config.Config) loop.Report {
 // keeps its row, a failed one saying why): what restart does with those
 // it could not start again. The service is stopped all the same.
 func (a *App) stopAllBut(ctx context.Context, cfg *config.Config, keep []loop.StandingRow) loop.Report {
-	// `the-loop stop` ends within the kill grace plus 15 s (issue 16 #4):
+	// `the-loop stop` ends within the kill grace plus 15 s:
 	// the sessions get their bound, the service what is left of it.
 	deadline := time.Now().Add(verbBound(cfg, true))
 	ctx, cancel := context.WithDeadline(ctx, deadline)
@@ -178,7 +178,7 @@ func (a *App) stopAllBut(ctx context.Context, cfg *config.Config, keep []loop.St
 				row.Detail, ended = why+"; ended it", true
 			}
 		}
-		// A store a newer the-loop wrote is opened read-only (issue 16 #13).
+		// A store a newer the-loop wrote is opened read-only.
 		var api services
 		var done func()
 		if api, done, err = a.stopServices(cfg); err == nil {

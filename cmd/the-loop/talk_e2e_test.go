@@ -11,7 +11,7 @@ import (
 	"github.com/the-loop-dev/the-loop/internal/testkit"
 )
 
-// Two-way talk (issue 18) through the fake agent: a say's outcome and its
+// Two-way talk through the fake agent: a say's outcome and its
 // turn's answer.
 
 // talkEnv is a started supervisor whose boot turn has ended.

@@ -6,7 +6,7 @@ import (
 	"unicode/utf8"
 )
 
-// Human-readable output escapes what a terminal would act on (issue 16 #8):
+// Human-readable output escapes what a terminal would act on:
 // fields stored from REST (cwd, description, actor) and agent output reach
 // the operator's terminal, and an OSC 52 sequence there writes the
 // clipboard. Every text renderer passes what it prints through termSafe (a

@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// TestTermSafe_EscapesWhatATerminalActsOn (issue 16 #8): C0, DEL, C1, bidi
+// TestTermSafe_EscapesWhatATerminalActsOn: C0, DEL, C1, bidi
 // controls and invalid UTF-8 come out as visible escapes; plain text,
 // backslashes and other Unicode pass unchanged.
 func TestTermSafe_EscapesWhatATerminalActsOn(t *testing.T) {

@@ -138,7 +138,7 @@ func (w *writeCounter) Write(p []byte) (int, error) { w.writes++; return w.b.Wri
 func TestWriteTable_AlignsColumnsInOneWrite(t *testing.T) {
 	var w writeCounter
 	writeTable(&w, [][]string{{"Name", "Running"}, {"s00", "yes"}, {"longer-name", "no"}})
-	// The last column is not padded (issue 23: a long detail padded every line).
+	// The last column is not padded (a long detail used to pad every line).
 	want := "Name         Running\ns00          yes\nlonger-name  no\n"
 	if w.b.String() != want || w.writes != 1 {
 		t.Errorf("%d writes of:\n%q\nwant one of:\n%q", w.writes, w.b.String(), want)
