@@ -145,7 +145,7 @@ func newFixture(t testing.TB, o fixtureOptions) *fixture {
 			}
 			r := runner.NewCache(runner.New(runner.Options{
 				Socket: socket, ConfigFile: testkit.TmuxConfig, SubmitDelay: 20 * time.Millisecond,
-				Launcher: testkit.Launcher(t), LockDir: filepath.Join(t.TempDir(), "locks"),
+				Launcher: testkit.Launcher(t), LockDir: filepath.Join(t.TempDir(), "locks"), LaunchDir: filepath.Join(t.TempDir(), "launch"),
 			}), runner.DefaultLivenessTTL)
 			runners[socket] = r
 			return r

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"syscall"
@@ -285,6 +286,28 @@ func TestSpawnIn_TooLongArgvGoesThroughLauncherFile(t *testing.T) {
 	data, _ := os.ReadFile(file)
 	if !strings.Contains(string(data), `"cwd":"/"`) || !strings.Contains(string(data), prompt) {
 		t.Fatalf("launch file holds %.80q…", data)
+	}
+}
+
+// TestSpawnIn_LaunchFileGoesInTheLaunchDir: with Options.LaunchDir the
+// launch file is written there (a private directory made on demand), so a
+// file whose pane died before its launcher read it stays in the project,
+// not in a shared $TMPDIR.
+func TestSpawnIn_LaunchFileGoesInTheLaunchDir(t *testing.T) {
+	rec := newRecorder().on("has-session -t =loop-a", exit1("can't find session: loop-a"))
+	r, _ := newTestRunner(t, rec, nil)
+	r.opt.Launcher = []string{"/bin/the-loop", "internal-exec"}
+	r.opt.LaunchDir = filepath.Join(t.TempDir(), "local", "launch")
+	if err := r.SpawnIn(context.Background(), "loop-a", loop.SpawnSpec{Argv: []string{"h", strings.Repeat("p", 20*1024)}, Cwd: "/"}); err != nil {
+		t.Fatal(err)
+	}
+	got := rec.argvs()
+	file := got[len(got)-1][len(got[len(got)-1])-1]
+	if filepath.Dir(file) != r.opt.LaunchDir {
+		t.Fatalf("launch file %s, want it in %s", file, r.opt.LaunchDir)
+	}
+	if fi, err := os.Stat(r.opt.LaunchDir); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Fatalf("launch dir: %v, mode %v; want 0700", err, fi.Mode())
 	}
 }
 

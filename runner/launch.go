@@ -54,13 +54,19 @@ func execEnv(spec launchSpec, environ []string) []string {
 	return out
 }
 
-// writeLaunchFile writes argv and cwd to a new 0600 file in the temp dir.
-func writeLaunchFile(spec loop.SpawnSpec) (string, error) {
+// writeLaunchFile writes argv and cwd to a new 0600 file in dir (a private
+// directory it makes when missing; "" is the temp dir).
+func writeLaunchFile(dir string, spec loop.SpawnSpec) (string, error) {
 	data, err := json.Marshal(launchSpec{Argv: spec.Argv, Cwd: spec.Cwd, Env: spec.Env, ExplicitEnv: spec.Env != nil})
 	if err != nil {
 		return "", err
 	}
-	f, err := os.CreateTemp("", "the-loop-exec-*.json")
+	if dir != "" {
+		if err := ensurePrivateDir(dir); err != nil {
+			return "", fmt.Errorf("could not make the launch file directory %s: %w", dir, err)
+		}
+	}
+	f, err := os.CreateTemp(dir, "the-loop-exec-*.json")
 	if err != nil {
 		return "", fmt.Errorf("could not write the launch file: %w", err)
 	}

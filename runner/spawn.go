@@ -217,7 +217,7 @@ func (t *Tmux) paneCommand(target string, spec loop.SpawnSpec) (args []string, c
 			"cannot spawn in tmux session %s: the harness command line is %d bytes and tmux takes at most %d "+
 				"(about 16 KB); shorten the prompt or arguments", target, t.lineBytes(args), MaxCommandLineBytes)
 	}
-	path, err := writeLaunchFile(spec)
+	path, err := writeLaunchFile(t.opt.LaunchDir, spec)
 	if err != nil {
 		return nil, cleanup, fail(loop.EINTERNAL, err, "cannot spawn in tmux session %s: %v", target, err)
 	}

@@ -75,6 +75,11 @@ type Options struct {
 	// serialises whatever its $TMPDIR. Default, for a runner used alone:
 	// $TMPDIR/the-loop-tmux-locks-<uid>.
 	LockDir string
+	// LaunchDir holds the launch files of spawns too long for a tmux
+	// command line (Launcher); a file stays there only when its pane died
+	// before the launcher read it. the-loop puts it under its state root
+	// (<state.root>/local/launch). Default: $TMPDIR.
+	LaunchDir string
 	// Logger receives warnings and debug lines (default: discarded).
 	Logger *slog.Logger
 	// Procs reads and signals processes for TerminateHarnessIn (default:

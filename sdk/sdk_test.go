@@ -64,7 +64,7 @@ func serve(t *testing.T, declared ...string) *service {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	tmux := runner.New(runner.Options{Socket: socket, ConfigFile: testkit.TmuxConfig, SubmitDelay: 20 * time.Millisecond, Launcher: testkit.Launcher(t), LockDir: filepath.Join(t.TempDir(), "locks")})
+	tmux := runner.New(runner.Options{Socket: socket, ConfigFile: testkit.TmuxConfig, SubmitDelay: 20 * time.Millisecond, Launcher: testkit.Launcher(t), LockDir: filepath.Join(t.TempDir(), "locks"), LaunchDir: filepath.Join(t.TempDir(), "launch")})
 	svc := &lifecycle.Service{
 		DB:       db,
 		Runner:   func(string) loop.Runner { return tmux },

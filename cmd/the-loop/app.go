@@ -395,8 +395,11 @@ func (a *App) Lifecycle(current func() *config.Config, db *store.DB, source stri
 				// with different TMPDIRs serialise, and no other local user
 				// can pre-create it.
 				LockDir: lockDir(current()),
+				// Likewise: a launch file a pane never read stays in the
+				// project, never in a shared $TMPDIR.
+				LaunchDir: filepath.Join(current().StateDir(), "local", "launch"),
 			}
-			key := fmt.Sprintf("%s\x00%d\x00%s\x00%s", socket, opt.SubmitDelay, opt.LockDir, strings.Join(opt.DropEnv, "\x00"))
+			key := fmt.Sprintf("%s\x00%d\x00%s\x00%s\x00%s", socket, opt.SubmitDelay, opt.LockDir, opt.LaunchDir, strings.Join(opt.DropEnv, "\x00"))
 			mu.Lock()
 			defer mu.Unlock()
 			if r, ok := runners[key]; ok {
