@@ -18,6 +18,7 @@ import (
 
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/config"
+	"github.com/the-loop-dev/the-loop/internal/testkit"
 	"github.com/the-loop-dev/the-loop/metrics"
 	"github.com/the-loop-dev/the-loop/sdk"
 	"github.com/the-loop-dev/the-loop/store"
@@ -249,15 +250,11 @@ func TestStream_DropsAClientThatStopsReading(t *testing.T) {
 	}
 	defer conn.Close()
 	fmt.Fprintf(conn, "GET /api/v1/stream HTTP/1.1\r\nHost: %s\r\n\r\n", strings.TrimPrefix(url, "http://"))
-	for s.hub.subscribers() == 0 {
-		time.Sleep(time.Millisecond) // the request reaches the handler
-	}
+	testkit.Eventually(t, func() bool { return s.hub.subscribers() == 1 }, 30*time.Second, "the stream request to reach the handler")
 	// More than the socket buffers hold (60 MB), less than the
 	// subscriber's buffer: only a write bound drops it.
 	log.n.Store(streamBuffer - 24)
-	for s.hub.subscribers() != 0 {
-		time.Sleep(5 * time.Millisecond)
-	}
+	testkit.Eventually(t, func() bool { return s.hub.subscribers() == 0 }, 60*time.Second, "the stalled client to be dropped")
 	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, url+"/api/v1/stream", nil)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
