@@ -3,9 +3,7 @@ package lifecycle
 import (
 	"context"
 	"fmt"
-	"io"
 	"slices"
-	"strings"
 	"time"
 
 	loop "github.com/the-loop-dev/the-loop"
@@ -172,47 +170,6 @@ func (st *starter[R, Res]) captureFailed(ctx context.Context, rec *R, p spawnPla
 		detail += "; and its pane could not be killed: " + loop.ErrorMessage(err)
 	}
 	return st.spawnFailed(ctx, rec, detail, loop.F("harness", p.harness), loop.F("tmux_target", target))
-}
-
-// submitDelayer is an adapter whose CLI needs a longer pause between a
-// paste and its submit key (harness.Gemini).
-type submitDelayer interface {
-	SubmitDelay() time.Duration
-}
-
-// afterDeliverer is a runner that takes a delivery's own submit delay
-// (runner.Tmux.DeliverToAfter).
-type afterDeliverer interface {
-	DeliverToAfter(ctx context.Context, target string, text io.Reader, submitDelay time.Duration) error
-}
-
-// deliverTo pastes text into target for adapter's agent: with the
-// adapter's SubmitDelay between the paste and the submit key when it has
-// one and the runner takes it, else as the runner delivers every text.
-func deliverTo(ctx context.Context, runner loop.Runner, adapter loop.Harness, target, text string) error {
-	if d, ok := adapter.(submitDelayer); ok {
-		if r, ok := runner.(afterDeliverer); ok {
-			return r.DeliverToAfter(ctx, target, strings.NewReader(text), d.SubmitDelay())
-		}
-	}
-	return runner.DeliverTo(ctx, target, strings.NewReader(text))
-}
-
-// itemDeliverer is a runner that takes a work-item delivery's own submit
-// delay (runner.Tmux.DeliverAfter).
-type itemDeliverer interface {
-	DeliverAfter(ctx context.Context, sess loop.WorkItemTarget, text io.Reader, submitDelay time.Duration) error
-}
-
-// deliverItem is deliverTo for a work item's session (runner.Deliver's
-// refusals kept).
-func deliverItem(ctx context.Context, runner loop.Runner, adapter loop.Harness, sess loop.WorkItemTarget, text string) error {
-	if d, ok := adapter.(submitDelayer); ok {
-		if r, ok := runner.(itemDeliverer); ok {
-			return r.DeliverAfter(ctx, sess, strings.NewReader(text), d.SubmitDelay())
-		}
-	}
-	return runner.Deliver(ctx, sess, strings.NewReader(text))
 }
 
 // joinsTurn reports whether the harness named name takes a message
