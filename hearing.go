@@ -3,6 +3,7 @@ package loop
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"slices"
 	"strings"
 	"unicode"
 )
@@ -173,4 +174,20 @@ func (h *Hearing) RowFields(running bool) (activity, at, lastAnswer string, toke
 		tokens = *h.Tokens
 	}
 	return activity, at, h.LastAnswerAt(), tokens
+}
+
+// HeardPromptFor is the prompt id of a turn heard for text sum among
+// prompts that were not heard before (seen), one that ran as a turn of its
+// own (not queued into another): how a say delivered into a busy Codex or
+// Gemini finds the turn that took it, where no transcript entry names it.
+//
+// joins (codex) also takes a prompt that joined the running turn: that
+// turn's Stop answers it.
+func HeardPromptFor(prompts, seen []HeardPrompt, sum string, joins bool) string {
+	for _, p := range prompts {
+		if p.Sum == sum && (!p.Queued || joins) && p.PromptID != "" && !slices.Contains(seen, p) {
+			return p.PromptID
+		}
+	}
+	return ""
 }

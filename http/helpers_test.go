@@ -19,6 +19,7 @@ import (
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/config"
 	"github.com/the-loop-dev/the-loop/harness"
+	"github.com/the-loop-dev/the-loop/hearing"
 	"github.com/the-loop-dev/the-loop/internal/testkit"
 	"github.com/the-loop-dev/the-loop/lifecycle"
 	"github.com/the-loop-dev/the-loop/metrics"
@@ -154,13 +155,14 @@ func newFixture(t testing.TB, o fixtureOptions) *fixture {
 		LookPath: func(bin string) (string, error) { return filepath.Join(o.agentBin, bin), nil },
 		Source:   "service",
 	}
+	f.svc.Hearing = &hearing.Hearer{DB: db, Events: f.svc, Harness: f.svc.Harness, Ended: f.svc.SessionEnded}
 	if o.token == "" {
 		o.token = NewSecret()
 	}
 	f.token = o.token
 	opt := Options{Standing: f.svc.Standing(holder.Current), WorkItems: f.svc.WorkItems(holder.Current),
 		Events: f.svc, Recorder: f.svc, Config: holder.Current, Version: "test-version", Token: o.token, Logger: o.logger,
-		TokenSource: TokenSource(cfg), Agents: f.svc, Hooks: f.svc, Panes: f.svc, Environment: o.environment}
+		TokenSource: TokenSource(cfg), Agents: f.svc, Hooks: f.svc.Hearing, Panes: f.svc, Environment: o.environment}
 	f.svc.AllPanePIDs = func(ctx context.Context, socket string) (map[string][]int, error) {
 		return runner.New(runner.Options{Socket: socket, ConfigFile: testkit.TmuxConfig}).AllPanePIDs(ctx)
 	}

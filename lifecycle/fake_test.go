@@ -1,11 +1,17 @@
 package lifecycle
 
 import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
 	"path/filepath"
 	"testing"
 
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/config"
+	"github.com/the-loop-dev/the-loop/harness"
+	"github.com/the-loop-dev/the-loop/hearing"
 	"github.com/the-loop-dev/the-loop/internal/testkit"
 	"github.com/the-loop-dev/the-loop/store"
 )
@@ -71,4 +77,112 @@ func eventNames(evs []loop.Event) []string {
 		out = append(out, e.Event)
 	}
 	return out
+}
+
+// hearerFor is the hearing room beside s, as cmd/the-loop wires it; it
+// follows s's Harness and PanePIDs as a test changes them.
+func hearerFor(s *Service) *hearing.Hearer {
+	return &hearing.Hearer{DB: s.DB, Events: s,
+		Harness: func(name, subject string) (loop.Harness, error) { return s.Harness(name, subject) },
+		PanePIDs: func(ctx context.Context, socket, target string) ([]int, error) {
+			if s.PanePIDs == nil {
+				return nil, nil
+			}
+			return s.PanePIDs(ctx, socket, target)
+		},
+		Getenv: s.getenv, Clock: s.now, Ended: s.SessionEnded}
+}
+
+// hookWorld is a started standing session "supervisor" whose spawns
+// declare hooks, with a state root of its own, and the Hearer beside it.
+type hookWorld struct {
+	t   *testing.T
+	s   *Service
+	h   *hearing.Hearer
+	r   *fakeRunner
+	cfg *config.Config
+	id  string // the recorded conversation
+}
+
+func newHookWorld(t *testing.T) *hookWorld {
+	t.Helper()
+	r := newFakeRunner()
+	s := newTestService(t, r)
+	s.HookBinary = "/opt/the loop/bin/the-loop"
+	h := hearerFor(s)
+	s.Hearing = h
+	cfg := testConfig(t, "supervisor")
+	cfg.StateRoot = t.TempDir()
+	res, err := s.StartStanding(context.Background(), cfg, "supervisor", false)
+	if err != nil || !res.OK {
+		t.Fatalf("start: %+v %v", res, err)
+	}
+	return &hookWorld{t: t, s: s, h: h, r: r, cfg: cfg, id: res.Sessions[0].HarnessSessionID}
+}
+
+// hook applies one payload (fields as JSON) to the session.
+func (w *hookWorld) hook(fields map[string]any, parents ...int) {
+	w.t.Helper()
+	if _, ok := fields["session_id"]; !ok {
+		fields["session_id"] = w.id
+	}
+	data, _ := json.Marshal(fields)
+	if err := w.h.ApplyHook(context.Background(), w.cfg.StateDir(), loop.HookDelivery{Session: "standing:supervisor", Payload: data, Parents: parents}); err != nil {
+		w.t.Fatal(err)
+	}
+}
+
+func (w *hookWorld) record() *loop.StandingRecord {
+	w.t.Helper()
+	rec, err := w.s.read("supervisor")
+	if err != nil || rec == nil {
+		w.t.Fatalf("record: %v %v", rec, err)
+	}
+	return rec
+}
+
+func (w *hookWorld) row() loop.StandingRow {
+	w.t.Helper()
+	row, err := w.s.GetStanding(context.Background(), w.cfg, "supervisor")
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return row
+}
+
+// setHarness records the session as one of harness, whose stock adapter
+// then reads its hooks.
+func (w *hookWorld) setHarness(name string) {
+	w.t.Helper()
+	fake := w.s.Harness
+	w.s.Harness = func(h, subject string) (loop.Harness, error) {
+		if h == name {
+			return harness.Lookup(h, subject, harness.ClaudeOptions{})
+		}
+		return fake(h, subject)
+	}
+	err := w.s.DB.Update(func(tx *store.Tx) error {
+		rec, err := tx.Standing("supervisor")
+		if err != nil || rec == nil {
+			return fmt.Errorf("record: %v %v", rec, err)
+		}
+		rec.Harness = name
+		return tx.PutStanding(rec)
+	})
+	if err != nil {
+		w.t.Fatal(err)
+	}
+}
+
+// newConversation is the id a clear moves a record to in the hook tests.
+const newConversation = "7c9e6679-7425-40de-944b-e07fc1f90ae7"
+
+func chmod(t *testing.T, path string, mode os.FileMode) {
+	t.Helper()
+	if err := os.MkdirAll(path, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(path, mode); err != nil {
+		t.Fatal(err)
+	}
 }

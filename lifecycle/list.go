@@ -134,7 +134,7 @@ func downReason(rec *loop.StandingRecord) string {
 // ListStanding returns one row per declared or recorded session, sorted by name,
 // with liveness from one tmux query per socket in use.
 func (s *Service) ListStanding(ctx context.Context, cfg *config.Config) ([]loop.StandingRow, error) {
-	_ = s.ApplySpool(ctx, cfg.StateDir()) // hooks heard while the store was locked; best-effort
+	_ = s.applySpool(ctx, cfg.StateDir()) // hooks heard while the store was locked; best-effort
 	block, err := standingBlock(cfg)
 	if err != nil {
 		return nil, err

@@ -295,31 +295,6 @@ type submitter interface {
 	SubmitTo(ctx context.Context, target string) error
 }
 
-// notifier wakes every waiter at each broadcast: a waiter takes wait()'s
-// channel before it looks, so no broadcast after its look is missed.
-type notifier struct {
-	mu sync.Mutex
-	ch chan struct{}
-}
-
-func (n *notifier) wait() <-chan struct{} {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if n.ch == nil {
-		n.ch = make(chan struct{})
-	}
-	return n.ch
-}
-
-func (n *notifier) broadcast() {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if n.ch != nil {
-		close(n.ch)
-		n.ch = nil
-	}
-}
-
 // sayPoll is how often a say looks at what its agent's hooks reported
 // when they may reach the store from another process (the CLI's, with
 // the service down: the hook command writes the store itself); the
@@ -365,7 +340,7 @@ func stopClaimed(name string, rec *loop.StandingRecord) error {
 func (s *Service) verify(ctx context.Context, stateRoot string, heard heardFn, target string, runner loop.Runner, before loop.Hearing, framed string, submit time.Duration) verified {
 	sum := loop.PromptSum(framed)
 	look := func() (loop.HeardPrompt, *loop.Hearing, bool, error) {
-		if err := s.ApplySpool(ctx, stateRoot); err != nil {
+		if err := s.applySpool(ctx, stateRoot); err != nil {
 			return loop.HeardPrompt{}, nil, false, err
 		}
 		rec, _, err := heard()
@@ -379,7 +354,7 @@ func (s *Service) verify(ctx context.Context, stateRoot string, heard heardFn, t
 		}
 		return loop.HeardPrompt{}, rec, false, nil
 	}
-	woken := s.heard.wait()
+	woken := s.heardCh()
 	p, rec, found, err := look()
 	if err != nil {
 		return verified{err: err}
@@ -396,7 +371,7 @@ func (s *Service) verify(ctx context.Context, stateRoot string, heard heardFn, t
 		if err := s.pause(ctx, woken); err != nil {
 			return verified{err: err}
 		}
-		woken = s.heard.wait()
+		woken = s.heardCh()
 		p, _, found, err := look()
 		if err != nil {
 			return verified{err: err}
@@ -489,8 +464,8 @@ func (s *Service) awaitSayAnswer(ctx context.Context, stateRoot string, heard he
 	sum := loop.PromptSum(framed)
 	deadline := time.Now().Add(wait)
 	for {
-		woken := s.heard.wait()
-		if err := s.ApplySpool(ctx, stateRoot); err != nil {
+		woken := s.heardCh()
+		if err := s.applySpool(ctx, stateRoot); err != nil {
 			return "", err
 		}
 		rec, running, err := heard()
@@ -506,7 +481,7 @@ func (s *Service) awaitSayAnswer(ctx context.Context, stateRoot string, heard he
 			mark = next
 		}
 		if promptID == "" {
-			promptID = heardPromptFor(rec.Prompts, seen, sum, joins)
+			promptID = loop.HeardPromptFor(rec.Prompts, seen, sum, joins)
 		}
 		if promptID != "" {
 			for _, a := range rec.Answers {
@@ -579,37 +554,4 @@ func contentText(raw json.RawMessage) string {
 		}
 	}
 	return strings.Join(parts, "\n")
-}
-
-// userEntrySum is the PromptSum of the text of the last user entry of
-// promptID in the transcript's last 1 MiB ("" when there is none).
-func userEntrySum(path, promptID string) string {
-	f, err := os.Open(path)
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	if fi, err := f.Stat(); err == nil && fi.Size() > 1<<20 {
-		_, _ = f.Seek(fi.Size()-1<<20, io.SeekStart)
-	}
-	data, err := io.ReadAll(io.LimitReader(f, 1<<20))
-	if err != nil {
-		return ""
-	}
-	sum := ""
-	for _, line := range bytes.Split(data, []byte{'\n'}) {
-		var e struct {
-			Type     string `json:"type"`
-			PromptID string `json:"promptId"`
-			Message  struct {
-				Content json.RawMessage `json:"content"`
-			} `json:"message"`
-		}
-		if json.Unmarshal(line, &e) == nil && e.Type == "user" && e.PromptID == promptID {
-			if text := contentText(e.Message.Content); text != "" {
-				sum = loop.PromptSum(text)
-			}
-		}
-	}
-	return sum
 }

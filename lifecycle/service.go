@@ -71,6 +71,11 @@ type Service struct {
 	// this service issues.
 	Redactor *redact.Redactor
 
+	// Hearing is the hearing room (package hearing) this process applies
+	// hooks with: a list or a say applies the spool through it first, and
+	// a waiting say is woken by it (nil: neither; a say polls).
+	Hearing Hearing
+
 	// Supervisor is the service's supervisor (supervise.go) once it runs;
 	// nil in a CLI process. Rows say supervised only with one.
 	Supervisor *Supervisor
@@ -78,17 +83,10 @@ type Service struct {
 	mu     sync.Mutex
 	names  map[string]chan struct{} // per-name locks: a token in a buffer of one
 	spawns *slots                   // standingSessions.startConcurrency (slots.go)
-	// spoolMu serialises this process's spool readers.
-	spoolMu sync.Mutex
 	// waits is the waiting says in flight from agents (no deadlock).
 	waits waitGraph
-	// heard wakes the says waiting on hooks this process applied.
-	heard notifier
 	// probes are the resume probes' shared tmux queries (probes.go).
 	probes probeRounds
-	// hookLimits drops a session's Notification and PostToolUse hooks
-	// above the rate (hooklimit.go).
-	hookLimits hookLimiter
 }
 
 func (s *Service) now() time.Time {

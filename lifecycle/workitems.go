@@ -64,7 +64,7 @@ func (s *Service) ListWorkItems(ctx context.Context, cfg *config.Config, status 
 	default:
 		return nil, loop.Invalid("invalid status '%s' (one of active, paused, closed)", status)
 	}
-	_ = s.ApplySpool(ctx, cfg.StateDir()) // hooks heard while the store was locked; best-effort
+	_ = s.applySpool(ctx, cfg.StateDir()) // hooks heard while the store was locked; best-effort
 	recs, err := s.workItemRecords()
 	if err != nil {
 		return nil, err

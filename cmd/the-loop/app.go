@@ -19,6 +19,7 @@ import (
 	"github.com/the-loop-dev/the-loop/channels"
 	"github.com/the-loop-dev/the-loop/config"
 	"github.com/the-loop-dev/the-loop/harness"
+	"github.com/the-loop-dev/the-loop/hearing"
 	"github.com/the-loop-dev/the-loop/internal/fileperm"
 	"github.com/the-loop-dev/the-loop/lifecycle"
 	"github.com/the-loop-dev/the-loop/runner"
@@ -382,7 +383,7 @@ func (a *App) Lifecycle(current func() *config.Config, db *store.DB, source stri
 	self, _ := os.Executable()
 	var mu sync.Mutex
 	runners := map[string]loop.Runner{}
-	return &lifecycle.Service{
+	svc := &lifecycle.Service{
 		DB:       db,
 		Redactor: newRedactor(current),
 		Runner: func(socket string) loop.Runner {
@@ -434,6 +435,16 @@ func (a *App) Lifecycle(current func() *config.Config, db *store.DB, source stri
 		// tmux missing from PATH is named before a start tries anything.
 		TmuxAvailable: func() error { return runner.New(runner.Options{}).Available() },
 	}
+	svc.Hearing = hearer(svc)
+	return svc
+}
+
+// hearer is the hearing room beside svc: it applies hooks to svc's store,
+// its events stamped by svc, its adapters and pane queries svc's, and an
+// agent's end pokes svc's supervisor.
+func hearer(svc *lifecycle.Service) *hearing.Hearer {
+	return &hearing.Hearer{DB: svc.DB, Events: svc, Harness: svc.Harness, PanePIDs: svc.PanePIDs,
+		Getenv: svc.Getenv, Clock: svc.Clock, NewID: svc.NewID, Ended: svc.SessionEnded}
 }
 
 // signalContext is cancelled by Ctrl-C or SIGTERM.

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	loop "github.com/the-loop-dev/the-loop"
+	"github.com/the-loop-dev/the-loop/hearing"
 	loophttp "github.com/the-loop-dev/the-loop/http"
 	"github.com/the-loop-dev/the-loop/lifecycle"
 	"github.com/the-loop-dev/the-loop/runner"
@@ -99,16 +100,16 @@ func socketRecordPath(stateRoot string) string {
 }
 
 func (c *HookCmd) deliver(stdin io.Reader, note func(what string, err error)) {
-	data, err := io.ReadAll(io.LimitReader(stdin, lifecycle.MaxHookRead))
+	data, err := io.ReadAll(io.LimitReader(stdin, hearing.MaxHookRead))
 	if err != nil && len(data) == 0 {
 		return
 	}
 	// One id per invocation, kept on whichever roads the payload takes (a
 	// POST that timed out, then the spool): it is applied once.
-	d := loop.HookDelivery{Session: c.Session, Parents: parentChain(), ID: lifecycle.NewHookDeliveryID()}
-	data, d.Truncated = lifecycle.ShrinkHookPayload(data)
+	d := loop.HookDelivery{Session: c.Session, Parents: parentChain(), ID: hearing.NewHookDeliveryID()}
+	data, d.Truncated = hearing.ShrinkHookPayload(data)
 	d.Payload = data
-	if _, ok := lifecycle.ParseHookPayload(data); !ok {
+	if _, ok := hearing.ParseHookPayload(data); !ok {
 		return // garbage: nothing to hear
 	}
 	root, err := filepath.Abs(c.StateRoot)
@@ -122,7 +123,7 @@ func (c *HookCmd) deliver(stdin io.Reader, note func(what string, err error)) {
 		note("dropped the "+c.Session+" payload", err)
 		return
 	}
-	if err := lifecycle.CheckPrivatePath(root, socketRecordPath(root), "service socket record"); err != nil {
+	if err := hearing.CheckPrivatePath(root, socketRecordPath(root), "service socket record"); err != nil {
 		note("not posting to the service it names", err)
 	} else if c.post(root, d) {
 		return
@@ -130,7 +131,7 @@ func (c *HookCmd) deliver(stdin io.Reader, note func(what string, err error)) {
 	if c.direct(root, d) {
 		return
 	}
-	if err := lifecycle.SpoolHook(root, d); err != nil {
+	if err := hearing.SpoolHook(root, d); err != nil {
 		note("dropped the "+c.Session+" payload", err)
 	}
 }
@@ -191,7 +192,7 @@ func (c *HookCmd) direct(root string, d loop.HookDelivery) bool {
 		return false
 	}
 	defer db.Close()
-	svc := &lifecycle.Service{DB: db, Source: "hook",
+	svc := &hearing.Hearer{DB: db, Events: &lifecycle.Service{DB: db, Source: "hook"},
 		PanePIDs: func(ctx context.Context, socket, target string) ([]int, error) {
 			return runner.New(runner.Options{Socket: socket}).PanePIDs(ctx, target)
 		}}

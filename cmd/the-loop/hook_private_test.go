@@ -17,6 +17,7 @@ import (
 
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/config"
+	"github.com/the-loop-dev/the-loop/hearing"
 	loophttp "github.com/the-loop-dev/the-loop/http"
 	"github.com/the-loop-dev/the-loop/internal/testkit"
 	"github.com/the-loop-dev/the-loop/lifecycle"
@@ -41,7 +42,7 @@ func runHook(t *testing.T, root string) string {
 
 func spoolCount(t *testing.T, root string) int {
 	t.Helper()
-	ents, _ := os.ReadDir(lifecycle.SpoolDir(root))
+	ents, _ := os.ReadDir(hearing.SpoolDir(root))
 	n := 0
 	for _, e := range ents {
 		if strings.HasSuffix(e.Name(), ".json") {
@@ -56,14 +57,14 @@ func TestHookCommand_SpoolsIntoAPrivateSpool(t *testing.T) {
 	if out := runHook(t, root); out != "" || spoolCount(t, root) != 1 {
 		t.Fatalf("stderr %q, %d spool files; want the payload spooled quietly", out, spoolCount(t, root))
 	}
-	if fi, err := os.Stat(lifecycle.SpoolDir(root)); err != nil || fi.Mode().Perm() != 0o700 {
+	if fi, err := os.Stat(hearing.SpoolDir(root)); err != nil || fi.Mode().Perm() != 0o700 {
 		t.Fatalf("spool dir %v %v", fi, err)
 	}
 }
 
 func TestHookCommand_RefusesASpoolOthersMayWrite(t *testing.T) {
 	root := t.TempDir()
-	spool := lifecycle.SpoolDir(root)
+	spool := hearing.SpoolDir(root)
 	if err := os.MkdirAll(spool, 0o700); err != nil {
 		t.Fatal(err)
 	}
@@ -172,7 +173,7 @@ func serveUnix(t *testing.T, path string, h http.Handler) {
 // slowSink applies a hook, then answers only after the hook command's POST
 // has timed out: the service applied it, the command does not know.
 type slowSink struct {
-	svc   *lifecycle.Service
+	svc   *hearing.Hearer
 	delay time.Duration
 }
 
@@ -196,7 +197,7 @@ func TestHookCommand_APostThatTimedOutAfterItWasAppliedIsNotAppliedAgain(t *test
 	}); err != nil {
 		t.Fatal(err)
 	}
-	svc := &lifecycle.Service{DB: db, Source: "service"}
+	svc := &hearing.Hearer{DB: db, Events: &lifecycle.Service{DB: db, Source: "service"}}
 	cfg := config.Default()
 	srv := loophttp.NewServer(loophttp.Options{NoAuth: true, StateRoot: root,
 		Hooks:  slowSink{svc: svc, delay: hookPostTimeout + 300*time.Millisecond},

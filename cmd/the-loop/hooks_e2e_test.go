@@ -15,8 +15,8 @@ import (
 	"time"
 
 	loop "github.com/the-loop-dev/the-loop"
+	"github.com/the-loop-dev/the-loop/hearing"
 	"github.com/the-loop-dev/the-loop/internal/testkit"
-	"github.com/the-loop-dev/the-loop/lifecycle"
 	"github.com/the-loop-dev/the-loop/store"
 )
 
@@ -289,7 +289,7 @@ func TestHookCommand_AlwaysExitsZero(t *testing.T) {
 	// A locked store: the payload waits in the spool.
 	hookRun(t, e, "standing:supervisor", notification(id, "spooled one"))
 	hookRun(t, e, "standing:supervisor", notification(id, "spooled two"))
-	ents, _ := os.ReadDir(lifecycle.SpoolDir(root))
+	ents, _ := os.ReadDir(hearing.SpoolDir(root))
 	if len(ents) != 2 {
 		t.Fatalf("%d spool files while the store was locked", len(ents))
 	}
@@ -300,14 +300,14 @@ func TestHookCommand_AlwaysExitsZero(t *testing.T) {
 	}
 	db.Close()
 	last := rec.Answers[len(rec.Answers)-1]
-	if last.PromptID != "big" || !last.Truncated || len(last.Text) != lifecycle.MaxKeptAnswer || strings.Trim(last.Text, "x") != "" {
+	if last.PromptID != "big" || !last.Truncated || len(last.Text) != hearing.MaxKeptAnswer || strings.Trim(last.Text, "x") != "" {
 		t.Fatalf("the 2 MiB Stop: %s, %d bytes, truncated %v (want its first part, marked truncated)", last.PromptID, len(last.Text), last.Truncated)
 	}
 	e.must(0, "standing", "list") // the next reader applies the spool
 	if got := attentionMessages(e); !slices.Equal(got, []string{"service stopped", "spooled one", "spooled two"}) {
 		t.Fatalf("attention %q", got)
 	}
-	if left, _ := os.ReadDir(lifecycle.SpoolDir(root)); len(left) != 0 {
+	if left, _ := os.ReadDir(hearing.SpoolDir(root)); len(left) != 0 {
 		t.Fatalf("%d spool files left after they were applied", len(left))
 	}
 	e.must(0, "standing", "list")

@@ -18,6 +18,7 @@ import (
 	"github.com/the-loop-dev/the-loop/channels"
 	"github.com/the-loop-dev/the-loop/channels/github"
 	"github.com/the-loop-dev/the-loop/config"
+	"github.com/the-loop-dev/the-loop/hearing"
 	loophttp "github.com/the-loop-dev/the-loop/http"
 	"github.com/the-loop-dev/the-loop/internal/fileperm"
 	"github.com/the-loop-dev/the-loop/internal/servicelog"
@@ -115,7 +116,7 @@ func (c *ServeCmd) Run(a *App) error {
 		NoAuth:      cfg.Service.AuthOff(),
 		Agents:      svc,
 		Panes:       svc,
-		Hooks:       svc,
+		Hooks:       svc.Hearing,
 		StateRoot:   cfg.StateDir(),
 		Redactor:    red,
 		Environment: func(context.Context) loop.Environment { return ownEnvironment(current()) },
@@ -129,8 +130,8 @@ func (c *ServeCmd) Run(a *App) error {
 	}
 	defer os.Remove(socketRecordPath(cfg.StateDir()))
 	_ = os.Remove(filepath.Join(cfg.StateDir(), "local", "service.addr")) // an older version's record
-	if err := svc.ApplySpool(context.Background(), cfg.StateDir()); err != nil {
-		log.Warn("could not apply the spooled hook payloads", "spool", lifecycle.SpoolDir(cfg.StateDir()), "error", err)
+	if err := svc.Hearing.ApplySpool(context.Background(), cfg.StateDir()); err != nil {
+		log.Warn("could not apply the spooled hook payloads", "spool", hearing.SpoolDir(cfg.StateDir()), "error", err)
 	}
 	if degraded != "" {
 		log.Warn(degraded)

@@ -12,7 +12,7 @@ import (
 
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/config"
-	"github.com/the-loop-dev/the-loop/lifecycle"
+	"github.com/the-loop-dev/the-loop/hearing"
 	"github.com/the-loop-dev/the-loop/store"
 )
 
@@ -192,7 +192,7 @@ func emptyStore(cfg *config.Config) (db *store.DB, done func(), ok bool, err err
 	if _, err := os.Stat(storeFile(cfg.StateDir())); !errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, false, nil
 	}
-	if spooled, _ := os.ReadDir(lifecycle.SpoolDir(cfg.StateDir())); len(spooled) > 0 {
+	if spooled, _ := os.ReadDir(hearing.SpoolDir(cfg.StateDir())); len(spooled) > 0 {
 		return nil, nil, false, nil
 	}
 	dir, err := os.MkdirTemp("", "the-loop-empty-")

@@ -1,7 +1,5 @@
 package main
 
-import ()
-
 // StopCmd is `the-loop stop`: every recorded standing session first, then
 // the service. It works with the service down, not answering, or a config
 // that no longer validates or is not safe to load, from a safe state root.

@@ -1,12 +1,10 @@
-package lifecycle
+package hearing
 
 import (
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/BurntSushi/toml"
 
 	loop "github.com/the-loop-dev/the-loop"
 )
@@ -57,44 +55,6 @@ func TestParseHookPayload_ReadsCodexAndGeminiAsClaude(t *testing.T) {
 	}
 }
 
-// codexHookArgs declares each Codex hook as a -c override whose value is
-// TOML Codex parses to the hook list (the command quoted whatever it
-// holds), turns hooks on, and adds the hook-trust bypass once.
-func TestCodexHookArgs_AreTOMLOverrides(t *testing.T) {
-	cmd := HookCommand("/opt/the loop/bin\"x", "/s", "standing:a")
-	args := codexHookArgs(cmd, []string{"--model", "o3"})
-	if args[0] != "-c" || args[1] != "features.codex_hooks=true" || args[len(args)-3] != CodexBypassHookTrust || args[len(args)-2] != "--model" {
-		t.Fatalf("args %q", args)
-	}
-	seen := map[string]bool{}
-	for i := 2; i+1 < len(args) && args[i] == "-c"; i += 2 {
-		key, value, _ := strings.Cut(args[i+1], "=")
-		var doc struct {
-			V []struct {
-				Hooks []struct {
-					Type, Command string
-					Timeout       int
-				}
-			}
-		}
-		if _, err := toml.Decode("v = "+value, &doc); err != nil {
-			t.Fatalf("%s is not TOML: %v", args[i+1], err)
-		}
-		if len(doc.V) != 1 || len(doc.V[0].Hooks) != 1 || doc.V[0].Hooks[0].Command != cmd || doc.V[0].Hooks[0].Type != "command" {
-			t.Fatalf("%s decodes to %+v", key, doc)
-		}
-		seen[strings.TrimPrefix(key, "hooks.")] = true
-	}
-	for _, ev := range CodexHookEvents {
-		if !seen[ev] {
-			t.Errorf("no override for %s in %q", ev, args)
-		}
-	}
-	if again := codexHookArgs(cmd, []string{CodexBypassHookTrust}); strings.Count(strings.Join(again, " "), CodexBypassHookTrust) != 1 {
-		t.Fatalf("the bypass twice: %q", again)
-	}
-}
-
 // Turns without a prompt id of their own get one: a Gemini BeforeAgent gets
 // an id of the-loop's, which its AfterAgent answers; a Codex turn under a
 // turn id already answered (a message queued during that turn) gets one
@@ -126,7 +86,7 @@ func TestHooks_TurnsWithoutTheirOwnIDGetOne(t *testing.T) {
 	if !strings.HasPrefix(h.Prompts[0].PromptID, "heard-") || h.Prompts[1].PromptID != "t1" || !strings.HasPrefix(h.Prompts[2].PromptID, "t1#") {
 		t.Fatalf("prompt ids %+v", h.Prompts)
 	}
-	if got := heardPromptFor(h.Prompts, h.Prompts[:2], loop.PromptSum("queued say"), false); got != h.Prompts[2].PromptID {
+	if got := loop.HeardPromptFor(h.Prompts, h.Prompts[:2], loop.PromptSum("queued say"), false); got != h.Prompts[2].PromptID {
 		t.Fatalf("the queued say's turn: %q", got)
 	}
 	if w.row().Activity != loop.ActivityIdle {

@@ -1,4 +1,4 @@
-package lifecycle
+package hearing
 
 import (
 	"fmt"
@@ -103,7 +103,7 @@ func TestHooks_TheHooksAVerbWaitsOnAreNeverDropped(t *testing.T) {
 	}
 	for _, ev := range []string{"Stop", "UserPromptSubmit", "PreToolUse", "PermissionRequest", "SessionStart"} {
 		for range 3 {
-			if dropped, err := w.s.dropHook(loop.HookDelivery{Session: "standing:supervisor", Payload: []byte("{}")}, ev, ""); dropped || err != nil {
+			if dropped, err := hearer(w.s).dropHook(loop.HookDelivery{Session: "standing:supervisor", Payload: []byte("{}")}, ev, ""); dropped || err != nil {
 				t.Fatalf("%s past the rate: dropped %v (%v)", ev, dropped, err)
 			}
 		}
@@ -120,7 +120,7 @@ func TestHooks_TheHooksAVerbWaitsOnAreNeverDropped(t *testing.T) {
 		t.Errorf("after the last Stop: %s", a)
 	}
 	// A spooled payload is not limited.
-	if dropped, _ := w.s.dropHook(loop.HookDelivery{Session: "standing:supervisor"}, "Notification", "0000000001"); dropped {
+	if dropped, _ := hearer(w.s).dropHook(loop.HookDelivery{Session: "standing:supervisor"}, "Notification", "0000000001"); dropped {
 		t.Error("a spooled Notification was dropped")
 	}
 }

@@ -1,4 +1,4 @@
-package lifecycle
+package hearing
 
 import (
 	"bytes"
@@ -19,6 +19,7 @@ import (
 
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/harness"
+	"github.com/the-loop-dev/the-loop/internal/fileperm"
 	"github.com/the-loop-dev/the-loop/sdk"
 	"github.com/the-loop-dev/the-loop/store"
 )
@@ -151,7 +152,7 @@ type hooked struct {
 // refused by CheckPrivatePath is left alone (the service reports it at its
 // start, the hook command on every payload it would have spooled): d is
 // applied all the same.
-func (s *Service) ApplyHook(ctx context.Context, stateRoot string, d loop.HookDelivery) error {
+func (s *Hearer) ApplyHook(ctx context.Context, stateRoot string, d loop.HookDelivery) error {
 	// A refusal is ApplySpool's only EINVALID error.
 	if err := s.ApplySpool(ctx, stateRoot); err != nil && loop.ErrorCode(err) != loop.EINVALID {
 		return err
@@ -200,10 +201,10 @@ func checkSpool(stateRoot string) error {
 
 // applyHook applies one delivery; seq, for a spooled one, is its file's
 // name: a record that already applied it (or a later one) skips it.
-func (s *Service) applyHook(ctx context.Context, d loop.HookDelivery, seq string) error {
+func (s *Hearer) applyHook(ctx context.Context, d loop.HookDelivery, seq string) error {
 	p, ok := ParseHookPayload(d.Payload)
 	if !ok {
-		return s.Emit(s.event("hook.ignored", loop.LevelWarning, loop.F("session", d.Session),
+		return s.emit(s.event("hook.ignored", loop.LevelWarning, loop.F("session", d.Session),
 			loop.F("why", "the payload is not a Claude Code hook payload")))
 	}
 	if dropped, err := s.dropHook(d, p.Event, seq); dropped {
@@ -274,7 +275,7 @@ func (s *Service) applyHook(ctx context.Context, d loop.HookDelivery, seq string
 		return nil
 	})
 	if err == nil && ended {
-		s.SessionEnded()
+		s.ended()
 	}
 	if err == nil && refused != nil {
 		return refused
@@ -287,7 +288,7 @@ func (s *Service) applyHook(ctx context.Context, d loop.HookDelivery, seq string
 // never compared, stored or adopted, and the record keeps its own. An
 // empty session_id names no conversation and is left to hear, which
 // ignores it.
-func (s *Service) checkHookID(h *hooked, p HookPayload) error {
+func (s *Hearer) checkHookID(h *hooked, p HookPayload) error {
 	if p.SessionID == "" {
 		return nil
 	}
@@ -332,7 +333,7 @@ func NewHookDeliveryID() string {
 }
 
 // hookedIn finds the record ref names (nil and why not when there is none).
-func (s *Service) hookedIn(tx *store.Tx, ref string) (*hooked, string, error) {
+func (s *Hearer) hookedIn(tx *store.Tx, ref string) (*hooked, string, error) {
 	if name, ok := loop.ParseStandingRef(ref); ok {
 		rec, err := tx.Standing(name)
 		if err != nil || rec == nil {
@@ -361,7 +362,7 @@ func (s *Service) hookedIn(tx *store.Tx, ref string) (*hooked, string, error) {
 // clear (any harness) or the startup of a harness whose id is captured
 // (codex) needs them; always false skips the tmux call for the others, so
 // the SessionStart of every Claude spawn costs no tmux round trip.
-func (s *Service) panePIDsFor(ctx context.Context, ref string, always bool) []int {
+func (s *Hearer) panePIDsFor(ctx context.Context, ref string, always bool) []int {
 	if s.PanePIDs == nil {
 		return nil
 	}
@@ -383,7 +384,7 @@ func (s *Service) panePIDsFor(ctx context.Context, ref string, always bool) []in
 }
 
 // hear applies p to h: the events it makes, or why it was ignored.
-func (s *Service) hear(h *hooked, p HookPayload, d loop.HookDelivery, panes []int) ([]loop.Event, string) {
+func (s *Hearer) hear(h *hooked, p HookPayload, d loop.HookDelivery, panes []int) ([]loop.Event, string) {
 	ev := func(what string, fields ...loop.Field) loop.Event {
 		return s.event(h.prefix+"."+what, loop.LevelInfo, append([]loop.Field{h.subject}, fields...)...)
 	}
@@ -513,7 +514,7 @@ const answerWait = 500 * time.Millisecond
 // the last one counted, so a Stop counts its own turn's tokens. There is
 // no wait for another conversation id, nor when there is no transcript
 // file (a harness or a fake agent without one).
-func (s *Service) awaitAnswer(ctx context.Context, ref, id string) {
+func (s *Hearer) awaitAnswer(ctx context.Context, ref, id string) {
 	var path, through string
 	_ = s.DB.View(func(tx *store.Tx) error {
 		h, _, err := s.hookedIn(tx, ref)
@@ -558,7 +559,7 @@ func (s *Service) awaitAnswer(ctx context.Context, ref, id string) {
 }
 
 // setActivity sets h's activity, stamping when it changes.
-func (s *Service) setActivity(h *loop.Hearing, activity string) {
+func (s *Hearer) setActivity(h *loop.Hearing, activity string) {
 	if h.Activity != activity {
 		h.Activity, h.ActivityAt = activity, s.now().Format(time.RFC3339)
 	}
@@ -567,7 +568,7 @@ func (s *Service) setActivity(h *loop.Hearing, activity string) {
 // countTokens adds to h's totals the usage of the transcript answers after
 // the last one counted, reading only the transcript's tail (the file
 // computed from the recorded cwd and id, never a payload's path).
-func (s *Service) countTokens(h *hooked) {
+func (s *Hearer) countTokens(h *hooked) {
 	dir, err := harness.ClaudeConfigDir(s.Getenv, "")
 	if err != nil || h.cwd == "" || *h.id == "" {
 		return
@@ -658,7 +659,7 @@ func SpoolHook(stateRoot string, d loop.HookDelivery) error {
 
 func writeSpool(stateRoot string, data []byte) error {
 	name := fmt.Sprintf("%020d-%07d.json", time.Now().UnixNano(), os.Getpid())
-	return writePrivate(filepath.Join(SpoolDir(stateRoot), name), data)
+	return fileperm.WritePrivate(filepath.Join(SpoolDir(stateRoot), name), data)
 }
 
 // spoolFiles lists the spool's files in order, with their sizes.
@@ -696,7 +697,7 @@ func spoolFiles(stateRoot string) ([]string, []int64, error) {
 // record keeps the last applied name), so nothing is applied twice. A
 // spool (or a file in it) another user owns or others may write is
 // refused, naming it, and left as it is: no payload of it is applied.
-func (s *Service) ApplySpool(ctx context.Context, stateRoot string) error {
+func (s *Hearer) ApplySpool(ctx context.Context, stateRoot string) error {
 	if stateRoot == "" {
 		return nil
 	}
@@ -725,7 +726,7 @@ func (s *Service) ApplySpool(ctx context.Context, stateRoot string) error {
 		if json.Unmarshal(data, &sp) == nil {
 			seq := strings.TrimSuffix(name, ".json")
 			if sp.Overflow != nil {
-				err = s.Emit(s.event("hook.spool_overflow", loop.LevelWarning, loop.F("dropped", sp.Overflow.Dropped),
+				err = s.emit(s.event("hook.spool_overflow", loop.LevelWarning, loop.F("dropped", sp.Overflow.Dropped),
 					loop.F("bytes", sp.Overflow.Bytes), loop.F("spool", SpoolDir(stateRoot))))
 			} else {
 				d := sp.HookDelivery
@@ -743,14 +744,6 @@ func (s *Service) ApplySpool(ctx context.Context, stateRoot string) error {
 	}
 	return nil
 }
-
-func (k standingKind) hearing(rec *loop.StandingRecord) *loop.Hearing { return &rec.Hearing }
-
-func (k standingKind) sessionRef() string { return loop.StandingRef(k.name) }
-
-func (k workItemKind) hearing(rec *loop.WorkItemRecord) *loop.Hearing { return &rec.Hearing }
-
-func (k workItemKind) sessionRef() string { return k.ref.String() }
 
 // MaxHookRead is how much of a hook's stdin the hook command reads before
 // ShrinkHookPayload makes it fit MaxHookPayload.

@@ -1,4 +1,4 @@
-package lifecycle
+package hearing
 
 import (
 	"sync"
@@ -98,7 +98,7 @@ func (l *hookLimiter) bucket(ref string, now time.Time) *hookBucket {
 // dropHook reports whether the delivery d of a hook event is dropped above
 // the rate (never a spooled one: seq names its file); a due
 // hook.rate_limited is appended, and its failure returned.
-func (s *Service) dropHook(d loop.HookDelivery, event, seq string) (bool, error) {
+func (s *Hearer) dropHook(d loop.HookDelivery, event, seq string) (bool, error) {
 	if seq != "" || !hookLimitable(event) {
 		return false, nil
 	}
@@ -107,7 +107,7 @@ func (s *Service) dropHook(d loop.HookDelivery, event, seq string) (bool, error)
 	if ok || !report {
 		return !ok, nil
 	}
-	return true, s.Emit(s.event("hook.rate_limited", loop.LevelWarning, hookSubject(d.Session),
+	return true, s.emit(s.event("hook.rate_limited", loop.LevelWarning, hookSubject(d.Session),
 		loop.F("hook_event_name", event), loop.F("dropped", dropped),
 		loop.F("why", "more than 20 hooks or 1 MiB of them a second: Notification and PostToolUse hooks are dropped until the rate falls; this is logged once a minute")))
 }

@@ -1,4 +1,4 @@
-package lifecycle
+package hearing
 
 import (
 	"slices"
@@ -50,7 +50,7 @@ func canonicalHook(p HookPayload) HookPayload {
 // pane (the claim keeps it as HeardID; its HarnessSessionID stays the
 // pane's tag). The starter's own capture (from the session file the pane
 // holds open) is what the record finally keeps.
-func (s *Service) adoptStart(h *hooked, p HookPayload, d loop.HookDelivery, panes []int) bool {
+func (s *Hearer) adoptStart(h *hooked, p HookPayload, d loop.HookDelivery, panes []int) bool {
 	if !h.captures || h.claim == nil || h.claim.Op != "start" || h.claim.Resume || p.SessionID == "" ||
 		p.Event != "SessionStart" || p.Source != "startup" {
 		return false
@@ -65,20 +65,4 @@ func (s *Service) adoptStart(h *hooked, p HookPayload, d loop.HookDelivery, pane
 // answered reports whether h holds an answer to prompt id.
 func answered(h *loop.Hearing, id string) bool {
 	return id != "" && slices.ContainsFunc(h.Answers, func(a loop.Answer) bool { return a.PromptID == id })
-}
-
-// heardPromptFor is the prompt id of a turn heard for text sum among
-// prompts that were not heard before (seen), one that ran as a turn of its
-// own (not queued into another): how a say delivered into a busy Codex or
-// Gemini finds the turn that took it, where no transcript entry names it.
-//
-// joins (codex) also takes a prompt that joined the running turn: that
-// turn's Stop answers it.
-func heardPromptFor(prompts, seen []loop.HeardPrompt, sum string, joins bool) string {
-	for _, p := range prompts {
-		if p.Sum == sum && (!p.Queued || joins) && p.PromptID != "" && !slices.Contains(seen, p) {
-			return p.PromptID
-		}
-	}
-	return ""
 }

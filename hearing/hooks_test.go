@@ -1,4 +1,4 @@
-package lifecycle
+package hearing
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/config"
 	"github.com/the-loop-dev/the-loop/harness"
+	"github.com/the-loop-dev/the-loop/lifecycle"
 	"github.com/the-loop-dev/the-loop/store"
 )
 
@@ -21,7 +22,7 @@ import (
 // declare hooks, with a state root of its own.
 type hookWorld struct {
 	t   *testing.T
-	s   *Service
+	s   *lifecycle.Service
 	r   *fakeRunner
 	cfg *config.Config
 	id  string // the recorded conversation
@@ -48,14 +49,14 @@ func (w *hookWorld) hook(fields map[string]any, parents ...int) {
 		fields["session_id"] = w.id
 	}
 	data, _ := json.Marshal(fields)
-	if err := w.s.ApplyHook(context.Background(), w.cfg.StateDir(), loop.HookDelivery{Session: "standing:supervisor", Payload: data, Parents: parents}); err != nil {
+	if err := hearer(w.s).ApplyHook(context.Background(), w.cfg.StateDir(), loop.HookDelivery{Session: "standing:supervisor", Payload: data, Parents: parents}); err != nil {
 		w.t.Fatal(err)
 	}
 }
 
 func (w *hookWorld) record() *loop.StandingRecord {
 	w.t.Helper()
-	rec, err := w.s.read("supervisor")
+	rec, err := readStanding(w.t, w.s, "supervisor"), error(nil)
 	if err != nil || rec == nil {
 		w.t.Fatalf("record: %v %v", rec, err)
 	}
@@ -112,91 +113,6 @@ func (w *hookWorld) heardEvents() []loop.Event {
 		}
 	}
 	return out
-}
-
-func TestHooks_EveryClaudeSpawnDeclaresTheSixHooks(t *testing.T) {
-	w := newHookWorld(t)
-	argv := w.r.Spawns[0].Argv
-	i := slices.Index(argv, "--settings")
-	if i < 0 || i+1 >= len(argv) {
-		t.Fatalf("argv %q has no --settings", argv)
-	}
-	path := argv[i+1]
-	if want := filepath.Join(w.cfg.StateDir(), "local", "hooks", "loop-standing-supervisor.json"); path != want {
-		t.Fatalf("settings file %s, want %s", path, want)
-	}
-	fi, err := os.Stat(path)
-	if err != nil || fi.Mode().Perm() != 0o600 {
-		t.Fatalf("settings file: %v %v", fi, err)
-	}
-	var doc struct {
-		Hooks map[string][]struct {
-			Hooks []struct{ Type, Command string }
-		}
-	}
-	data, _ := os.ReadFile(path)
-	if err := json.Unmarshal(data, &doc); err != nil {
-		t.Fatal(err)
-	}
-	want := `'/opt/the loop/bin/the-loop' hook --state-root '` + w.cfg.StateDir() + `' --session 'standing:supervisor'`
-	for _, ev := range HookEvents {
-		g := doc.Hooks[ev]
-		if len(g) != 1 || len(g[0].Hooks) != 1 || g[0].Hooks[0].Type != "command" || g[0].Hooks[0].Command != want {
-			t.Errorf("%s hooks %+v, want one command %s", ev, g, want)
-		}
-	}
-	if len(doc.Hooks) != 6 {
-		t.Errorf("hooks for %d events", len(doc.Hooks))
-	}
-	if w.record().Activity != loop.ActivityStarting || w.row().Activity != loop.ActivityStarting {
-		t.Fatalf("a fresh spawn is %q", w.row().Activity)
-	}
-}
-
-func TestHooks_TheOperatorsOwnSettingsKeepTheirHooks(t *testing.T) {
-	r := newFakeRunner()
-	s := newTestService(t, r)
-	s.HookBinary = "/bin/the-loop"
-	cfg := testConfig(t, "supervisor")
-	cfg.StateRoot = t.TempDir()
-	theirs := filepath.Join(cfg.Standing.Sessions[0].Cwd, "mine.json")
-	if err := os.WriteFile(theirs, []byte(`{"model":"opus","hooks":{"Stop":[{"hooks":[{"type":"command","command":"notify-send done"}]}],"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"audit"}]}]}}`), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cfg.Standing.Sessions[0].HarnessArgs = []string{"--model", "opus", "--settings", "mine.json", `--settings={"env":{"A":"1"}}`}
-	if res, err := s.StartStanding(context.Background(), cfg, "supervisor", false); err != nil || !res.OK {
-		t.Fatalf("start: %+v %v", res, err)
-	}
-	argv := r.Spawns[0].Argv
-	if n := strings.Count(strings.Join(argv, "\x00"), "--settings"); n != 1 {
-		t.Fatalf("argv %q: %d --settings, want ours alone", argv, n)
-	}
-	if !slices.Contains(argv, "--model") || !slices.Contains(argv, "opus") {
-		t.Fatalf("argv %q lost the operator's other flags", argv)
-	}
-	var doc map[string]any
-	data, _ := os.ReadFile(argv[slices.Index(argv, "--settings")+1])
-	if err := json.Unmarshal(data, &doc); err != nil {
-		t.Fatal(err)
-	}
-	hooks := doc["hooks"].(map[string]any)
-	stop := hooks["Stop"].([]any)
-	if len(stop) != 2 || !strings.Contains(fmt.Sprint(stop[0]), "notify-send done") || !strings.Contains(fmt.Sprint(stop[1]), " hook --state-root ") {
-		t.Fatalf("Stop hooks %v: want theirs, then ours", stop)
-	}
-	if _, ok := hooks["PreToolUse"]; !ok || doc["model"] != "opus" || doc["env"] == nil {
-		t.Fatalf("their settings are not kept: %v", doc)
-	}
-
-	// A settings file that is not there fails the spawn, naming it.
-	cfg.Standing.Sessions[0].HarnessArgs = []string{"--settings", "gone.json"}
-	if _, err := s.StopStanding(context.Background(), cfg, "supervisor"); err != nil {
-		t.Fatal(err)
-	}
-	res, _ := s.StartStanding(context.Background(), cfg, "supervisor", false)
-	if res.OK || !strings.Contains(res.Sessions[0].Detail, "gone.json") {
-		t.Fatalf("start with a missing settings file: %+v", res)
-	}
 }
 
 func TestHooks_ActivityFollowsATurnAndEventsRecordIt(t *testing.T) {
@@ -319,13 +235,13 @@ func TestHooks_GarbageTruncatedAndUnknownSessionsAreHarmless(t *testing.T) {
 		{Session: "standing:nobody", Payload: []byte(`{"hook_event_name":"Stop","session_id":"x"}`)},
 		{Session: "what?", Payload: []byte(`{"hook_event_name":"Stop","session_id":"x"}`)},
 	} {
-		if err := w.s.ApplyHook(context.Background(), w.cfg.StateDir(), d); err != nil {
+		if err := hearer(w.s).ApplyHook(context.Background(), w.cfg.StateDir(), d); err != nil {
 			t.Fatalf("%s: %v", d.Payload, err)
 		}
 	}
 	// A truncated Stop keeps the fields before the cut.
 	cut := []byte(`{"session_id":"` + w.id + `","hook_event_name":"Stop","prompt_id":"p9","last_assistant_message":"` + strings.Repeat("a", 100))
-	if err := w.s.ApplyHook(context.Background(), w.cfg.StateDir(), loop.HookDelivery{Session: "standing:supervisor", Payload: cut, Truncated: true}); err != nil {
+	if err := hearer(w.s).ApplyHook(context.Background(), w.cfg.StateDir(), loop.HookDelivery{Session: "standing:supervisor", Payload: cut, Truncated: true}); err != nil {
 		t.Fatal(err)
 	}
 	rec := w.record()
@@ -376,7 +292,7 @@ func TestHooks_SpooledPayloadsAreAppliedOnceInOrder(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := w.s.ApplySpool(context.Background(), root); err != nil {
+	if err := hearer(w.s).ApplySpool(context.Background(), root); err != nil {
 		t.Fatal(err)
 	}
 	got := w.heardEvents()
@@ -405,7 +321,7 @@ func TestHooks_AFullSpoolDropsTheOldestWithAnEvent(t *testing.T) {
 	if total > MaxSpoolBytes+4096 {
 		t.Fatalf("the spool holds %d bytes", total)
 	}
-	if err := w.s.ApplySpool(context.Background(), root); err != nil {
+	if err := hearer(w.s).ApplySpool(context.Background(), root); err != nil {
 		t.Fatal(err)
 	}
 	var overflow []loop.Event
@@ -500,20 +416,17 @@ func TestHooks_AStopWaitsForItsAnswerToReachTheTranscript(t *testing.T) {
 }
 
 // TestHooks_AnAgentsSessionEndPokesTheSupervisor: a SessionEnd that ends
-// the agent makes the supervisor look at once (SessionEnded); a clear's
+// the agent makes the supervisor look at once (the Hearer's Ended, wired
+// to lifecycle.Service.SessionEnded); a clear's
 // SessionEnd, where the same process goes on, does not.
 func TestHooks_AnAgentsSessionEndPokesTheSupervisor(t *testing.T) {
 	w := newHookWorld(t)
-	sv := &Supervisor{}
-	sv.init()
-	w.s.Supervisor = sv
+	ends := 0
+	hearer(w.s).Ended = func() { ends++ } // the service's: its supervisor's Poke
 	poked := func() bool {
-		select {
-		case <-sv.pokes:
-			return true
-		default:
-			return false
-		}
+		p := ends > 0
+		ends = 0
+		return p
 	}
 	w.hook(map[string]any{"hook_event_name": "SessionEnd", "reason": "clear"})
 	if poked() {
@@ -545,12 +458,12 @@ func TestHooks_ADeliveryIsAppliedOnceWhateverRoadItTakes(t *testing.T) {
 			if err := SpoolHook(root, d); err != nil {
 				t.Fatal(err)
 			}
-			if err := w.s.ApplySpool(context.Background(), root); err != nil {
+			if err := hearer(w.s).ApplySpool(context.Background(), root); err != nil {
 				t.Fatal(err)
 			}
 			return
 		}
-		if err := w.s.ApplyHook(context.Background(), root, d); err != nil {
+		if err := hearer(w.s).ApplyHook(context.Background(), root, d); err != nil {
 			t.Fatal(err)
 		}
 	}

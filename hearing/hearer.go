@@ -1,0 +1,138 @@
+package hearing
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	loop "github.com/the-loop-dev/the-loop"
+	"github.com/the-loop-dev/the-loop/harness"
+	"github.com/the-loop-dev/the-loop/store"
+)
+
+// Hearer applies the agents' hook payloads to the records of one store:
+// through the service's hook route (loop.HookSink), the store directly (the
+// hook command when the service is down) or the spool. It is safe for
+// concurrent use. cmd/the-loop builds one beside each lifecycle.Service and
+// hands it to the service as its lifecycle.Hearing.
+type Hearer struct {
+	DB *store.DB
+	// Events stamps the events hearing writes (clock, source, pid,
+	// redaction: lifecycle's Service) and appends those that go alone.
+	Events loop.EventWriter
+	// Harness returns the adapter for a harness name; subject names the
+	// session in the refusal.
+	Harness func(name, subject string) (loop.Harness, error)
+	// PanePIDs returns the pids of target's panes on socket (nil: a
+	// SessionStart of source clear is never trusted).
+	PanePIDs func(ctx context.Context, socket, target string) ([]int, error)
+	// Getenv reads the environment (CLAUDE_CONFIG_DIR for transcripts);
+	// nil means os.Getenv.
+	Getenv func(string) string
+	// Clock stamps the record's times (nil: time.Now).
+	Clock loop.Clock
+	// NewID returns a new id for a turn heard without one (nil: uuid4).
+	NewID func() string
+	// Ended is called once an agent's SessionEnd is applied (the
+	// supervisor looks now; nil: nobody is told).
+	Ended func()
+
+	// spoolMu serialises this process's spool readers.
+	spoolMu sync.Mutex
+	// heard wakes the says waiting on hooks this process applied.
+	heard notifier
+	// hookLimits drops a session's Notification and PostToolUse hooks
+	// above the rate (hooklimit.go).
+	hookLimits hookLimiter
+}
+
+// Heard returns a channel closed when this process next applies a hook
+// (lifecycle.Hearing): a say takes it before it looks, so no hook applied
+// after its look is missed.
+func (s *Hearer) Heard() <-chan struct{} { return s.heard.wait() }
+
+func (s *Hearer) now() time.Time {
+	if s.Clock != nil {
+		return s.Clock().UTC()
+	}
+	return time.Now().UTC()
+}
+
+func (s *Hearer) stamp() string { return s.now().Format(loop.RecordTimeFormat) }
+
+func (s *Hearer) newID() string {
+	if s.NewID != nil {
+		return s.NewID()
+	}
+	return uuid.NewString()
+}
+
+func (s *Hearer) event(name, level string, fields ...loop.Field) loop.Event {
+	return s.Events.NewEvent(name, level, fields...)
+}
+
+func (s *Hearer) emit(evs ...loop.Event) error { return s.Events.Emit(evs...) }
+
+func (s *Hearer) ended() {
+	if s.Ended != nil {
+		s.Ended()
+	}
+}
+
+// lookupHarness is s.Harness, else the stock adapters.
+func (s *Hearer) lookupHarness(name, subject string) (loop.Harness, error) {
+	if s.Harness != nil {
+		return s.Harness(name, subject)
+	}
+	return harness.Lookup(name, subject, harness.ClaudeOptions{})
+}
+
+// joinsTurn reports whether the harness named name takes a message
+// submitted during a turn into that turn (codex: JoinsRunningTurn) rather
+// than queuing it for a turn of its own.
+func (s *Hearer) joinsTurn(name, subject string) bool {
+	adapter, err := s.lookupHarness(name, subject)
+	if err != nil {
+		return false
+	}
+	j, ok := adapter.(interface{ JoinsRunningTurn() bool })
+	return ok && j.JoinsRunningTurn()
+}
+
+// capturesID reports whether the harness named name chooses its own
+// conversation id (harness.SessionIDReporter).
+func (s *Hearer) capturesID(name, subject string) bool {
+	adapter, err := s.lookupHarness(name, subject)
+	if err != nil {
+		return false
+	}
+	_, ok := adapter.(harness.SessionIDReporter)
+	return ok
+}
+
+// notifier wakes every waiter at each broadcast: a waiter takes wait()'s
+// channel before it looks, so no broadcast after its look is missed.
+type notifier struct {
+	mu sync.Mutex
+	ch chan struct{}
+}
+
+func (n *notifier) wait() <-chan struct{} {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.ch == nil {
+		n.ch = make(chan struct{})
+	}
+	return n.ch
+}
+
+func (n *notifier) broadcast() {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.ch != nil {
+		close(n.ch)
+		n.ch = nil
+	}
+}

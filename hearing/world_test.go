@@ -1,0 +1,126 @@
+package hearing
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	loop "github.com/the-loop-dev/the-loop"
+	"github.com/the-loop-dev/the-loop/config"
+	"github.com/the-loop-dev/the-loop/internal/testkit"
+	"github.com/the-loop-dev/the-loop/lifecycle"
+	"github.com/the-loop-dev/the-loop/store"
+)
+
+// The hearing tests start sessions through lifecycle, as the service does,
+// and hear their hooks through a Hearer wired beside it.
+
+// fakeRunner is the shared hand-written stand-in for tmux.
+type fakeRunner = testkit.FakeTmux
+
+func newFakeRunner() *fakeRunner { return testkit.NewFakeTmux() }
+
+// fakeHarness builds claude-like argv and is always ready.
+type fakeHarness = testkit.FakeHarness
+
+// newTestService wires a lifecycle.Service on a real bbolt file in a temp
+// dir, with a Hearer beside it (its Hearing).
+func newTestService(t *testing.T, r *fakeRunner) *lifecycle.Service {
+	t.Helper()
+	db, err := store.Open(filepath.Join(t.TempDir(), "the-loop.db"), store.Options{Transient: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	s := &lifecycle.Service{
+		DB:       db,
+		Runner:   func(string) loop.Runner { return r },
+		Harness:  func(string, string) (loop.Harness, error) { return fakeHarness{}, nil },
+		LookPath: func(b string) (string, error) { return "/usr/bin/" + b, nil },
+		Source:   "test",
+	}
+	s.Hearing = hearerFor(s)
+	return s
+}
+
+// hearerFor is the hearing room beside s, as cmd/the-loop wires it; it
+// follows s's Harness, PanePIDs, Getenv and Clock as a test changes them.
+func hearerFor(s *lifecycle.Service) *Hearer {
+	return &Hearer{DB: s.DB, Events: s,
+		Harness: func(name, subject string) (loop.Harness, error) { return s.Harness(name, subject) },
+		PanePIDs: func(ctx context.Context, socket, target string) ([]int, error) {
+			if s.PanePIDs == nil {
+				return nil, nil
+			}
+			return s.PanePIDs(ctx, socket, target)
+		},
+		Getenv: func(k string) string {
+			if s.Getenv == nil {
+				return ""
+			}
+			return s.Getenv(k)
+		},
+		Clock: func() time.Time {
+			if s.Clock == nil {
+				return time.Now()
+			}
+			return s.Clock()
+		},
+		Ended: s.SessionEnded}
+}
+
+// hearer is the Hearer newTestService gave s.
+func hearer(s *lifecycle.Service) *Hearer { return s.Hearing.(*Hearer) }
+
+// testConfig declares the given sessions (cwd: a temp dir) with a short probe.
+func testConfig(t *testing.T, names ...string) *config.Config {
+	t.Helper()
+	cfg := config.Default()
+	cfg.Routing.Tmux.ResumeProbeSeconds = 0.05
+	cfg.Routing.Tmux.HarnessKillGraceSeconds = 0
+	cfg.Routing.Tmux.ReadySeconds = 1
+	dir := t.TempDir()
+	cfg.Standing = &config.StandingConfig{Enabled: true}
+	for _, n := range names {
+		cfg.Standing.Sessions = append(cfg.Standing.Sessions, loop.StandingDefinition{
+			Name: n, Harness: "claude", Cwd: dir, AutoStart: true, Declared: true,
+		})
+	}
+	return cfg
+}
+
+func events(t *testing.T, s *lifecycle.Service, q store.EventQuery) []loop.Event {
+	t.Helper()
+	var evs []loop.Event
+	if err := s.DB.View(func(tx *store.Tx) error {
+		var err error
+		evs, err = tx.Events(q)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return evs
+}
+
+func eventNames(evs []loop.Event) []string {
+	var out []string
+	for _, e := range evs {
+		out = append(out, e.Event)
+	}
+	return out
+}
+
+// readStanding is the stored record of name (nil when absent).
+func readStanding(t *testing.T, s *lifecycle.Service, name string) *loop.StandingRecord {
+	t.Helper()
+	var rec *loop.StandingRecord
+	if err := s.DB.View(func(tx *store.Tx) error {
+		var err error
+		rec, err = tx.Standing(name)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return rec
+}

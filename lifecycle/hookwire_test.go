@@ -1,0 +1,139 @@
+package lifecycle
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/BurntSushi/toml"
+
+	loop "github.com/the-loop-dev/the-loop"
+)
+
+func TestHooks_EveryClaudeSpawnDeclaresTheSixHooks(t *testing.T) {
+	w := newHookWorld(t)
+	argv := w.r.Spawns[0].Argv
+	i := slices.Index(argv, "--settings")
+	if i < 0 || i+1 >= len(argv) {
+		t.Fatalf("argv %q has no --settings", argv)
+	}
+	path := argv[i+1]
+	if want := filepath.Join(w.cfg.StateDir(), "local", "hooks", "loop-standing-supervisor.json"); path != want {
+		t.Fatalf("settings file %s, want %s", path, want)
+	}
+	fi, err := os.Stat(path)
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("settings file: %v %v", fi, err)
+	}
+	var doc struct {
+		Hooks map[string][]struct {
+			Hooks []struct{ Type, Command string }
+		}
+	}
+	data, _ := os.ReadFile(path)
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	want := `'/opt/the loop/bin/the-loop' hook --state-root '` + w.cfg.StateDir() + `' --session 'standing:supervisor'`
+	for _, ev := range HookEvents {
+		g := doc.Hooks[ev]
+		if len(g) != 1 || len(g[0].Hooks) != 1 || g[0].Hooks[0].Type != "command" || g[0].Hooks[0].Command != want {
+			t.Errorf("%s hooks %+v, want one command %s", ev, g, want)
+		}
+	}
+	if len(doc.Hooks) != 6 {
+		t.Errorf("hooks for %d events", len(doc.Hooks))
+	}
+	if w.record().Activity != loop.ActivityStarting || w.row().Activity != loop.ActivityStarting {
+		t.Fatalf("a fresh spawn is %q", w.row().Activity)
+	}
+}
+
+func TestHooks_TheOperatorsOwnSettingsKeepTheirHooks(t *testing.T) {
+	r := newFakeRunner()
+	s := newTestService(t, r)
+	s.HookBinary = "/bin/the-loop"
+	cfg := testConfig(t, "supervisor")
+	cfg.StateRoot = t.TempDir()
+	theirs := filepath.Join(cfg.Standing.Sessions[0].Cwd, "mine.json")
+	if err := os.WriteFile(theirs, []byte(`{"model":"opus","hooks":{"Stop":[{"hooks":[{"type":"command","command":"notify-send done"}]}],"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"audit"}]}]}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg.Standing.Sessions[0].HarnessArgs = []string{"--model", "opus", "--settings", "mine.json", `--settings={"env":{"A":"1"}}`}
+	if res, err := s.StartStanding(context.Background(), cfg, "supervisor", false); err != nil || !res.OK {
+		t.Fatalf("start: %+v %v", res, err)
+	}
+	argv := r.Spawns[0].Argv
+	if n := strings.Count(strings.Join(argv, "\x00"), "--settings"); n != 1 {
+		t.Fatalf("argv %q: %d --settings, want ours alone", argv, n)
+	}
+	if !slices.Contains(argv, "--model") || !slices.Contains(argv, "opus") {
+		t.Fatalf("argv %q lost the operator's other flags", argv)
+	}
+	var doc map[string]any
+	data, _ := os.ReadFile(argv[slices.Index(argv, "--settings")+1])
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	hooks := doc["hooks"].(map[string]any)
+	stop := hooks["Stop"].([]any)
+	if len(stop) != 2 || !strings.Contains(fmt.Sprint(stop[0]), "notify-send done") || !strings.Contains(fmt.Sprint(stop[1]), " hook --state-root ") {
+		t.Fatalf("Stop hooks %v: want theirs, then ours", stop)
+	}
+	if _, ok := hooks["PreToolUse"]; !ok || doc["model"] != "opus" || doc["env"] == nil {
+		t.Fatalf("their settings are not kept: %v", doc)
+	}
+
+	// A settings file that is not there fails the spawn, naming it.
+	cfg.Standing.Sessions[0].HarnessArgs = []string{"--settings", "gone.json"}
+	if _, err := s.StopStanding(context.Background(), cfg, "supervisor"); err != nil {
+		t.Fatal(err)
+	}
+	res, _ := s.StartStanding(context.Background(), cfg, "supervisor", false)
+	if res.OK || !strings.Contains(res.Sessions[0].Detail, "gone.json") {
+		t.Fatalf("start with a missing settings file: %+v", res)
+	}
+}
+
+// codexHookArgs declares each Codex hook as a -c override whose value is
+// TOML Codex parses to the hook list (the command quoted whatever it
+// holds), turns hooks on, and adds the hook-trust bypass once.
+func TestCodexHookArgs_AreTOMLOverrides(t *testing.T) {
+	cmd := HookCommand("/opt/the loop/bin\"x", "/s", "standing:a")
+	args := codexHookArgs(cmd, []string{"--model", "o3"})
+	if args[0] != "-c" || args[1] != "features.codex_hooks=true" || args[len(args)-3] != CodexBypassHookTrust || args[len(args)-2] != "--model" {
+		t.Fatalf("args %q", args)
+	}
+	seen := map[string]bool{}
+	for i := 2; i+1 < len(args) && args[i] == "-c"; i += 2 {
+		key, value, _ := strings.Cut(args[i+1], "=")
+		var doc struct {
+			V []struct {
+				Hooks []struct {
+					Type, Command string
+					Timeout       int
+				}
+			}
+		}
+		if _, err := toml.Decode("v = "+value, &doc); err != nil {
+			t.Fatalf("%s is not TOML: %v", args[i+1], err)
+		}
+		if len(doc.V) != 1 || len(doc.V[0].Hooks) != 1 || doc.V[0].Hooks[0].Command != cmd || doc.V[0].Hooks[0].Type != "command" {
+			t.Fatalf("%s decodes to %+v", key, doc)
+		}
+		seen[strings.TrimPrefix(key, "hooks.")] = true
+	}
+	for _, ev := range CodexHookEvents {
+		if !seen[ev] {
+			t.Errorf("no override for %s in %q", ev, args)
+		}
+	}
+	if again := codexHookArgs(cmd, []string{CodexBypassHookTrust}); strings.Count(strings.Join(again, " "), CodexBypassHookTrust) != 1 {
+		t.Fatalf("the bypass twice: %q", again)
+	}
+}
