@@ -18,6 +18,7 @@ import (
 	"github.com/the-loop-dev/the-loop/config"
 	"github.com/the-loop-dev/the-loop/lifecycle"
 	"github.com/the-loop-dev/the-loop/store"
+	"github.com/the-loop-dev/the-loop/talk"
 )
 
 const token = "xoxb-channels-test-SECRET-42"
@@ -140,7 +141,7 @@ func fields(e loop.Event) map[string]any {
 	return m
 }
 
-func framed(actor, text string) string { return lifecycle.FrameSay("supervisor", actor, text) }
+func framed(actor, text string) string { return talk.FrameSay("supervisor", actor, text) }
 
 func want(t *testing.T, got, want loop.PollSummary) {
 	t.Helper()

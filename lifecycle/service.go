@@ -16,6 +16,7 @@ import (
 	"github.com/the-loop-dev/the-loop/redact"
 	"github.com/the-loop-dev/the-loop/runner"
 	"github.com/the-loop-dev/the-loop/store"
+	"github.com/the-loop-dev/the-loop/talk"
 )
 
 // Service runs the standing verbs against one store. It is safe for
@@ -84,7 +85,7 @@ type Service struct {
 	names  map[string]chan struct{} // per-name locks: a token in a buffer of one
 	spawns *slots                   // standingSessions.startConcurrency (slots.go)
 	// waits is the waiting says in flight from agents (no deadlock).
-	waits waitGraph
+	waits talk.Waits
 	// probes are the resume probes' shared tmux queries (probes.go).
 	probes probeRounds
 }

@@ -9,6 +9,7 @@ import (
 
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/config"
+	"github.com/the-loop-dev/the-loop/talk"
 )
 
 // The work-item verbs (original §4.2, §10.2; decisions D23): a work item's
@@ -16,12 +17,6 @@ import (
 // harness adapters. Refs are recognised by loop.ParseWorkItemRef alone, so
 // a standing ref is an invalid ref here, and the standing verbs never see a
 // work item.
-
-// FrameReply returns what the pane receives for a reply: the operator's
-// framing, a blank line, then the text (original §10.2).
-func FrameReply(ref, actor, text string) string {
-	return fmt.Sprintf("Reply from the operator via the-loop control plane%s to your question on %s:\n\n%s", signed(actor), ref, text)
-}
 
 // workItemRow renders one record (original §4.2 fields, plus its flat ref,
 // a null control record and whether its pane runs).
@@ -126,7 +121,7 @@ func (s *Service) ReplyWorkItem(ctx context.Context, cfg *config.Config, ref, te
 }
 
 // Reply is ReplyWorkItem with a say's outcome and, with req.Wait, the
-// turn's answer.
+// turn's answer (talk.Deliver).
 func (s *Service) Reply(ctx context.Context, cfg *config.Config, req loop.WorkItemReplyRequest) (loop.ReplyResult, error) {
 	ref, text, actor := req.Ref, req.Text, req.Actor
 	item, err := loop.ParseWorkItemRef(ref)
@@ -136,30 +131,14 @@ func (s *Service) Reply(ctx context.Context, cfg *config.Config, req loop.WorkIt
 	if strings.TrimSpace(text) == "" {
 		return loop.ReplyResult{}, loop.Invalid("the reply text is empty; nothing to deliver")
 	}
-	wait, err := sayWait(req.Wait, req.TimeoutSeconds)
+	wait, err := talk.AnswerWait(req.Wait, req.TimeoutSeconds)
 	if err != nil {
 		return loop.ReplyResult{}, err
 	}
 	name := item.String()
-	rec, err := s.readWorkItem(item)
-	if err != nil && loop.ErrorCode(err) != loop.EINVALID {
+	rec, runner, err := s.repliable(ctx, item)
+	if err != nil {
 		return loop.ReplyResult{}, err
-	}
-	if rec == nil || rec.Status != loop.SessionActive {
-		return loop.ReplyResult{}, loop.NotFound("no session registered for %[1]s — a reply never spawns one; answer on the ticket, "+
-			"or start its session first with `the-loop sessions start --work-item %[1]s`", name)
-	}
-	noPane := loop.NotFound("the session for %[1]s has no live tmux pane to paste into — a reply never respawns one; answer on the ticket, "+
-		"or start it again with `the-loop sessions start --work-item %[1]s`", name)
-	runner := s.Runner(rec.TmuxSocket)
-	if rec.TmuxTarget == "" || runner.State(ctx, rec.TmuxTarget) != loop.PaneLive {
-		return loop.ReplyResult{}, noPane
-	}
-	if mine, err := ours(ctx, runner, rec.TmuxTarget, rec.TagFor(rec.HarnessSessionID)); err != nil {
-		return loop.ReplyResult{}, err
-	} else if !mine {
-		return loop.ReplyResult{}, loop.NotFound("the session for %s has no live agent of the-loop's to paste into — %s", name,
-			notOurs(rec.TmuxTarget, rec.TmuxSocket, "it is not the agent the-loop started for this work item"))
 	}
 	// Only a claude spawn declares the hooks (a record of another harness
 	// may still read "starting").
@@ -167,94 +146,80 @@ func (s *Service) Reply(ctx context.Context, cfg *config.Config, req loop.WorkIt
 	if req.Wait && !hooks {
 		return loop.ReplyResult{}, loop.Invalid("the session for %s was spawned without hooks, so its answer cannot be heard; reply without --wait (wait)", name)
 	}
-	fail := func(outcome, msg string) loop.ReplyResult {
-		return loop.ReplyResult{WorkItem: name, Delivered: false, Outcome: outcome, ExitCode: 1, Messages: []loop.Message{{Stream: "err", Text: msg}}}
-	}
-	notReady := func(why string) loop.ReplyResult {
-		return fail(loop.SayNotReady, fmt.Sprintf("error: %s; nothing was delivered — answer it yourself with `the-loop sessions attach %[2]s`, or answer on the ticket", why, name))
-	}
-	if rec.Activity == loop.ActivityWaiting {
-		return notReady(fmt.Sprintf("the agent in %s is waiting for a permission or dialog answer (a reply never answers one)", rec.TmuxTarget)), nil
-	}
-	adapter, err := s.Harness(rec.Harness, name)
-	if err != nil {
-		return fail("", "error: could not deliver the reply: "+loop.ErrorMessage(err)), nil
-	}
-	if err := waitReady(ctx, runner, adapter, rec.TmuxTarget, cfg.Routing.Tmux.ReadyTimeout(), nil); err != nil {
-		if ctx.Err() != nil {
-			return loop.ReplyResult{}, err
-		}
-		return fail(loop.SayNotReady, "error: "+err.Error()), nil
-	}
-	heard := func() (*loop.Hearing, bool, error) {
+	sess := s.talkSession(ctx, cfg, rec.Harness, name, hooks, wait)
+	sess.Runner, sess.Target, sess.Framed, sess.Activity = runner, rec.TmuxTarget, talk.FrameReply(name, actor, text), rec.Activity
+	sess.Item = &loop.WorkItemTarget{Ref: name, TmuxTarget: rec.TmuxTarget}
+	sess.Look = func() (talk.Heard, error) {
 		r, err := s.readWorkItem(item)
 		if err != nil || r == nil {
-			return nil, false, err
+			return talk.Heard{}, err
 		}
-		return &r.Hearing, r.Status == loop.SessionActive, nil
+		return talk.Heard{Hearing: &r.Hearing, Running: r.Status == loop.SessionActive, Cwd: rec.Cwd, Conversation: rec.HarnessSessionID}, nil
 	}
-	before, _, err := heard()
-	if err != nil {
-		return loop.ReplyResult{}, err
+	sess.NotTaken = func() {
+		_ = s.Emit(s.event("session.reply_failed", loop.LevelWarning, loop.F("work_item", name), loop.F("actor", actor),
+			loop.F("why", "no UserPromptSubmit held the text after one more submit key")))
 	}
-	if before == nil {
-		return loop.ReplyResult{}, noPane
+	sess.Delivered = func(outcome, _ string) error {
+		ev := s.event("session.reply_sent", loop.LevelInfo, loop.F("work_item", name), loop.F("actor", actor), loop.F("outcome", outcome))
+		return delivered(ctx, s, workItemKind{ref: item}, WorkItemEvReply, func(r *loop.WorkItemRecord) { r.LastEventAt = s.stamp() }, ev)
 	}
-	if hooks && before.Activity == loop.ActivityWaiting {
-		return notReady(fmt.Sprintf("the agent in %s is waiting for a permission or dialog answer (a reply never answers one)", rec.TmuxTarget)), nil
+	sess.Words = talk.Words{Noun: "reply",
+		NotReady: func(why string) string {
+			return fmt.Sprintf("error: %s; nothing was delivered — answer it yourself with `the-loop sessions attach %[2]s`, or answer on the ticket", why, name)
+		},
+		ReadyFailed:  func(err error) string { return "error: " + err.Error() },
+		Gone:         noPane(name),
+		NoPane:       noPane(name),
+		NotTakenHint: "look with `the-loop sessions attach " + name + "`",
+		Line:         replyLine,
+		Who:          "the session for " + name, Where: "the-loop sessions attach " + name,
 	}
-	framed := FrameReply(name, actor, text)
-	transcript, mark := s.transcriptMark(rec.Cwd, rec.HarnessSessionID)
-	sess := loop.WorkItemTarget{Ref: name, TmuxTarget: rec.TmuxTarget}
-	if err := deliverItem(ctx, runner, adapter, sess, framed); err != nil {
-		if loop.ErrorCode(err) == loop.ENOTFOUND {
-			return loop.ReplyResult{}, noPane
-		}
-		return fail("", "error: could not deliver the reply: "+loop.ErrorMessage(err)), nil
+	res, err := talk.Deliver(ctx, sess)
+	return loop.ReplyResult{WorkItem: name, Delivered: res.Delivered, Outcome: res.Outcome, Reply: res.Reply, ExitCode: res.ExitCode, Messages: res.Messages}, err
+}
+
+// noPane refuses a reply to a work item whose session has no live pane.
+func noPane(name string) error {
+	return loop.NotFound("the session for %[1]s has no live tmux pane to paste into — a reply never respawns one; answer on the ticket, "+
+		"or start it again with `the-loop sessions start --work-item %[1]s`", name)
+}
+
+// repliable is the work item's record and runner when a reply may go into
+// its session: it is active, and its live pane is the agent the-loop
+// started for it.
+func (s *Service) repliable(ctx context.Context, item loop.WorkItemRef) (*loop.WorkItemRecord, loop.Runner, error) {
+	name := item.String()
+	rec, err := s.readWorkItem(item)
+	if err != nil && loop.ErrorCode(err) != loop.EINVALID {
+		return nil, nil, err
 	}
-	outcome, promptID := loop.SayDelivered, ""
-	if hooks {
-		v := s.verify(ctx, cfg.StateDir(), heard, rec.TmuxTarget, runner, *before, framed, cfg.Routing.Tmux.SubmitWait())
-		if v.err != nil {
-			return loop.ReplyResult{}, v.err
-		}
-		if v.outcome == loop.SayNotSubmitted {
-			_ = s.Emit(s.event("session.reply_failed", loop.LevelWarning, loop.F("work_item", name), loop.F("actor", actor),
-				loop.F("why", "no UserPromptSubmit held the text after one more submit key")))
-			return fail(loop.SayNotSubmitted, fmt.Sprintf("error: the reply was pasted into %s but the agent never took it, even after one more submit key: the text is left in its input box — look with `the-loop sessions attach %s`", rec.TmuxTarget, name)), nil
-		}
-		outcome, promptID = v.outcome, v.promptID
+	if rec == nil || rec.Status != loop.SessionActive {
+		return nil, nil, loop.NotFound("no session registered for %[1]s — a reply never spawns one; answer on the ticket, "+
+			"or start its session first with `the-loop sessions start --work-item %[1]s`", name)
 	}
-	ev := s.event("session.reply_sent", loop.LevelInfo, loop.F("work_item", name), loop.F("actor", actor), loop.F("outcome", outcome))
-	err = delivered(ctx, s, workItemKind{ref: item}, WorkItemEvReply, func(r *loop.WorkItemRecord) { r.LastEventAt = s.stamp() }, ev)
-	line := fmt.Sprintf("delivered the reply into %s (session.reply_sent)", rec.TmuxTarget)
+	runner := s.Runner(rec.TmuxSocket)
+	if rec.TmuxTarget == "" || runner.State(ctx, rec.TmuxTarget) != loop.PaneLive {
+		return nil, nil, noPane(name)
+	}
+	if mine, err := ours(ctx, runner, rec.TmuxTarget, rec.TagFor(rec.HarnessSessionID)); err != nil {
+		return nil, nil, err
+	} else if !mine {
+		return nil, nil, loop.NotFound("the session for %s has no live agent of the-loop's to paste into — %s", name,
+			notOurs(rec.TmuxTarget, rec.TmuxSocket, "it is not the agent the-loop started for this work item"))
+	}
+	return rec, runner, nil
+}
+
+// replyLine is the line a delivered reply prints.
+func replyLine(outcome, target string) string {
 	switch outcome {
 	case loop.SaySubmitted:
-		line = fmt.Sprintf("submitted the reply to %s: the agent took it (session.reply_sent)", rec.TmuxTarget)
+		return fmt.Sprintf("submitted the reply to %s: the agent took it (session.reply_sent)", target)
 	case loop.SayQueued:
-		line = fmt.Sprintf("queued the reply in %s: the agent is busy and takes it after its running turn (session.reply_sent)", rec.TmuxTarget)
+		return fmt.Sprintf("queued the reply in %s: the agent is busy and takes it after its running turn (session.reply_sent)", target)
 	}
-	res := loop.ReplyResult{WorkItem: name, Delivered: true, Outcome: outcome, ExitCode: 0,
-		Messages: []loop.Message{{Stream: "out", Text: line}}}
-	if err != nil {
-		res.Messages = append(res.Messages, loop.Message{Stream: "err", Text: "warning: delivered, but the event could not be recorded: " + err.Error()})
-	}
-	if !req.Wait {
-		return res, nil
-	}
-	res.Messages[0].Stream = "err" // the answer goes to stdout
-	answer, err := s.awaitSayAnswer(ctx, cfg.StateDir(), heard, "the session for "+name, "the-loop sessions attach "+name, promptID, transcript, mark, framed, before.Prompts, s.joinsTurn(rec.Harness, name), wait)
-	switch {
-	case err == nil:
-		res.Reply = answer
-	case ctx.Err() != nil:
-		res.ExitCode = 1
-		res.Messages = append(res.Messages, loop.Message{Stream: "err", Text: "stopped waiting: the reply stays delivered to " + rec.TmuxTarget})
-	default:
-		res.ExitCode = 1
-		res.Messages = append(res.Messages, loop.Message{Stream: "err", Text: "error: " + err.Error()})
-	}
-	return res, nil
+	return fmt.Sprintf("delivered the reply into %s (session.reply_sent)", target)
 }
 
 // CloseWorkItem closes a work item's session: with the tmux session kept

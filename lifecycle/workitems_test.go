@@ -14,6 +14,7 @@ import (
 	"github.com/the-loop-dev/the-loop/config"
 	"github.com/the-loop-dev/the-loop/runner"
 	"github.com/the-loop-dev/the-loop/store"
+	"github.com/the-loop-dev/the-loop/talk"
 )
 
 // itemRunner is the fake tmux with the runner's work-item entry points:
@@ -250,7 +251,7 @@ func TestReplyWorkItem_FramedIntoTheLivePane(t *testing.T) {
 	if row.LastEventAt == nil || *row.LastEventAt == "" {
 		t.Fatal("lastEventAt not set by the reply")
 	}
-	if FrameReply(octo, "", "x") != "Reply from the operator via the-loop control plane to your question on github:octo/repo#5:\n\nx" {
+	if talk.FrameReply(octo, "", "x") != "Reply from the operator via the-loop control plane to your question on github:octo/repo#5:\n\nx" {
 		t.Fatal("framing without an actor")
 	}
 }

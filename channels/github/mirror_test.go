@@ -17,6 +17,7 @@ import (
 	"github.com/the-loop-dev/the-loop/internal/testkit"
 	"github.com/the-loop-dev/the-loop/lifecycle"
 	"github.com/the-loop-dev/the-loop/store"
+	"github.com/the-loop-dev/the-loop/talk"
 )
 
 const (
@@ -182,7 +183,7 @@ func TestMirror_AWorkItemReplyIsCommentedThenDelivered(t *testing.T) {
 	if len(calls) != 1 || !slices.Equal(calls[0], wantArgv) {
 		t.Fatalf("gh calls %q", calls)
 	}
-	if got := w.runner.Messages(); !slices.Equal(got, []string{lifecycle.FrameReply(octo, "slack:UOPS", "Use the v2 API.")}) {
+	if got := w.runner.Messages(); !slices.Equal(got, []string{talk.FrameReply(octo, "slack:UOPS", "Use the v2 API.")}) {
 		t.Fatalf("pasted %q", got)
 	}
 	evs := w.events("channel.*", "session.reply_sent")
@@ -215,7 +216,7 @@ func TestMirror_AFailureStillDeliversOnce(t *testing.T) {
 		!strings.Contains(evs[0].Field("error").(string), "HTTP 502: fakegh was told to fail") {
 		t.Fatalf("mirror_failed %+v", evs)
 	}
-	if got := w.runner.Messages(); len(got) != 1 || got[0] != lifecycle.FrameReply(octo, "slack:UOPS", "ship it") {
+	if got := w.runner.Messages(); len(got) != 1 || got[0] != talk.FrameReply(octo, "slack:UOPS", "ship it") {
 		t.Fatalf("pasted %q", got)
 	}
 }
@@ -305,7 +306,7 @@ func TestMirror_AReplyWhileTheWorkItemsPaneIsGoneIsMirroredOnceAndDeliveredWhenI
 		t.Fatalf("thread %s, was %s", again, thread)
 	}
 	want(t, w.poll(), loop.PollSummary{Delivered: 1})
-	if got := w.runner.Messages(); !slices.Equal(got, []string{lifecycle.FrameReply(octo, "slack:UOPS", "use the v2 API")}) {
+	if got := w.runner.Messages(); !slices.Equal(got, []string{talk.FrameReply(octo, "slack:UOPS", "use the v2 API")}) {
 		t.Fatalf("pasted %q", got)
 	}
 	if n := len(gh.Calls()); n != 1 {
@@ -323,7 +324,7 @@ func TestMirror_TheTicketReadsTheReplyUnescaped(t *testing.T) {
 	if len(calls) != 1 || calls[0][len(calls[0])-1] != "body="+CommentBody("UOPS", "keep `a < b` & ship", w.cfg.Routing.ControlKeywords) {
 		t.Fatalf("gh calls %q", calls)
 	}
-	if got := w.runner.Messages(); !slices.Equal(got, []string{lifecycle.FrameReply(octo, "slack:UOPS", "keep `a < b` & ship")}) {
+	if got := w.runner.Messages(); !slices.Equal(got, []string{talk.FrameReply(octo, "slack:UOPS", "keep `a < b` & ship")}) {
 		t.Fatalf("pasted %q", got)
 	}
 }

@@ -1,4 +1,4 @@
-package lifecycle
+package talk
 
 import (
 	"crypto/rand"
@@ -8,6 +8,26 @@ import (
 
 	loop "github.com/the-loop-dev/the-loop"
 )
+
+// signed is how a frame names its sender: " (actor)", or nothing.
+func signed(actor string) string {
+	if actor == "" {
+		return ""
+	}
+	return " (" + actor + ")"
+}
+
+// FrameSay returns what the pane receives for a say: the operator's framing,
+// a blank line, then the text (original §5.10).
+func FrameSay(name, actor, text string) string {
+	return fmt.Sprintf("Message from your operator%s to standing session `%s`:\n\n%s", signed(actor), name, text)
+}
+
+// FrameReply returns what the pane receives for a reply: the operator's
+// framing, a blank line, then the text (original §10.2).
+func FrameReply(ref, actor, text string) string {
+	return fmt.Sprintf("Reply from the operator via the-loop control plane%s to your question on %s:\n\n%s", signed(actor), ref, text)
+}
 
 // Frames cannot be forged. A say from a peer — another standing session's
 // agent, or a work item's — carries text its agent wrote, which may be
@@ -29,25 +49,17 @@ func FramePeer(caller loop.AgentIdentity, name, text, nonce string) string {
 		from, name, nonce, named, nonce, strings.TrimRight(text, "\n"), nonce)
 }
 
-// nonceFor is a fresh nonce (Service.Nonce, else 64 random bits as hex)
-// that text does not hold.
-func (s *Service) nonceFor(text string) string {
+// NonceFor is a fresh nonce that text does not hold: from source (taken as
+// it is, an injected one), else 64 random bits as hex.
+func NonceFor(text string, source func() string) string {
+	if source != nil {
+		return source()
+	}
 	for {
-		n := s.newNonce()
-		if n != "" && !strings.Contains(text, n) {
-			return n
-		}
-		if s.Nonce != nil { // an injected source is taken as it is
+		var b [8]byte
+		_, _ = rand.Read(b[:])
+		if n := hex.EncodeToString(b[:]); !strings.Contains(text, n) {
 			return n
 		}
 	}
-}
-
-func (s *Service) newNonce() string {
-	if s.Nonce != nil {
-		return s.Nonce()
-	}
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
 }
