@@ -74,3 +74,12 @@ func ParseStandingRef(ref string) (string, bool) {
 // TmuxTargetFor returns the tmux session name of a standing session,
 // "loop-standing-<name>". It is always derived, never read from a record.
 func TmuxTargetFor(name string) string { return StandingTargetPrefix + name }
+
+// TmuxCommand is how an operator reaches the-loop's tmux server: "tmux",
+// or "tmux -L <socket>" when routing.tmux.socketName is set.
+func TmuxCommand(socket string) string {
+	if socket == "" {
+		return "tmux"
+	}
+	return "tmux -L " + socket
+}

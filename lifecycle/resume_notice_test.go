@@ -7,6 +7,7 @@ import (
 
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/config"
+	"github.com/the-loop-dev/the-loop/talk"
 )
 
 // resumedPrompt starts, stops and starts sup again (restart: through
@@ -56,7 +57,7 @@ func TestResumePrompt_NoticeSaysWhyAndPointsAtTheBrief(t *testing.T) {
 
 func TestResumePrompt_FullResendsTheBootPrompt(t *testing.T) {
 	p := resumedPrompt(t, config.ResumeFull, false)
-	boot, err := BootPrompt(loop.StandingDefinition{Name: "sup", Prompt: "Watch the work items."}, false, "")
+	boot, err := talk.BootPrompt(loop.StandingDefinition{Name: "sup", Prompt: "Watch the work items."}, false, "")
 	if err != nil {
 		t.Fatal(err)
 	}

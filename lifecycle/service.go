@@ -400,19 +400,10 @@ func ours(ctx context.Context, runner loop.Runner, target, id string) (bool, err
 	return id != "" && tag == id, nil
 }
 
-// tmuxCommand is how an operator reaches the-loop's tmux server: "tmux",
-// or "tmux -L <socket>" when routing.tmux.socketName is set.
-func tmuxCommand(socket string) string {
-	if socket == "" {
-		return "tmux"
-	}
-	return "tmux -L " + socket
-}
-
 // notOurs is the refusal for a live tmux session the-loop cannot account
 // for: it names how to inspect it, and never offers to kill it for you.
 func notOurs(target, socket, why string) string {
-	t := tmuxCommand(socket)
+	t := loop.TmuxCommand(socket)
 	return fmt.Sprintf("a tmux session named %[1]s exists but %[3]s — inspect it with `%[2]s attach -r -t %[1]s`, then either `%[2]s kill-session -t =%[1]s` or leave it be", target, t, why)
 }
 

@@ -10,6 +10,7 @@ import (
 
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/config"
+	"github.com/the-loop-dev/the-loop/talk"
 )
 
 // okStart are the outcomes a start counts as success.
@@ -22,11 +23,11 @@ func okStart(outcome string) bool {
 // the ones that auto-start (what `the-loop start` uses). Sessions start
 // concurrently; a session that fails is a failed row, never an error.
 func (s *Service) StartStanding(ctx context.Context, cfg *config.Config, name string, autoOnly bool) (loop.StandingControlResult, error) {
-	return s.startStanding(ctx, cfg, name, autoOnly, whyStart)
+	return s.startStanding(ctx, cfg, name, autoOnly, talk.WhyStart)
 }
 
 // startStanding is StartStanding saying why a resumed conversation is
-// resumed (resumeNotice).
+// resumed (talk.ResumeNotice).
 func (s *Service) startStanding(ctx context.Context, cfg *config.Config, name string, autoOnly bool, why string) (loop.StandingControlResult, error) {
 	block, err := standingBlock(cfg)
 	if err != nil {
@@ -182,7 +183,7 @@ func (st *standingStart) spawnIn(ctx context.Context, r loop.Runner, spec loop.S
 // plan checks the definition: its boot prompt, its directory, its harness.
 func (st *standingStart) plan(*loop.StandingRecord) (spawnPlan, *refusal) {
 	s, name, def := st.s, st.def.Name, st.def
-	prompt, err := BootPrompt(def, st.cfg.Slack.Enabled, st.cfg.Routing.Tmux.SocketName)
+	prompt, err := talk.BootPrompt(def, st.cfg.Slack.Enabled, st.cfg.Routing.Tmux.SocketName)
 	if err != nil {
 		return spawnPlan{}, &refusal{detail: loop.ErrorMessage(err)}
 	}
@@ -202,7 +203,7 @@ func (st *standingStart) plan(*loop.StandingRecord) (spawnPlan, *refusal) {
 	}
 	resume := prompt
 	if st.cfg.Supervision.ResumePrompt != config.ResumeFull {
-		resume = resumeNotice(name, st.why)
+		resume = talk.ResumeNotice(name, st.why)
 	}
 	return spawnPlan{harness: def.Harness, adapter: adapter, args: def.HarnessArgs, cwd: cwd, env: def.Env, resumePrompt: resume, freshPrompt: prompt}, nil
 }

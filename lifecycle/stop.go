@@ -10,6 +10,7 @@ import (
 
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/config"
+	"github.com/the-loop-dev/the-loop/talk"
 )
 
 // okStop are the outcomes a stop counts as success.
@@ -237,7 +238,7 @@ func (s *Service) RestartStanding(ctx context.Context, cfg *config.Config, name 
 	if err != nil {
 		return loop.StandingControlResult{}, err
 	}
-	started, err := s.startStanding(ctx, cfg, name, false, whyRestart)
+	started, err := s.startStanding(ctx, cfg, name, false, talk.WhyRestart)
 	if err != nil {
 		return loop.StandingControlResult{}, err
 	}

@@ -11,6 +11,7 @@ import (
 
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/config"
+	"github.com/the-loop-dev/the-loop/talk"
 )
 
 // Supervisor is the service's watch over its standing sessions: it looks
@@ -388,7 +389,7 @@ func (sv *Supervisor) handle(ctx context.Context, rec *loop.StandingRecord, info
 	if def, known = definition(cfg, cur); !known || cfg.Supervision.PolicyOf(def) == loop.RestartNever {
 		return
 	}
-	s.startLocked(ctx, cfg, def, whyCrash(exit, attempt))
+	s.startLocked(ctx, cfg, def, talk.WhyCrash(exit, attempt))
 	if up, err := s.read(name); err == nil && up != nil && up.Status == loop.StatusRunning {
 		sv.mu.Lock()
 		w.own = generation(up)

@@ -119,9 +119,9 @@ func (s *Service) PeekStanding(ctx context.Context, cfg *config.Config, name str
 	state := probe(ctx, runner, target)
 	switch state {
 	case loop.PaneAbsent:
-		return loop.PeekResult{}, loop.NotFound("standing session '%[1]s' has no tmux session %[2]s (on %[3]s) to peek at; run `the-loop standing start %[1]s` to start it", name, target, tmuxCommand(rec.TmuxSocket))
+		return loop.PeekResult{}, loop.NotFound("standing session '%[1]s' has no tmux session %[2]s (on %[3]s) to peek at; run `the-loop standing start %[1]s` to start it", name, target, loop.TmuxCommand(rec.TmuxSocket))
 	case loop.PaneUnknown:
-		return loop.PeekResult{}, loop.Internal("tmux (%s) did not answer whether %s exists; try again shortly", tmuxCommand(rec.TmuxSocket), target)
+		return loop.PeekResult{}, loop.Internal("tmux (%s) did not answer whether %s exists; try again shortly", loop.TmuxCommand(rec.TmuxSocket), target)
 	}
 	if mine, err := ours(ctx, runner, target, rec.TagFor(rec.HarnessSessionID)); err != nil {
 		return loop.PeekResult{}, err

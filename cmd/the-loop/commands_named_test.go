@@ -11,7 +11,7 @@ import (
 
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/config"
-	"github.com/the-loop-dev/the-loop/lifecycle"
+	"github.com/the-loop-dev/the-loop/talk"
 )
 
 // namedCommand finds `the-loop …` in backticks, and the `x`/`y` that may
@@ -188,7 +188,7 @@ func TestSchemaDescriptions_NameOnlyCommandsThisCLIHas(t *testing.T) {
 // TestDirective_NamesOnlyCommandsThisCLIHas: the standing directive an
 // agent boots with names only commands this CLI has.
 func TestDirective_NamesOnlyCommandsThisCLIHas(t *testing.T) {
-	prompt, err := lifecycle.BootPrompt(loop.StandingDefinition{Name: "sup", SlackEnabled: true}, true, "sock")
+	prompt, err := talk.BootPrompt(loop.StandingDefinition{Name: "sup", SlackEnabled: true}, true, "sock")
 	if err != nil {
 		t.Fatal(err)
 	}

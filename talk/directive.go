@@ -1,4 +1,4 @@
-package lifecycle
+package talk
 
 import (
 	"fmt"
@@ -37,7 +37,7 @@ Where your operator speaks to you: %[2]s. There is no ticket, so a question aske
 func BootPrompt(def loop.StandingDefinition, slackOn bool, socket string) (string, error) {
 	surfaces := []string{
 		fmt.Sprintf("the control plane (`the-loop standing say %s --text …`, or `POST /api/v1/standing-sessions/say`)", def.Name),
-		fmt.Sprintf("an attached terminal (`%s attach -t %s`)", tmuxCommand(socket), loop.TmuxTargetFor(def.Name)),
+		fmt.Sprintf("an attached terminal (`%s attach -t %s`)", loop.TmuxCommand(socket), loop.TmuxTargetFor(def.Name)),
 	}
 	if def.SlackEnabled && slackOn {
 		surfaces = append(surfaces, "the Slack thread this session was announced in")

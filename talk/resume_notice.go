@@ -1,4 +1,4 @@
-package lifecycle
+package talk
 
 import (
 	"fmt"
@@ -9,13 +9,13 @@ import (
 
 // Why a conversation is resumed, as a resume notice says it.
 const (
-	whyStart   = "an operator started this session again (`the-loop start` or `the-loop standing start`)"
-	whyRestart = "an operator restarted this session (`the-loop standing restart` or `the-loop restart`)"
+	WhyStart   = "an operator started this session again (`the-loop start` or `the-loop standing start`)"
+	WhyRestart = "an operator restarted this session (`the-loop standing restart` or `the-loop restart`)"
 )
 
-// whyCrash is why the supervisor resumes a conversation whose agent ended
+// WhyCrash is why the supervisor resumes a conversation whose agent ended
 // as exit says.
-func whyCrash(exit *loop.ExitInfo, attempt int) string {
+func WhyCrash(exit *loop.ExitInfo, attempt int) string {
 	how := "ended"
 	switch {
 	case exit == nil:
@@ -29,14 +29,14 @@ func whyCrash(exit *loop.ExitInfo, attempt int) string {
 	return fmt.Sprintf("the previous agent process %s, and the-loop's supervisor restarted it (restart %d)", how, attempt)
 }
 
-// resumeNotice is what a resumed conversation is sent under
+// ResumeNotice is what a resumed conversation is sent under
 // standingSessions.resumePrompt: notice — the directive's first line, then
 // one paragraph saying the-loop resumed the conversation and why, pointing
 // at the brief already in it, so the agent does not redo its boot work.
-func resumeNotice(name, why string) string {
+func ResumeNotice(name, why string) string {
 	first, _, _ := strings.Cut(fmt.Sprintf(directive, name, ""), "\n")
 	if why == "" {
-		why = whyStart
+		why = WhyStart
 	}
 	return strings.TrimSpace(first) + "\n\n" +
 		"the-loop resumed this conversation: " + why + ". " +
