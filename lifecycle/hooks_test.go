@@ -504,8 +504,7 @@ func TestHooks_AStopWaitsForItsAnswerToReachTheTranscript(t *testing.T) {
 // SessionEnd, where the same process goes on, does not.
 func TestHooks_AnAgentsSessionEndPokesTheSupervisor(t *testing.T) {
 	w := newHookWorld(t)
-	sv := &Supervisor{}
-	sv.init()
+	sv := &pokedSupervisor{pokes: make(chan struct{}, 1)}
 	w.s.Supervisor = sv
 	poked := func() bool {
 		select {
@@ -526,6 +525,19 @@ func TestHooks_AnAgentsSessionEndPokesTheSupervisor(t *testing.T) {
 	w.hook(map[string]any{"hook_event_name": "SessionEnd", "reason": "prompt_input_exit"})
 	if !poked() {
 		t.Fatal("the agent's SessionEnd did not poke the supervisor")
+	}
+}
+
+// pokedSupervisor is a Supervisor that is never active and keeps one poke
+// until it is taken.
+type pokedSupervisor struct{ pokes chan struct{} }
+
+func (p *pokedSupervisor) Active() bool { return false }
+
+func (p *pokedSupervisor) Poke() {
+	select {
+	case p.pokes <- struct{}{}:
+	default:
 	}
 }
 
