@@ -417,16 +417,19 @@ func TestHooks_AStopWaitsForItsAnswerToReachTheTranscript(t *testing.T) {
 
 // TestHooks_AnAgentsSessionEndPokesTheSupervisor: a SessionEnd that ends
 // the agent makes the supervisor look at once (the Hearer's Ended, wired
-// to lifecycle.Service.SessionEnded); a clear's
+// to lifecycle.Service.SessionEnded, as cmd/the-loop wires it); a clear's
 // SessionEnd, where the same process goes on, does not.
 func TestHooks_AnAgentsSessionEndPokesTheSupervisor(t *testing.T) {
 	w := newHookWorld(t)
-	ends := 0
-	hearer(w.s).Ended = func() { ends++ } // the service's: its supervisor's Poke
+	sv := &pokedSupervisor{pokes: make(chan struct{}, 1)}
+	w.s.Supervisor = sv
 	poked := func() bool {
-		p := ends > 0
-		ends = 0
-		return p
+		select {
+		case <-sv.pokes:
+			return true
+		default:
+			return false
+		}
 	}
 	w.hook(map[string]any{"hook_event_name": "SessionEnd", "reason": "clear"})
 	if poked() {
@@ -439,6 +442,19 @@ func TestHooks_AnAgentsSessionEndPokesTheSupervisor(t *testing.T) {
 	w.hook(map[string]any{"hook_event_name": "SessionEnd", "reason": "prompt_input_exit"})
 	if !poked() {
 		t.Fatal("the agent's SessionEnd did not poke the supervisor")
+	}
+}
+
+// pokedSupervisor is a Supervisor that is never active and keeps one poke
+// until it is taken.
+type pokedSupervisor struct{ pokes chan struct{} }
+
+func (p *pokedSupervisor) Active() bool { return false }
+
+func (p *pokedSupervisor) Poke() {
+	select {
+	case p.pokes <- struct{}{}:
+	default:
 	}
 }
 

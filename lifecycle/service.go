@@ -77,9 +77,10 @@ type Service struct {
 	// a waiting say is woken by it (nil: neither; a say polls).
 	Hearing Hearing
 
-	// Supervisor is the service's supervisor (supervise.go) once it runs;
-	// nil in a CLI process. Rows say supervised only with one.
-	Supervisor *Supervisor
+	// Supervisor is the service's supervisor (package supervision; what
+	// lifecycle asks of it is in exits.go) once it runs; nil in a CLI
+	// process. Rows say supervised only with one.
+	Supervisor Supervisor
 
 	mu     sync.Mutex
 	names  map[string]chan struct{} // per-name locks: a token in a buffer of one

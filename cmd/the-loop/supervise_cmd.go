@@ -13,15 +13,16 @@ import (
 	"github.com/the-loop-dev/the-loop/config"
 	"github.com/the-loop-dev/the-loop/lifecycle"
 	"github.com/the-loop-dev/the-loop/runner"
+	"github.com/the-loop-dev/the-loop/supervision"
 )
 
 // supervisor is the service's supervisor of svc's standing sessions: it
 // probes panes with runners of its own, not the service's cached ones, so
 // it sees exit statuses and never waits behind the liveness cache.
-func supervisor(current func() *config.Config, svc *lifecycle.Service, log *slog.Logger) *lifecycle.Supervisor {
+func supervisor(current func() *config.Config, svc *lifecycle.Service, log *slog.Logger) *supervision.Supervisor {
 	var mu sync.Mutex
 	runners := map[string]loop.Runner{}
-	return &lifecycle.Supervisor{
+	return &supervision.Supervisor{
 		Service: svc,
 		Config:  current,
 		Log:     log,

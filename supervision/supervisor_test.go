@@ -1,8 +1,9 @@
-package lifecycle
+package supervision
 
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -10,6 +11,8 @@ import (
 
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/config"
+	"github.com/the-loop-dev/the-loop/internal/testkit"
+	"github.com/the-loop-dev/the-loop/lifecycle"
 	"github.com/the-loop-dev/the-loop/store"
 )
 
@@ -34,7 +37,7 @@ func TestDelay_DoublesCapsAndJitterNeverShortens(t *testing.T) {
 
 // exitRunner is the fake tmux reporting an exit status for dead panes.
 type exitRunner struct {
-	*fakeRunner
+	*testkit.FakeTmux
 	code int
 }
 
@@ -56,8 +59,8 @@ func (r exitRunner) PaneStates(ctx context.Context, targets []string) map[string
 // record their length.
 type supervisedFixture struct {
 	t      *testing.T
-	s      *Service
-	r      *fakeRunner
+	s      *lifecycle.Service
+	r      *testkit.FakeTmux
 	sv     *Supervisor
 	cfg    *config.Config
 	mu     sync.Mutex
@@ -66,7 +69,7 @@ type supervisedFixture struct {
 }
 
 func newSupervised(t *testing.T, code int, tweak func(cfg *config.Config)) *supervisedFixture {
-	f := &supervisedFixture{t: t, r: newFakeRunner(), now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	f := &supervisedFixture{t: t, r: testkit.NewFakeTmux(), now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	f.s = newTestService(t, f.r)
 	f.s.Clock = f.clock
 	f.cfg = testConfig(t, "sup")
@@ -124,7 +127,12 @@ func (f *supervisedFixture) die() {
 
 func (f *supervisedFixture) rec() *loop.StandingRecord {
 	f.t.Helper()
-	rec, err := f.s.read("sup")
+	var rec *loop.StandingRecord
+	err := f.s.DB.View(func(tx *store.Tx) error {
+		var err error
+		rec, err = tx.Standing("sup")
+		return err
+	})
 	if err != nil || rec == nil {
 		f.t.Fatalf("record %v %v", rec, err)
 	}
@@ -132,7 +140,56 @@ func (f *supervisedFixture) rec() *loop.StandingRecord {
 }
 
 func (f *supervisedFixture) names(types ...string) []string {
-	return eventNames(events(f.t, f.s, store.EventQuery{Types: types}))
+	f.t.Helper()
+	var evs []loop.Event
+	if err := f.s.DB.View(func(tx *store.Tx) error {
+		var err error
+		evs, err = tx.Events(store.EventQuery{Types: types})
+		return err
+	}); err != nil {
+		f.t.Fatal(err)
+	}
+	var out []string
+	for _, e := range evs {
+		out = append(out, e.Event)
+	}
+	return out
+}
+
+// newTestService wires a Service on a real bbolt file in a temp dir, its
+// panes in r and a harness that builds claude-like argv and is always
+// ready.
+func newTestService(t *testing.T, r *testkit.FakeTmux) *lifecycle.Service {
+	t.Helper()
+	db, err := store.Open(filepath.Join(t.TempDir(), "the-loop.db"), store.Options{Transient: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return &lifecycle.Service{
+		DB:       db,
+		Runner:   func(string) loop.Runner { return r },
+		Harness:  func(string, string) (loop.Harness, error) { return testkit.FakeHarness{}, nil },
+		LookPath: func(b string) (string, error) { return "/usr/bin/" + b, nil },
+		Source:   "test",
+	}
+}
+
+// testConfig declares the given sessions (cwd: a temp dir) with a short probe.
+func testConfig(t *testing.T, names ...string) *config.Config {
+	t.Helper()
+	cfg := config.Default()
+	cfg.Routing.Tmux.ResumeProbeSeconds = 0.05
+	cfg.Routing.Tmux.HarnessKillGraceSeconds = 0
+	cfg.Routing.Tmux.ReadySeconds = 1
+	dir := t.TempDir()
+	cfg.Standing = &config.StandingConfig{Enabled: true}
+	for _, n := range names {
+		cfg.Standing.Sessions = append(cfg.Standing.Sessions, loop.StandingDefinition{
+			Name: n, Harness: "claude", Cwd: dir, AutoStart: true, Declared: true,
+		})
+	}
+	return cfg
 }
 
 func TestSupervisor_OneDeadSightingIsNotADeath(t *testing.T) {
@@ -289,44 +346,6 @@ func TestSupervisor_RowsSaySupervisedOnlyWhileItRuns(t *testing.T) {
 	}
 	cancel()
 	<-done
-}
-
-func TestSlots_CapConcurrentHolders(t *testing.T) {
-	var l slots
-	l.wake = make(chan struct{})
-	var mu sync.Mutex
-	busy, most := 0, 0
-	var wg sync.WaitGroup
-	for range 20 {
-		wg.Go(func() {
-			release, err := l.acquire(context.Background(), 3)
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			mu.Lock()
-			busy++
-			most = max(most, busy)
-			mu.Unlock()
-			time.Sleep(2 * time.Millisecond)
-			mu.Lock()
-			busy--
-			mu.Unlock()
-			release()
-			release() // twice is once
-		})
-	}
-	wg.Wait()
-	if most > 3 || most < 1 {
-		t.Fatalf("%d holders at once, limit 3", most)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	hold, _ := l.acquire(context.Background(), 1)
-	if _, err := l.acquire(ctx, 1); err == nil {
-		t.Fatal("acquire past the limit with a cancelled context succeeded")
-	}
-	hold()
 }
 
 func TestSupervisor_SessionEndedLooksAtOnce(t *testing.T) {

@@ -1,8 +1,7 @@
-package lifecycle
+package supervision
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"math"
 	"math/rand/v2"
@@ -11,7 +10,7 @@ import (
 
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/config"
-	"github.com/the-loop-dev/the-loop/talk"
+	"github.com/the-loop-dev/the-loop/lifecycle"
 )
 
 // Supervisor is the service's watch over its standing sessions: it looks
@@ -33,7 +32,7 @@ import (
 // entry was removed is never restarted. Without a running Supervisor —
 // without the service — nothing restarts.
 type Supervisor struct {
-	Service *Service
+	Service *lifecycle.Service
 	// Config is the config in use (the service's holder).
 	Config func() *config.Config
 	// Runner returns the runner the panes of socket are probed with (nil:
@@ -59,6 +58,9 @@ type Supervisor struct {
 	watches map[string]*watch
 	work    sync.WaitGroup
 }
+
+// A Supervisor is what lifecycle asks of the service's supervisor.
+var _ lifecycle.Supervisor = (*Supervisor)(nil)
 
 // watch is what the supervisor keeps of one session between looks.
 type watch struct {
@@ -162,8 +164,7 @@ func (sv *Supervisor) Run(ctx context.Context) {
 // look probes every running session's pane once; it reports whether a pane
 // was seen dead for the first time (look again soon).
 func (sv *Supervisor) look(ctx context.Context) (again bool) {
-	s := sv.Service
-	recs, err := s.records()
+	recs, err := sv.Service.StandingRecords()
 	if err != nil {
 		sv.log().Warn("supervisor: cannot read the standing records", "error", err)
 		return false
@@ -243,22 +244,6 @@ func (sv *Supervisor) panes(ctx context.Context, socket string, targets []string
 	return out
 }
 
-// definition is what a restart would start: the declared entry, or a
-// created session's record; ok false when neither (the entry was removed,
-// or the block does not parse).
-func definition(cfg *config.Config, rec *loop.StandingRecord) (loop.StandingDefinition, bool) {
-	if cfg.StandingErr != nil || cfg.Standing == nil {
-		return loop.StandingDefinition{}, false
-	}
-	if def, ok := cfg.Standing.Get(rec.Name); ok {
-		return def, true
-	}
-	if rec.Origin == loop.OriginCreated {
-		return rec.Definition(), true
-	}
-	return loop.StandingDefinition{}, false
-}
-
 // Delay is the backoff before restart attempt (1-based): 1, 2, 4 … s capped
 // at max (0: no cap), lengthened by jitter (in [0, 1)) × 20 % — never
 // shortened.
@@ -282,35 +267,18 @@ func (sv *Supervisor) handle(ctx context.Context, rec *loop.StandingRecord, info
 		w.busy = false
 		sv.mu.Unlock()
 	}()
-	s, name, target := sv.Service, rec.Name, loop.TmuxTargetFor(rec.Name)
+	s, name := sv.Service, rec.Name
 	exit := &loop.ExitInfo{Code: info.Code, Signal: info.Signal, At: sv.now().Format(loop.RecordTimeFormat)}
-	var code any
-	if exit.Code != nil {
-		code = *exit.Code
-	}
-	level := loop.LevelInfo
-	if exit.Failure() {
-		level = loop.LevelWarning
-	}
-	unlock := s.lock(name)
-	exited, err := s.transition(ctx, name, EvExited, func(r *loop.StandingRecord) error {
-		if r.Rev != rec.Rev || r.Claim != nil {
-			return errStale
-		}
-		r.LastExit = exit
-		r.LastDown = &loop.Down{Why: "its agent " + exit.String(), At: exit.At}
-		return nil
-	}, s.event("standing.exited", level, loop.F("standing", name), loop.F("tmux_target", target),
-		loop.F("harness_session_id", rec.HarnessSessionID), loop.F("exit_code", code), loop.F("signal", exit.Signal)))
-	unlock()
+	exited, err := s.RecordExit(ctx, rec, exit)
 	if err != nil {
-		if !stale(err) {
-			sv.log().Warn("supervisor: cannot record an exit", "standing", name, "error", err)
-		}
+		sv.log().Warn("supervisor: cannot record an exit", "standing", name, "error", err)
 		return
 	}
+	if exited == nil {
+		return // the record changed meanwhile
+	}
 	cfg := sv.Config()
-	def, known := definition(cfg, exited)
+	def, known := lifecycle.DefinitionOf(cfg, exited)
 	policy := cfg.Supervision.PolicyOf(def)
 	var why string
 	switch {
@@ -322,7 +290,9 @@ func (sv *Supervisor) handle(ctx context.Context, rec *loop.StandingRecord, info
 		why = "it exited with status 0 and its restart policy is on-failure"
 	}
 	if why != "" {
-		sv.emit(s.event("standing.not_restarted", loop.LevelInfo, loop.F("standing", name), loop.F("reason", why)))
+		if err := s.RecordNotRestarted(name, why); err != nil {
+			sv.log().Warn("supervisor: cannot record an event", "event", "standing.not_restarted", "error", err)
+		}
 		return
 	}
 	rp := cfg.Supervision.Restart
@@ -348,7 +318,9 @@ func (sv *Supervisor) handle(ctx context.Context, rec *loop.StandingRecord, info
 	attempt, recent := w.attempts, len(w.history)
 	sv.mu.Unlock()
 	if limited {
-		sv.limited(ctx, exited, exit, recent, rp)
+		if err := s.GiveUpRestarts(ctx, exited, exit, recent, rp, sv.now()); err != nil {
+			sv.log().Warn("supervisor: cannot record a restart limit", "standing", name, "error", err)
+		}
 		return
 	}
 	jitter := rand.Float64()
@@ -356,19 +328,13 @@ func (sv *Supervisor) handle(ctx context.Context, rec *loop.StandingRecord, info
 		jitter = sv.Jitter()
 	}
 	delay := Delay(attempt, rp.MaxDelay(), jitter)
-	scheduled, err := s.transition(ctx, name, EvRestarting, func(r *loop.StandingRecord) error {
-		if err := sameRev(exited.Rev)(r); err != nil {
-			return err
-		}
-		r.Restarts++
-		return nil
-	}, s.event("standing.restarting", loop.LevelInfo,
-		loop.F("standing", name), loop.F("attempt", attempt), loop.F("delay_seconds", math.Round(delay.Seconds()*1000)/1000)))
+	scheduled, err := s.ScheduleRestart(ctx, exited, attempt, delay)
 	if err != nil {
-		if !stale(err) {
-			sv.log().Warn("supervisor: cannot record a restart", "standing", name, "error", err)
-		}
+		sv.log().Warn("supervisor: cannot record a restart", "standing", name, "error", err)
 		return
+	}
+	if scheduled == nil {
+		return // the record changed meanwhile
 	}
 	after := time.After
 	if sv.After != nil {
@@ -379,89 +345,9 @@ func (sv *Supervisor) handle(ctx context.Context, rec *loop.StandingRecord, info
 		return
 	case <-after(delay):
 	}
-	unlock = s.lock(name)
-	defer unlock()
-	cur, err := s.read(name)
-	if err != nil || cur == nil || cur.Rev != scheduled.Rev || cur.Status != loop.StatusRunning || cur.Claim != nil {
-		return // an operator acted meanwhile: theirs is the last word
-	}
-	cfg = sv.Config()
-	if def, known = definition(cfg, cur); !known || cfg.Supervision.PolicyOf(def) == loop.RestartNever {
-		return
-	}
-	s.startLocked(ctx, cfg, def, talk.WhyCrash(exit, attempt))
-	if up, err := s.read(name); err == nil && up != nil && up.Status == loop.StatusRunning {
+	if up := s.RestartCrashed(ctx, sv.Config, scheduled, exit, attempt); up != nil {
 		sv.mu.Lock()
 		w.own = generation(up)
 		sv.mu.Unlock()
-	}
-}
-
-// limited records that the supervisor gave up on a session: more than
-// restart.burst restarts within restart.intervalSeconds (recent of them)
-// leave it failed, saying why.
-func (sv *Supervisor) limited(ctx context.Context, exited *loop.StandingRecord, exit *loop.ExitInfo, recent int, rp config.RestartPolicy) {
-	s, name := sv.Service, exited.Name
-	_, err := s.transition(ctx, name, EvRestartLimited, func(r *loop.StandingRecord) error {
-		if err := sameRev(exited.Rev)(r); err != nil {
-			return err
-		}
-		r.LastDown = &loop.Down{Why: fmt.Sprintf("its agent %s, and the supervisor gave up: %d restarts within %gs (standingSessions.restart.burst %d)",
-			exit, recent, rp.IntervalSeconds, rp.Burst), At: sv.now().Format(loop.RecordTimeFormat)}
-		return nil
-	}, s.event("standing.restart_limited", loop.LevelError,
-		loop.F("standing", name), loop.F("restarts", recent), loop.F("burst", rp.Burst), loop.F("interval_seconds", rp.IntervalSeconds),
-		loop.F("detail", "more restarts than standingSessions.restart.burst allows within intervalSeconds; `the-loop standing start "+name+"` starts it again")))
-	if err != nil && !stale(err) {
-		sv.log().Warn("supervisor: cannot record a restart limit", "standing", name, "error", err)
-	}
-}
-
-// sameRev is the guard of a transition on the revision the caller saw.
-func sameRev(rev uint64) func(r *loop.StandingRecord) error {
-	return func(r *loop.StandingRecord) error {
-		if r.Rev != rev || r.Claim != nil {
-			return errStale
-		}
-		return nil
-	}
-}
-
-func (sv *Supervisor) emit(ev loop.Event) {
-	if err := sv.Service.Emit(ev); err != nil {
-		sv.log().Warn("supervisor: cannot record an event", "event", ev.Event, "error", err)
-	}
-}
-
-// markSupervised sets rows' supervised: the service's supervisor runs and
-// the session's policy is not never (a session with no definition left is
-// never restarted, so never supervised).
-func (s *Service) markSupervised(cfg *config.Config, block *config.StandingConfig, recs []*loop.StandingRecord, rows []loop.StandingRow) {
-	if !s.Supervisor.Active() {
-		return
-	}
-	byName := map[string]*loop.StandingRecord{}
-	for _, r := range recs {
-		byName[r.Name] = r
-	}
-	for i := range rows {
-		def, ok := block.Get(rows[i].Name)
-		if !ok {
-			r := byName[rows[i].Name]
-			if r == nil || r.Origin != loop.OriginCreated {
-				continue
-			}
-			def = r.Definition()
-		}
-		rows[i].Supervised = cfg.Supervision.PolicyOf(def) != loop.RestartNever
-	}
-}
-
-// SessionEnded is what a standing session agent's SessionEnd hook calls:
-// the supervisor looks now instead of at its next tick. It never acts by
-// itself — the pane must still be seen dead twice.
-func (s *Service) SessionEnded() {
-	if s.Supervisor != nil {
-		s.Supervisor.Poke()
 	}
 }
