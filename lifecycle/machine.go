@@ -35,7 +35,7 @@ const (
 	StateStarting   = "starting"
 	StateStopping   = "stopping"
 	// StateFailed is a session the supervisor gave up restarting
-	// (supervise.go): start, stop and delete leave it, say is refused.
+	// (package supervision, through exits.go): start, stop and delete leave it, say is refused.
 	StateFailed = "failed"
 )
 
@@ -60,7 +60,7 @@ const (
 	EvNotRunning     = "not-running"
 	EvSay            = "say"
 	EvAnnounced      = "announced"
-	// The supervisor's events (supervise.go).
+	// The supervisor's events (package supervision, through exits.go).
 	EvExited         = "exited"
 	EvRestarting     = "restarting"
 	EvRestartLimited = "restart-limited"
