@@ -139,7 +139,7 @@ func TestHooks_EveryClaudeSpawnDeclaresTheSixHooks(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := `'/opt/the loop/bin/the-loop' hook --state-root '` + w.cfg.StateDir() + `' --session 'standing:supervisor'`
-	for _, ev := range HookEvents {
+	for _, ev := range harness.ClaudeHookEvents {
 		g := doc.Hooks[ev]
 		if len(g) != 1 || len(g[0].Hooks) != 1 || g[0].Hooks[0].Type != "command" || g[0].Hooks[0].Command != want {
 			t.Errorf("%s hooks %+v, want one command %s", ev, g, want)
@@ -426,12 +426,7 @@ func TestHooks_AFullSpoolDropsTheOldestWithAnEvent(t *testing.T) {
 func TestHooks_TokenTotalsComeFromTheTranscriptTail(t *testing.T) {
 	w := newHookWorld(t)
 	conf := t.TempDir()
-	w.s.Getenv = func(k string) string {
-		if k == "CLAUDE_CONFIG_DIR" {
-			return conf
-		}
-		return ""
-	}
+	w.s.Harness = func(string, string) (loop.Harness, error) { return fakeHarness{claudeDir: conf}, nil }
 	rec := w.record()
 	path := filepathTranscript(conf, rec.Cwd, w.id)
 	line := func(ts string, in, out int) string {
@@ -464,12 +459,7 @@ func filepathTranscript(conf, cwd, id string) string {
 func TestHooks_AStopWaitsForItsAnswerToReachTheTranscript(t *testing.T) {
 	w := newHookWorld(t)
 	conf := t.TempDir()
-	w.s.Getenv = func(k string) string {
-		if k == "CLAUDE_CONFIG_DIR" {
-			return conf
-		}
-		return ""
-	}
+	w.s.Harness = func(string, string) (loop.Harness, error) { return fakeHarness{claudeDir: conf}, nil }
 	path := filepathTranscript(conf, w.record().Cwd, w.id)
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		t.Fatal(err)

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	loop "github.com/the-loop-dev/the-loop"
-	"github.com/the-loop-dev/the-loop/harness"
 	"github.com/the-loop-dev/the-loop/redact"
 	"github.com/the-loop-dev/the-loop/store"
 )
@@ -136,7 +135,7 @@ func TestTranscript_ARecordedIDNotOfTheHarnessShapeIsNoPath(t *testing.T) {
 }
 
 // harnessQuote is how an event quotes a refused id.
-func harnessQuote(id string) string { return harness.QuoteID(id) }
+func harnessQuote(id string) string { return loop.QuoteID(id) }
 
 func TestEvents_AnAgentsCredentialAndTheTokenAreRedactedInTheLog(t *testing.T) {
 	r := newFakeRunner()
@@ -171,15 +170,5 @@ func TestEvents_AnAgentsCredentialAndTheTokenAreRedactedInTheLog(t *testing.T) {
 	}
 	if got := evs[0].Field("message"); got != "my credential [redacted], the token [redacted], a key [redacted]" {
 		t.Fatalf("the event log holds %q", got)
-	}
-}
-
-func TestTranscriptMark_AnIDThatIsAPathNamesNoFile(t *testing.T) {
-	s := &Service{Getenv: func(string) string { return t.TempDir() }}
-	if path, _ := s.transcriptMark("/w", "../../../../tmp/secret"); path != "" {
-		t.Fatalf("transcriptMark of a path id = %q", path)
-	}
-	if path, _ := s.transcriptMark("/w", newConversation); path == "" {
-		t.Fatal("transcriptMark of a conversation id names no file")
 	}
 }

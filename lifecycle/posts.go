@@ -6,7 +6,6 @@ import (
 
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/config"
-	"github.com/the-loop-dev/the-loop/harness"
 	"github.com/the-loop-dev/the-loop/store"
 )
 
@@ -50,11 +49,11 @@ func (s *Service) answerAwaited(h *hooked, promptID, text string) {
 // promptSumOf is the PromptSum of the transcript's user entry of promptID
 // ("" when none is found), reading only the recorded conversation's file.
 func (s *Service) promptSumOf(h *hooked, promptID string) string {
-	dir, err := harness.ClaudeConfigDir(s.Getenv, "")
-	if err != nil || h.cwd == "" || *h.id == "" {
+	adapter := s.hookedAdapter(h)
+	if adapter == nil || h.cwd == "" || *h.id == "" {
 		return ""
 	}
-	return userEntrySum(harness.ClaudeTranscriptPath(dir, h.cwd, *h.id), promptID)
+	return adapter.PromptSum(h.cwd, *h.id, promptID)
 }
 
 // TakePosts takes every standing session's outbox (loop.ThreadLog).

@@ -1,12 +1,8 @@
 package lifecycle
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -15,7 +11,6 @@ import (
 
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/config"
-	"github.com/the-loop-dev/the-loop/harness"
 )
 
 // signed is how a frame names its sender: " (actor)", or nothing.
@@ -182,7 +177,7 @@ func (s *Service) Say(ctx context.Context, cfg *config.Config, req loop.Standing
 		return notReady(fmt.Sprintf("the agent in %s is waiting for a permission or dialog answer (a message never answers one)", target)), nil
 	}
 	framed := s.frameFrom(req)
-	transcript, mark := s.transcriptMark(before.Cwd, before.HarnessSessionID)
+	mark := adapter.TranscriptMark(before.Cwd, before.HarnessSessionID)
 	if err := deliverTo(ctx, runner, adapter, target, framed); err != nil {
 		return fail("", "error: could not deliver the message: "+loop.ErrorMessage(err)), nil
 	}
@@ -222,7 +217,7 @@ func (s *Service) Say(ctx context.Context, cfg *config.Config, req loop.Standing
 		return res, nil
 	}
 	res.Messages[0].Stream = "err" // the answer goes to stdout
-	answer, err := s.awaitSayAnswer(ctx, cfg.StateDir(), s.standingHeard(name), "standing session '"+name+"'", "the-loop standing transcript "+name, promptID, transcript, mark, framed, before.Prompts, s.joinsTurn(rec.Harness, name), wait)
+	answer, err := s.awaitSayAnswer(ctx, cfg.StateDir(), s.standingHeard(name), "standing session '"+name+"'", "the-loop standing transcript "+name, promptID, adapter, mark, framed, before.Prompts, s.joinsTurn(rec.Harness, name), wait)
 	switch {
 	case err == nil:
 		res.Reply = answer
@@ -463,29 +458,13 @@ func waitReady(ctx context.Context, runner loop.Runner, adapter loop.Harness, ta
 	}
 }
 
-// transcriptMark is the transcript of conversation id in cwd and its size now:
-// the user entry of a say pasted after this lies past mark.
-func (s *Service) transcriptMark(cwd, id string) (path string, mark int64) {
-	if cwd == "" || id == "" || harness.NewClaude(harness.ClaudeOptions{}).CheckSessionID(id) != nil {
-		return "", 0 // an id that is not Claude Code's names no transcript path
-	}
-	dir, err := harness.ClaudeConfigDir(s.Getenv, "")
-	if err != nil {
-		return "", 0
-	}
-	path = harness.ClaudeTranscriptPath(dir, cwd, id)
-	if fi, err := os.Stat(path); err == nil {
-		mark = fi.Size()
-	}
-	return path, mark
-}
-
 // awaitSayAnswer waits up to wait for the answer to a delivered say: the Stop
-// whose prompt id is promptID, or for a queued say ("") the promptId of the
-// transcript's first user entry past mark holding framed, else of a turn
+// whose prompt id is promptID, or for a queued say ("") the prompt id of the
+// transcript's first user entry past mark holding framed (adapter's
+// PromptAfter), else of a turn
 // heard for framed that seen (the prompts heard before the paste) lacks. Each look is one
 // short read: the wait holds no lock and no transaction.
-func (s *Service) awaitSayAnswer(ctx context.Context, stateRoot string, heard heardFn, who, where, promptID, transcript string, mark int64, framed string, seen []loop.HeardPrompt, joins bool, wait time.Duration) (string, error) {
+func (s *Service) awaitSayAnswer(ctx context.Context, stateRoot string, heard heardFn, who, where, promptID string, adapter loop.Harness, mark loop.TranscriptMark, framed string, seen []loop.HeardPrompt, joins bool, wait time.Duration) (string, error) {
 	sum := loop.PromptSum(framed)
 	deadline := time.Now().Add(wait)
 	for {
@@ -500,10 +479,8 @@ func (s *Service) awaitSayAnswer(ctx context.Context, stateRoot string, heard he
 		if rec == nil || !running || rec.Activity == loop.ActivityExited {
 			return "", fmt.Errorf("%s ended before it answered; the message was delivered", who)
 		}
-		if promptID == "" && transcript != "" {
-			var next int64
-			promptID, next = userEntryAfter(transcript, mark, sum)
-			mark = next
+		if promptID == "" && mark.Path != "" {
+			promptID, mark = adapter.PromptAfter(mark, sum)
 		}
 		if promptID == "" {
 			promptID = heardPromptFor(rec.Prompts, seen, sum, joins)
@@ -522,94 +499,4 @@ func (s *Service) awaitSayAnswer(ctx context.Context, stateRoot string, heard he
 			return "", err
 		}
 	}
-}
-
-// userEntryAfter reads the transcript's whole lines past mark for a user
-// entry whose text has sum: its promptId, and where the next look starts.
-func userEntryAfter(path string, mark int64, sum string) (promptID string, next int64) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", mark
-	}
-	defer f.Close()
-	if _, err := f.Seek(mark, io.SeekStart); err != nil {
-		return "", mark
-	}
-	data, err := io.ReadAll(io.LimitReader(f, 64<<20))
-	if err != nil {
-		return "", mark
-	}
-	end := bytes.LastIndexByte(data, '\n')
-	if end < 0 {
-		return "", mark
-	}
-	for _, line := range bytes.Split(data[:end], []byte{'\n'}) {
-		var e struct {
-			Type     string `json:"type"`
-			PromptID string `json:"promptId"`
-			Message  struct {
-				Content json.RawMessage `json:"content"`
-			} `json:"message"`
-		}
-		if json.Unmarshal(line, &e) != nil || e.Type != "user" || e.PromptID == "" {
-			continue
-		}
-		if loop.PromptSum(contentText(e.Message.Content)) == sum {
-			return e.PromptID, mark + int64(end) + 1
-		}
-	}
-	return "", mark + int64(end) + 1
-}
-
-// contentText is a transcript message's text: a string, or its text blocks.
-func contentText(raw json.RawMessage) string {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s
-	}
-	var blocks []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	}
-	_ = json.Unmarshal(raw, &blocks)
-	var parts []string
-	for _, b := range blocks {
-		if b.Type == "text" {
-			parts = append(parts, b.Text)
-		}
-	}
-	return strings.Join(parts, "\n")
-}
-
-// userEntrySum is the PromptSum of the text of the last user entry of
-// promptID in the transcript's last 1 MiB ("" when there is none).
-func userEntrySum(path, promptID string) string {
-	f, err := os.Open(path)
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	if fi, err := f.Stat(); err == nil && fi.Size() > 1<<20 {
-		_, _ = f.Seek(fi.Size()-1<<20, io.SeekStart)
-	}
-	data, err := io.ReadAll(io.LimitReader(f, 1<<20))
-	if err != nil {
-		return ""
-	}
-	sum := ""
-	for _, line := range bytes.Split(data, []byte{'\n'}) {
-		var e struct {
-			Type     string `json:"type"`
-			PromptID string `json:"promptId"`
-			Message  struct {
-				Content json.RawMessage `json:"content"`
-			} `json:"message"`
-		}
-		if json.Unmarshal(line, &e) == nil && e.Type == "user" && e.PromptID == promptID {
-			if text := contentText(e.Message.Content); text != "" {
-				sum = loop.PromptSum(text)
-			}
-		}
-	}
-	return sum
 }

@@ -204,7 +204,7 @@ func (s *Service) Reply(ctx context.Context, cfg *config.Config, req loop.WorkIt
 		return notReady(fmt.Sprintf("the agent in %s is waiting for a permission or dialog answer (a reply never answers one)", rec.TmuxTarget)), nil
 	}
 	framed := FrameReply(name, actor, text)
-	transcript, mark := s.transcriptMark(rec.Cwd, rec.HarnessSessionID)
+	mark := adapter.TranscriptMark(rec.Cwd, rec.HarnessSessionID)
 	sess := loop.WorkItemTarget{Ref: name, TmuxTarget: rec.TmuxTarget}
 	if err := deliverItem(ctx, runner, adapter, sess, framed); err != nil {
 		if loop.ErrorCode(err) == loop.ENOTFOUND {
@@ -243,7 +243,7 @@ func (s *Service) Reply(ctx context.Context, cfg *config.Config, req loop.WorkIt
 		return res, nil
 	}
 	res.Messages[0].Stream = "err" // the answer goes to stdout
-	answer, err := s.awaitSayAnswer(ctx, cfg.StateDir(), heard, "the session for "+name, "the-loop sessions attach "+name, promptID, transcript, mark, framed, before.Prompts, s.joinsTurn(rec.Harness, name), wait)
+	answer, err := s.awaitSayAnswer(ctx, cfg.StateDir(), heard, "the session for "+name, "the-loop sessions attach "+name, promptID, adapter, mark, framed, before.Prompts, s.joinsTurn(rec.Harness, name), wait)
 	switch {
 	case err == nil:
 		res.Reply = answer
