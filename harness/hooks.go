@@ -77,6 +77,9 @@ func (*Claude) WireHooks(w loop.HookWiring) ([]string, map[string]string, error)
 	if err != nil {
 		return nil, nil, loop.Internal("encoding the hook settings %s: %v", w.SettingsPath, err)
 	}
+	if w.WriteFile == nil || w.SettingsPath == "" {
+		return nil, nil, loop.Internal("no hook settings file to write for the claude spawn (loop.HookWiring has no SettingsPath or WriteFile)")
+	}
 	if err := w.WriteFile(w.SettingsPath, append(data, '\n')); err != nil {
 		return nil, nil, err
 	}
