@@ -2,8 +2,6 @@ package harness
 
 import loop "github.com/the-loop-dev/the-loop"
 
-var _ loop.TranscriptReader = (*Claude)(nil)
-
 // ReadTranscript returns the last n user and assistant entries of
 // conversation id, run in cwd, oldest first (ReadClaudeTranscript), from
 // the file Claude Code keeps it in under this adapter's config directory:

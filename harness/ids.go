@@ -1,8 +1,6 @@
 package harness
 
 import (
-	"strconv"
-
 	loop "github.com/the-loop-dev/the-loop"
 )
 
@@ -15,18 +13,6 @@ import (
 // lowercase hex (crypto.randomUUID); Codex by a UUIDv7 in the same form,
 // the one its session files are named after (codexRolloutRE).
 
-// maxQuotedID is how much of a refused id a message quotes.
-const maxQuotedID = 80
-
-// QuoteID is id quoted for a message or an event: Go-quoted (control
-// characters escaped), cut to its first maxQuotedID bytes.
-func QuoteID(id string) string {
-	if len(id) > maxQuotedID {
-		return strconv.Quote(id[:maxQuotedID]) + "…"
-	}
-	return strconv.Quote(id)
-}
-
 // checkUUID refuses an id that is not a lowercase UUID, naming the harness
 // (what) and the id.
 func checkUUID(what, id string) error {
@@ -35,7 +21,7 @@ func checkUUID(what, id string) error {
 	}
 	return loop.Invalid("%s is not a %s conversation id (a lowercase UUID such as 0f8fad5b-d9cb-469f-a165-70867728950e); "+
 		"the-loop neither records it nor passes it to the CLI — a conversation id comes from the CLI itself, never from a hand-made hook payload",
-		QuoteID(id), what)
+		loop.QuoteID(id), what)
 }
 
 // CheckSessionID refuses an id that is not a Claude Code conversation id
@@ -54,5 +40,5 @@ func (*Codex) CheckSessionID(id string) error { return checkUUID("codex", id) }
 // CheckSessionID refuses every id: a cursor pane is never hosted, so no
 // conversation of it is recorded.
 func (Cursor) CheckSessionID(id string) error {
-	return loop.Invalid("%s: the cursor harness has no conversation ids the-loop records (it is never hosted in tmux)", QuoteID(id))
+	return loop.Invalid("%s: the cursor harness has no conversation ids the-loop records (it is never hosted in tmux)", loop.QuoteID(id))
 }

@@ -2,13 +2,13 @@ package hearing
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
 	"github.com/google/uuid"
 
 	loop "github.com/the-loop-dev/the-loop"
-	"github.com/the-loop-dev/the-loop/harness"
 	"github.com/the-loop-dev/the-loop/store"
 )
 
@@ -81,12 +81,13 @@ func (s *Hearer) ended() {
 	}
 }
 
-// lookupHarness is s.Harness, else the stock adapters.
+// lookupHarness is s.Harness; a Hearer built without it (only a
+// misconfigured one is) refuses, naming the harness.
 func (s *Hearer) lookupHarness(name, subject string) (loop.Harness, error) {
-	if s.Harness != nil {
-		return s.Harness(name, subject)
+	if s.Harness == nil {
+		return nil, loop.Internal("the service has no harness adapters to look up the %s harness of %s", name, subject)
 	}
-	return harness.Lookup(name, subject, harness.ClaudeOptions{})
+	return s.Harness(name, subject)
 }
 
 // joinsTurn reports whether the harness named name takes a message
@@ -94,22 +95,24 @@ func (s *Hearer) lookupHarness(name, subject string) (loop.Harness, error) {
 // than queuing it for a turn of its own.
 func (s *Hearer) joinsTurn(name, subject string) bool {
 	adapter, err := s.lookupHarness(name, subject)
-	if err != nil {
-		return false
-	}
-	j, ok := adapter.(interface{ JoinsRunningTurn() bool })
-	return ok && j.JoinsRunningTurn()
+	return err == nil && adapter.JoinsRunningTurn()
 }
 
 // capturesID reports whether the harness named name chooses its own
-// conversation id (harness.SessionIDReporter).
+// conversation id (loop.Harness.CapturesSessionID).
 func (s *Hearer) capturesID(name, subject string) bool {
 	adapter, err := s.lookupHarness(name, subject)
+	return err == nil && adapter.CapturesSessionID()
+}
+
+// hookedAdapter is the adapter of h's record's harness, which reads its
+// transcript (nil when it cannot be looked up).
+func (s *Hearer) hookedAdapter(h *hooked) loop.Harness {
+	adapter, err := s.lookupHarness(h.harness, fmt.Sprint(h.subject.Value))
 	if err != nil {
-		return false
+		return nil
 	}
-	_, ok := adapter.(harness.SessionIDReporter)
-	return ok
+	return adapter
 }
 
 // notifier wakes every waiter at each broadcast: a waiter takes wait()'s

@@ -18,7 +18,6 @@ import (
 	"unicode/utf8"
 
 	loop "github.com/the-loop-dev/the-loop"
-	"github.com/the-loop-dev/the-loop/harness"
 	"github.com/the-loop-dev/the-loop/internal/fileperm"
 	"github.com/the-loop-dev/the-loop/sdk"
 	"github.com/the-loop-dev/the-loop/store"
@@ -255,7 +254,7 @@ func (s *Hearer) applyHook(ctx context.Context, d loop.HookDelivery, seq string)
 		}
 		if refused = s.checkHookID(h, p); refused != nil {
 			return tx.AppendEvent(ptr(s.event(h.prefix+".id_refused", loop.LevelWarning, h.subject, loop.F("harness", h.harness),
-				loop.F("hook_event_name", p.Event), loop.F("session_id", harness.QuoteID(p.SessionID)), loop.F("why", loop.ErrorMessage(refused)))))
+				loop.F("hook_event_name", p.Event), loop.F("session_id", loop.QuoteID(p.SessionID)), loop.F("why", loop.ErrorMessage(refused)))))
 		}
 		evs, why := s.hear(h, p, d, panes)
 		if why != "" {
@@ -296,7 +295,7 @@ func (s *Hearer) checkHookID(h *hooked, p HookPayload) error {
 	adapter, err := s.lookupHarness(h.harness, fmt.Sprint(subject))
 	if err != nil {
 		return loop.Invalid("hook %s for %v refused: its session_id %s cannot be checked (%s)",
-			p.Event, subject, harness.QuoteID(p.SessionID), loop.ErrorMessage(err))
+			p.Event, subject, loop.QuoteID(p.SessionID), loop.ErrorMessage(err))
 	}
 	if err := adapter.CheckSessionID(p.SessionID); err != nil {
 		return loop.Errorf(loop.EINVALID, "hook %s for %v refused: %w", p.Event, subject, err)
@@ -516,13 +515,15 @@ const answerWait = 500 * time.Millisecond
 // file (a harness or a fake agent without one).
 func (s *Hearer) awaitAnswer(ctx context.Context, ref, id string) {
 	var path, through string
+	var adapter loop.Harness
+	var cwd string
 	_ = s.DB.View(func(tx *store.Tx) error {
 		h, _, err := s.hookedIn(tx, ref)
 		if h == nil || id == "" || id != *h.id || h.cwd == "" {
 			return err
 		}
-		if dir, err := harness.ClaudeConfigDir(s.Getenv, ""); err == nil {
-			path, through = harness.ClaudeTranscriptPath(dir, h.cwd, id), h.hear.TokensThrough
+		if adapter = s.hookedAdapter(h); adapter != nil {
+			path, through, cwd = adapter.TranscriptMark(h.cwd, id).Path, h.hear.TokensThrough, h.cwd
 		}
 		return nil
 	})
@@ -541,7 +542,7 @@ func (s *Hearer) awaitAnswer(ctx context.Context, ref, id string) {
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		entries, err := harness.ReadClaudeTranscript(path, transcriptTail)
+		entries, err := adapter.TokenEntries(cwd, id, transcriptTail)
 		if err != nil {
 			return
 		}
@@ -569,11 +570,11 @@ func (s *Hearer) setActivity(h *loop.Hearing, activity string) {
 // the last one counted, reading only the transcript's tail (the file
 // computed from the recorded cwd and id, never a payload's path).
 func (s *Hearer) countTokens(h *hooked) {
-	dir, err := harness.ClaudeConfigDir(s.Getenv, "")
-	if err != nil || h.cwd == "" || *h.id == "" {
+	adapter := s.hookedAdapter(h)
+	if adapter == nil || h.cwd == "" || *h.id == "" {
 		return
 	}
-	entries, err := harness.ReadClaudeTranscript(harness.ClaudeTranscriptPath(dir, h.cwd, *h.id), transcriptTail)
+	entries, err := adapter.TokenEntries(h.cwd, *h.id, transcriptTail)
 	if err != nil {
 		return
 	}

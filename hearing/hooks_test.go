@@ -342,12 +342,7 @@ func TestHooks_AFullSpoolDropsTheOldestWithAnEvent(t *testing.T) {
 func TestHooks_TokenTotalsComeFromTheTranscriptTail(t *testing.T) {
 	w := newHookWorld(t)
 	conf := t.TempDir()
-	w.s.Getenv = func(k string) string {
-		if k == "CLAUDE_CONFIG_DIR" {
-			return conf
-		}
-		return ""
-	}
+	w.s.Harness = func(string, string) (loop.Harness, error) { return fakeHarness{claudeDir: conf}, nil }
 	rec := w.record()
 	path := filepathTranscript(conf, rec.Cwd, w.id)
 	line := func(ts string, in, out int) string {
@@ -380,12 +375,7 @@ func filepathTranscript(conf, cwd, id string) string {
 func TestHooks_AStopWaitsForItsAnswerToReachTheTranscript(t *testing.T) {
 	w := newHookWorld(t)
 	conf := t.TempDir()
-	w.s.Getenv = func(k string) string {
-		if k == "CLAUDE_CONFIG_DIR" {
-			return conf
-		}
-		return ""
-	}
+	w.s.Harness = func(string, string) (loop.Harness, error) { return fakeHarness{claudeDir: conf}, nil }
 	path := filepathTranscript(conf, w.record().Cwd, w.id)
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		t.Fatal(err)

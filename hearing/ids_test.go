@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	loop "github.com/the-loop-dev/the-loop"
-	"github.com/the-loop-dev/the-loop/harness"
 	"github.com/the-loop-dev/the-loop/store"
 )
 
@@ -88,4 +87,4 @@ var forgedIDs = []string{
 }
 
 // harnessQuote is how an event quotes a refused id.
-func harnessQuote(id string) string { return harness.QuoteID(id) }
+func harnessQuote(id string) string { return loop.QuoteID(id) }

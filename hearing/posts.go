@@ -1,15 +1,9 @@
 package hearing
 
 import (
-	"bytes"
-	"encoding/json"
-	"io"
-	"os"
 	"slices"
-	"strings"
 
 	loop "github.com/the-loop-dev/the-loop"
-	"github.com/the-loop-dev/the-loop/harness"
 )
 
 // Slack answers back: a reply from a standing session's thread
@@ -49,62 +43,9 @@ func (s *Hearer) answerAwaited(h *hooked, promptID, text string) {
 // promptSumOf is the PromptSum of the transcript's user entry of promptID
 // ("" when none is found), reading only the recorded conversation's file.
 func (s *Hearer) promptSumOf(h *hooked, promptID string) string {
-	dir, err := harness.ClaudeConfigDir(s.Getenv, "")
-	if err != nil || h.cwd == "" || *h.id == "" {
+	adapter := s.hookedAdapter(h)
+	if adapter == nil || h.cwd == "" || *h.id == "" {
 		return ""
 	}
-	return userEntrySum(harness.ClaudeTranscriptPath(dir, h.cwd, *h.id), promptID)
-}
-
-// userEntrySum is the PromptSum of the text of the last user entry of
-// promptID in the transcript's last 1 MiB ("" when there is none).
-func userEntrySum(path, promptID string) string {
-	f, err := os.Open(path)
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	if fi, err := f.Stat(); err == nil && fi.Size() > 1<<20 {
-		_, _ = f.Seek(fi.Size()-1<<20, io.SeekStart)
-	}
-	data, err := io.ReadAll(io.LimitReader(f, 1<<20))
-	if err != nil {
-		return ""
-	}
-	sum := ""
-	for _, line := range bytes.Split(data, []byte{'\n'}) {
-		var e struct {
-			Type     string `json:"type"`
-			PromptID string `json:"promptId"`
-			Message  struct {
-				Content json.RawMessage `json:"content"`
-			} `json:"message"`
-		}
-		if json.Unmarshal(line, &e) == nil && e.Type == "user" && e.PromptID == promptID {
-			if text := contentText(e.Message.Content); text != "" {
-				sum = loop.PromptSum(text)
-			}
-		}
-	}
-	return sum
-}
-
-// contentText is a transcript message's text: a string, or its text blocks.
-func contentText(raw json.RawMessage) string {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s
-	}
-	var blocks []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	}
-	_ = json.Unmarshal(raw, &blocks)
-	var parts []string
-	for _, b := range blocks {
-		if b.Type == "text" {
-			parts = append(parts, b.Text)
-		}
-	}
-	return strings.Join(parts, "\n")
+	return adapter.PromptSum(h.cwd, *h.id, promptID)
 }

@@ -21,8 +21,44 @@ type fakeRunner = testkit.FakeTmux
 
 func newFakeRunner() *fakeRunner { return testkit.NewFakeTmux() }
 
-// fakeHarness builds claude-like argv and is always ready.
-type fakeHarness = testkit.FakeHarness
+// fakeHarness builds claude-like argv and is always ready; it declares
+// hooks and reads transcripts as the claude adapter does, the transcripts
+// under claudeDir (its CLAUDE_CONFIG_DIR; "" is a home without any).
+type fakeHarness struct {
+	testkit.FakeHarness
+	claudeDir string
+}
+
+// claude is the claude adapter whose config directory is f's.
+func (f fakeHarness) claude() *harness.Claude {
+	home := filepath.Join(os.TempDir(), "the-loop-no-home")
+	return harness.NewClaude(harness.ClaudeOptions{Home: home, Env: func(k string) string {
+		if k == "CLAUDE_CONFIG_DIR" {
+			return f.claudeDir
+		}
+		return ""
+	}})
+}
+
+func (f fakeHarness) WireHooks(w loop.HookWiring) ([]string, map[string]string, error) {
+	return f.claude().WireHooks(w)
+}
+
+func (f fakeHarness) TokenEntries(cwd, id string, n int) ([]loop.TranscriptEntry, error) {
+	return f.claude().TokenEntries(cwd, id, n)
+}
+
+func (f fakeHarness) TranscriptMark(cwd, id string) loop.TranscriptMark {
+	return f.claude().TranscriptMark(cwd, id)
+}
+
+func (f fakeHarness) PromptAfter(m loop.TranscriptMark, sum string) (string, loop.TranscriptMark) {
+	return f.claude().PromptAfter(m, sum)
+}
+
+func (f fakeHarness) PromptSum(cwd, id, promptID string) string {
+	return f.claude().PromptSum(cwd, id, promptID)
+}
 
 // newTestService wires a Service on a real bbolt file in a temp dir.
 func newTestService(t *testing.T, r *fakeRunner) *Service {

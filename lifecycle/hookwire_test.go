@@ -10,9 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/BurntSushi/toml"
-
 	loop "github.com/the-loop-dev/the-loop"
+	"github.com/the-loop-dev/the-loop/harness"
 )
 
 func TestHooks_EveryClaudeSpawnDeclaresTheSixHooks(t *testing.T) {
@@ -40,7 +39,7 @@ func TestHooks_EveryClaudeSpawnDeclaresTheSixHooks(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := `'/opt/the loop/bin/the-loop' hook --state-root '` + w.cfg.StateDir() + `' --session 'standing:supervisor'`
-	for _, ev := range HookEvents {
+	for _, ev := range harness.ClaudeHookEvents {
 		g := doc.Hooks[ev]
 		if len(g) != 1 || len(g[0].Hooks) != 1 || g[0].Hooks[0].Type != "command" || g[0].Hooks[0].Command != want {
 			t.Errorf("%s hooks %+v, want one command %s", ev, g, want)
@@ -97,43 +96,5 @@ func TestHooks_TheOperatorsOwnSettingsKeepTheirHooks(t *testing.T) {
 	res, _ := s.StartStanding(context.Background(), cfg, "supervisor", false)
 	if res.OK || !strings.Contains(res.Sessions[0].Detail, "gone.json") {
 		t.Fatalf("start with a missing settings file: %+v", res)
-	}
-}
-
-// codexHookArgs declares each Codex hook as a -c override whose value is
-// TOML Codex parses to the hook list (the command quoted whatever it
-// holds), turns hooks on, and adds the hook-trust bypass once.
-func TestCodexHookArgs_AreTOMLOverrides(t *testing.T) {
-	cmd := HookCommand("/opt/the loop/bin\"x", "/s", "standing:a")
-	args := codexHookArgs(cmd, []string{"--model", "o3"})
-	if args[0] != "-c" || args[1] != "features.codex_hooks=true" || args[len(args)-3] != CodexBypassHookTrust || args[len(args)-2] != "--model" {
-		t.Fatalf("args %q", args)
-	}
-	seen := map[string]bool{}
-	for i := 2; i+1 < len(args) && args[i] == "-c"; i += 2 {
-		key, value, _ := strings.Cut(args[i+1], "=")
-		var doc struct {
-			V []struct {
-				Hooks []struct {
-					Type, Command string
-					Timeout       int
-				}
-			}
-		}
-		if _, err := toml.Decode("v = "+value, &doc); err != nil {
-			t.Fatalf("%s is not TOML: %v", args[i+1], err)
-		}
-		if len(doc.V) != 1 || len(doc.V[0].Hooks) != 1 || doc.V[0].Hooks[0].Command != cmd || doc.V[0].Hooks[0].Type != "command" {
-			t.Fatalf("%s decodes to %+v", key, doc)
-		}
-		seen[strings.TrimPrefix(key, "hooks.")] = true
-	}
-	for _, ev := range CodexHookEvents {
-		if !seen[ev] {
-			t.Errorf("no override for %s in %q", ev, args)
-		}
-	}
-	if again := codexHookArgs(cmd, []string{CodexBypassHookTrust}); strings.Count(strings.Join(again, " "), CodexBypassHookTrust) != 1 {
-		t.Fatalf("the bypass twice: %q", again)
 	}
 }

@@ -94,13 +94,3 @@ func TestEvents_AnAgentsCredentialAndTheTokenAreRedactedInTheLog(t *testing.T) {
 		t.Fatalf("the event log holds %q", got)
 	}
 }
-
-func TestTranscriptMark_AnIDThatIsAPathNamesNoFile(t *testing.T) {
-	s := &Service{Getenv: func(string) string { return t.TempDir() }}
-	if path, _ := s.transcriptMark("/w", "../../../../tmp/secret"); path != "" {
-		t.Fatalf("transcriptMark of a path id = %q", path)
-	}
-	if path, _ := s.transcriptMark("/w", newConversation); path == "" {
-		t.Fatal("transcriptMark of a conversation id names no file")
-	}
-}

@@ -1,19 +1,14 @@
 package lifecycle
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
-	"os"
 	"slices"
 	"strings"
 	"time"
 
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/config"
-	"github.com/the-loop-dev/the-loop/harness"
 	"github.com/the-loop-dev/the-loop/talk"
 )
 
@@ -162,16 +157,15 @@ func (s *Service) talkSession(ctx context.Context, cfg *config.Config, harness, 
 		poll = servicePoll
 	}
 	return talk.Session{
-		Adapter:    func() (loop.Harness, error) { return s.Harness(harness, subject) },
-		Hooks:      hooks,
-		Ready:      cfg.Routing.Tmux.ReadyTimeout(),
-		Submit:     cfg.Routing.Tmux.SubmitWait(),
-		Wait:       wait,
-		Joins:      s.joinsTurn(harness, subject),
-		Hear:       func(ctx context.Context) error { return s.applySpool(ctx, cfg.StateDir()) },
-		Woken:      s.heardCh,
-		Poll:       poll,
-		Transcript: transcriptOf{s},
+		Adapter: func() (loop.Harness, error) { return s.Harness(harness, subject) },
+		Hooks:   hooks,
+		Ready:   cfg.Routing.Tmux.ReadyTimeout(),
+		Submit:  cfg.Routing.Tmux.SubmitWait(),
+		Wait:    wait,
+		Joins:   s.joinsTurn(harness, subject),
+		Hear:    func(ctx context.Context) error { return s.applySpool(ctx, cfg.StateDir()) },
+		Woken:   s.heardCh,
+		Poll:    poll,
 	}
 }
 
@@ -213,88 +207,4 @@ func stopClaimed(name string, rec *loop.StandingRecord) error {
 		return loop.NotFound("standing session '%[1]s' is not running: a stop (process %[2]d, since %[3]s) has claimed it and the agent is exiting; nothing was delivered — run `the-loop standing start %[1]s` once it is stopped", name, rec.Claim.PID, rec.Claim.Since)
 	}
 	return nil
-}
-
-// transcriptOf reads Claude Code's transcripts for a waiting say
-// (talk.Transcript).
-type transcriptOf struct{ s *Service }
-
-func (t transcriptOf) Mark(cwd, id string) (string, int64) { return t.s.transcriptMark(cwd, id) }
-
-func (t transcriptOf) After(path string, mark int64, sum string) (string, int64) {
-	return userEntryAfter(path, mark, sum)
-}
-
-// transcriptMark is the transcript of conversation id in cwd and its size now:
-// the user entry of a say pasted after this lies past mark.
-func (s *Service) transcriptMark(cwd, id string) (path string, mark int64) {
-	if cwd == "" || id == "" || harness.NewClaude(harness.ClaudeOptions{}).CheckSessionID(id) != nil {
-		return "", 0 // an id that is not Claude Code's names no transcript path
-	}
-	dir, err := harness.ClaudeConfigDir(s.Getenv, "")
-	if err != nil {
-		return "", 0
-	}
-	path = harness.ClaudeTranscriptPath(dir, cwd, id)
-	if fi, err := os.Stat(path); err == nil {
-		mark = fi.Size()
-	}
-	return path, mark
-}
-
-// userEntryAfter reads the transcript's whole lines past mark for a user
-// entry whose text has sum: its promptId, and where the next look starts.
-func userEntryAfter(path string, mark int64, sum string) (promptID string, next int64) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", mark
-	}
-	defer f.Close()
-	if _, err := f.Seek(mark, io.SeekStart); err != nil {
-		return "", mark
-	}
-	data, err := io.ReadAll(io.LimitReader(f, 64<<20))
-	if err != nil {
-		return "", mark
-	}
-	end := bytes.LastIndexByte(data, '\n')
-	if end < 0 {
-		return "", mark
-	}
-	for _, line := range bytes.Split(data[:end], []byte{'\n'}) {
-		var e struct {
-			Type     string `json:"type"`
-			PromptID string `json:"promptId"`
-			Message  struct {
-				Content json.RawMessage `json:"content"`
-			} `json:"message"`
-		}
-		if json.Unmarshal(line, &e) != nil || e.Type != "user" || e.PromptID == "" {
-			continue
-		}
-		if loop.PromptSum(contentText(e.Message.Content)) == sum {
-			return e.PromptID, mark + int64(end) + 1
-		}
-	}
-	return "", mark + int64(end) + 1
-}
-
-// contentText is a transcript message's text: a string, or its text blocks.
-func contentText(raw json.RawMessage) string {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s
-	}
-	var blocks []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	}
-	_ = json.Unmarshal(raw, &blocks)
-	var parts []string
-	for _, b := range blocks {
-		if b.Type == "text" {
-			parts = append(parts, b.Text)
-		}
-	}
-	return strings.Join(parts, "\n")
 }

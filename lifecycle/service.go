@@ -50,8 +50,9 @@ type Service struct {
 	// codex and gemini spawn runs `<HookBinary> hook …` for its hooks.
 	// Empty: no hooks are declared and activity stays unknown.
 	HookBinary string
-	// Getenv reads the environment (CLAUDE_CONFIG_DIR for transcripts);
-	// nil means os.Getenv.
+	// Getenv reads the environment (HOME, which a trusted directory must
+	// not be; an adapter reads its CLI's own variables through its
+	// options); nil means os.Getenv.
 	Getenv func(string) string
 	// PanePIDs returns the pids of target's panes on socket (nil: a
 	// SessionStart of source clear is never trusted).

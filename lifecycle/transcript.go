@@ -66,8 +66,7 @@ func (s *Service) TranscriptStanding(ctx context.Context, cfg *config.Config, na
 	if err != nil {
 		return loop.TranscriptResult{}, err
 	}
-	reader, ok := adapter.(loop.TranscriptReader)
-	if !ok {
+	if !adapter.ReadsTranscripts() {
 		return loop.TranscriptResult{}, loop.Invalid("standing session '%[1]s' runs the %[2]s harness, whose transcript the-loop cannot read (claude's, codex's and gemini's it can); "+
 			"see its screen with `the-loop standing peek %[1]s` instead", name, adapter.Name())
 	}
@@ -78,7 +77,7 @@ func (s *Service) TranscriptStanding(ctx context.Context, cfg *config.Config, na
 	if err := adapter.CheckSessionID(rec.HarnessSessionID); err != nil {
 		return loop.TranscriptResult{}, recordedIDRefused(name, err)
 	}
-	entries, err := reader.ReadTranscript(rec.Cwd, rec.HarnessSessionID, last)
+	entries, err := adapter.ReadTranscript(rec.Cwd, rec.HarnessSessionID, last)
 	if err != nil {
 		return loop.TranscriptResult{}, err
 	}

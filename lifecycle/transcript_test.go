@@ -16,6 +16,8 @@ type readingHarness struct {
 	asked *[]string
 }
 
+func (readingHarness) ReadsTranscripts() bool { return true }
+
 func (h readingHarness) ReadTranscript(cwd, id string, n int) ([]loop.TranscriptEntry, error) {
 	*h.asked = append(*h.asked, cwd+"|"+id)
 	out := []loop.TranscriptEntry{{Role: loop.RoleUser, Text: "boot", At: time.Unix(1, 0).UTC()}, {Role: loop.RoleAssistant, Text: "ok"}}

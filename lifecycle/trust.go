@@ -7,7 +7,6 @@ import (
 
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/config"
-	"github.com/the-loop-dev/the-loop/harness"
 	"github.com/the-loop-dev/the-loop/store"
 )
 
@@ -15,7 +14,7 @@ import (
 // pre-seeds the agent CLI's trust for the session's directory, and each
 // CLI trusts a trusted folder's children too; so a directory that is the
 // root, the home directory, or another user's (or writable by others) is
-// refused before anything is recorded or seeded (harness.CheckTrustDir).
+// refused before anything is recorded or seeded (checkTrustDir).
 // The entries a start added are recorded (StandingRecord.TrustAdded) and
 // a delete removes exactly those.
 
@@ -35,7 +34,7 @@ func (s *Service) checkTrustCwd(cfg *config.Config, given string, fromWorkdir bo
 	if _, err := os.Stat(cwd); err != nil {
 		return nil
 	}
-	why := harness.CheckTrustDir(cwd, s.getenv("HOME"), os.Geteuid())
+	why := checkTrustDir(cwd, s.getenv("HOME"), os.Geteuid())
 	if why == nil {
 		return nil
 	}
@@ -62,15 +61,10 @@ func (s *Service) getenv(key string) string {
 	return os.Getenv(key)
 }
 
-// seedTrust pre-seeds p's trust (the adapter's Prepare) and keeps in
-// p.trustAdded the entries it added, when the adapter reports them
-// (harness.TrustSeeder).
+// seedTrust pre-seeds p's trust (the adapter's SeedTrust) and keeps in
+// p.trustAdded the entries it added.
 func seedTrust(p *spawnPlan) error {
-	seeder, ok := p.adapter.(harness.TrustSeeder)
-	if !ok {
-		return p.adapter.Prepare(p.cwd, p.args)
-	}
-	added, err := seeder.SeedTrust(p.cwd, p.args)
+	added, err := p.adapter.SeedTrust(p.cwd, p.args)
 	for _, d := range added {
 		p.trustAdded = append(p.trustAdded, loop.TrustEntry{Harness: p.adapter.Name(), Dir: d})
 	}
@@ -122,9 +116,7 @@ func (s *Service) unseedTrust(rec *loop.StandingRecord) (removed []string, evs [
 		dirs := byHarness[h]
 		adapter, err := s.lookupHarness(h, rec.Name)
 		if err == nil {
-			if seeder, ok := adapter.(harness.TrustSeeder); ok {
-				err = seeder.UnseedTrust(dirs)
-			}
+			err = adapter.UnseedTrust(dirs)
 		}
 		if err != nil {
 			evs = append(evs, s.event("workspace.trust_unset_failed", loop.LevelWarning, loop.F("standing", rec.Name),

@@ -9,12 +9,6 @@ import (
 	loop "github.com/the-loop-dev/the-loop"
 )
 
-// submitDelayer is an adapter whose CLI needs a longer pause between a
-// paste and its submit key (harness.Gemini).
-type submitDelayer interface {
-	SubmitDelay() time.Duration
-}
-
 // afterDeliverer is a runner that takes a delivery's own submit delay
 // (runner.Tmux.DeliverToAfter).
 type afterDeliverer interface {
@@ -25,9 +19,9 @@ type afterDeliverer interface {
 // adapter's SubmitDelay between the paste and the submit key when it has
 // one and the runner takes it, else as the runner delivers every text.
 func deliverTo(ctx context.Context, runner loop.Runner, adapter loop.Harness, target, text string) error {
-	if d, ok := adapter.(submitDelayer); ok {
+	if d := adapter.SubmitDelay(); d > 0 {
 		if r, ok := runner.(afterDeliverer); ok {
-			return r.DeliverToAfter(ctx, target, strings.NewReader(text), d.SubmitDelay())
+			return r.DeliverToAfter(ctx, target, strings.NewReader(text), d)
 		}
 	}
 	return runner.DeliverTo(ctx, target, strings.NewReader(text))
@@ -42,9 +36,9 @@ type itemDeliverer interface {
 // deliverItem is deliverTo for a work item's session (runner.Deliver's
 // refusals kept).
 func deliverItem(ctx context.Context, runner loop.Runner, adapter loop.Harness, sess loop.WorkItemTarget, text string) error {
-	if d, ok := adapter.(submitDelayer); ok {
+	if d := adapter.SubmitDelay(); d > 0 {
 		if r, ok := runner.(itemDeliverer); ok {
-			return r.DeliverAfter(ctx, sess, strings.NewReader(text), d.SubmitDelay())
+			return r.DeliverAfter(ctx, sess, strings.NewReader(text), d)
 		}
 	}
 	return runner.Deliver(ctx, sess, strings.NewReader(text))

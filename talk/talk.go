@@ -51,9 +51,6 @@ type Session struct {
 	Hear  func(ctx context.Context) error
 	Woken func() <-chan struct{}
 	Poll  time.Duration
-	// Transcript finds a queued message's turn in the agent's transcript
-	// (nil: by its hooks alone).
-	Transcript Transcript
 	// Delivered records the delivery (its event and transition; the
 	// message is delivered whatever it returns, its error is a warning);
 	// NotTaken records a paste the agent never took (its event).
@@ -70,17 +67,6 @@ type Heard struct {
 	Running bool
 	// Cwd and Conversation name the agent's transcript.
 	Cwd, Conversation string
-}
-
-// Transcript is the agent's transcript as a waiting say reads it: a mark
-// of its size before the paste, and the turn of a user entry past a mark.
-type Transcript interface {
-	// Mark returns the transcript of conversation id in cwd and its size
-	// now ("" when there is none).
-	Mark(cwd, id string) (path string, mark int64)
-	// After reads path's whole lines past mark for a user entry whose text
-	// has sum: its prompt id, and where the next look starts.
-	After(path string, mark int64, sum string) (promptID string, next int64)
 }
 
 // Words are the sentences that differ between a say and a reply.
@@ -164,11 +150,7 @@ func Deliver(ctx context.Context, s Session) (Result, error) {
 	if s.Hooks && before.Hearing.Activity == loop.ActivityWaiting {
 		return fail(loop.SayNotReady, s.Words.NotReady(s.dialog())), nil
 	}
-	var transcript string
-	var mark int64
-	if s.Transcript != nil {
-		transcript, mark = s.Transcript.Mark(before.Cwd, before.Conversation)
-	}
+	mark := adapter.TranscriptMark(before.Cwd, before.Conversation)
 	if err := s.paste(ctx, adapter); err != nil {
 		if s.Words.NoPane != nil && loop.ErrorCode(err) == loop.ENOTFOUND {
 			return Result{}, s.Words.NoPane
@@ -195,7 +177,7 @@ func Deliver(ctx context.Context, s Session) (Result, error) {
 		return res, nil
 	}
 	res.Messages[0].Stream = "err" // the answer goes to stdout
-	answer, err := s.await(ctx, promptID, transcript, mark, before.Hearing.Prompts)
+	answer, err := s.await(ctx, adapter, promptID, mark, before.Hearing.Prompts)
 	switch {
 	case err == nil:
 		res.Reply = answer
@@ -350,7 +332,7 @@ func heardAs(p loop.HeardPrompt) verified {
 // the transcript's first user entry past mark holding the text, else of a
 // turn heard for it that seen (the prompts heard before the paste) lacks.
 // Each look is one short read: the wait holds no lock and no transaction.
-func (s *Session) await(ctx context.Context, promptID, transcript string, mark int64, seen []loop.HeardPrompt) (string, error) {
+func (s *Session) await(ctx context.Context, adapter loop.Harness, promptID string, mark loop.TranscriptMark, seen []loop.HeardPrompt) (string, error) {
 	sum := loop.PromptSum(s.Framed)
 	deadline := time.Now().Add(s.Wait)
 	for {
@@ -361,12 +343,10 @@ func (s *Session) await(ctx context.Context, promptID, transcript string, mark i
 		}
 		rec := h.Hearing
 		if rec == nil || !h.Running || rec.Activity == loop.ActivityExited {
-			return "", fmt.Errorf("%s ended before it answered; the %s was delivered", s.Words.Who, s.Words.Noun)
+			return "", fmt.Errorf("%s ended before it answered; the message was delivered", s.Words.Who)
 		}
-		if promptID == "" && transcript != "" {
-			var next int64
-			promptID, next = s.Transcript.After(transcript, mark, sum)
-			mark = next
+		if promptID == "" && mark.Path != "" {
+			promptID, mark = adapter.PromptAfter(mark, sum)
 		}
 		if promptID == "" {
 			promptID = loop.HeardPromptFor(rec.Prompts, seen, sum, s.Joins)
@@ -379,7 +359,7 @@ func (s *Session) await(ctx context.Context, promptID, transcript string, mark i
 			}
 		}
 		if time.Now().After(deadline) {
-			return "", fmt.Errorf("no answer came within %s; the %s was delivered — its answer will be in `%s`", s.Wait, s.Words.Noun, s.Words.Where)
+			return "", fmt.Errorf("no answer came within %s; the message was delivered — its answer will be in `%s`", s.Wait, s.Words.Where)
 		}
 		if err := s.pause(ctx, woken); err != nil {
 			return "", err

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	loop "github.com/the-loop-dev/the-loop"
+	"github.com/the-loop-dev/the-loop/harness"
 	"github.com/the-loop-dev/the-loop/hearing"
 	loophttp "github.com/the-loop-dev/the-loop/http"
 	"github.com/the-loop-dev/the-loop/lifecycle"
@@ -193,6 +194,9 @@ func (c *HookCmd) direct(root string, d loop.HookDelivery) bool {
 	}
 	defer db.Close()
 	svc := &hearing.Hearer{DB: db, Events: &lifecycle.Service{DB: db, Source: "hook"},
+		// The stock adapters: the hook checks its payload's id, and a
+		// Stop reads its transcript, as the service would.
+		Harness: harness.NewRegistry(harness.ClaudeOptions{}).Lookup,
 		PanePIDs: func(ctx context.Context, socket, target string) ([]int, error) {
 			return runner.New(runner.Options{Socket: socket}).PanePIDs(ctx, target)
 		}}

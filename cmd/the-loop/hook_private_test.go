@@ -17,6 +17,7 @@ import (
 
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/config"
+	"github.com/the-loop-dev/the-loop/harness"
 	"github.com/the-loop-dev/the-loop/hearing"
 	loophttp "github.com/the-loop-dev/the-loop/http"
 	"github.com/the-loop-dev/the-loop/internal/testkit"
@@ -197,7 +198,7 @@ func TestHookCommand_APostThatTimedOutAfterItWasAppliedIsNotAppliedAgain(t *test
 	}); err != nil {
 		t.Fatal(err)
 	}
-	svc := &hearing.Hearer{DB: db, Events: &lifecycle.Service{DB: db, Source: "service"}}
+	svc := &hearing.Hearer{DB: db, Events: &lifecycle.Service{DB: db, Source: "service"}, Harness: harness.NewRegistry(harness.ClaudeOptions{}).Lookup}
 	cfg := config.Default()
 	srv := loophttp.NewServer(loophttp.Options{NoAuth: true, StateRoot: root,
 		Hooks:  slowSink{svc: svc, delay: hookPostTimeout + 300*time.Millisecond},

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"strings"
 	"sync"
 	"time"
 
@@ -171,40 +170,3 @@ func (f *FakeTmux) Kill(ctx context.Context, sess loop.WorkItemTarget) error {
 func (f *FakeTmux) TerminateHarness(ctx context.Context, sess loop.WorkItemTarget, grace time.Duration) error {
 	return f.TerminateHarnessIn(ctx, sess.TmuxTarget, sess.Ref, grace)
 }
-
-// FakeHarness builds claude-like argv and is always ready.
-type FakeHarness struct{}
-
-var _ loop.Harness = FakeHarness{}
-
-// Name is "claude".
-func (FakeHarness) Name() string { return "claude" }
-
-// Binary is "claude".
-func (FakeHarness) Binary() string { return "claude" }
-
-// FreshArgv is --session-id id, the args, the prompt.
-func (FakeHarness) FreshArgv(id string, args []string, prompt string) ([]string, error) {
-	return append(append([]string{"--session-id", id}, args...), prompt), nil
-}
-
-// ResumeArgv is --resume id, the args, the prompt.
-func (FakeHarness) ResumeArgv(id string, args []string, prompt string) ([]string, error) {
-	return append(append([]string{"--resume", id}, args...), prompt), nil
-}
-
-// CheckSessionID refuses what a claude adapter refuses: an id that is not
-// a lowercase UUID.
-func (FakeHarness) CheckSessionID(id string) error {
-	if len(id) == 36 && strings.Trim(id, "0123456789abcdef-") == "" && id[8] == '-' && id[13] == '-' && id[18] == '-' && id[23] == '-' &&
-		strings.Count(id, "-") == 4 {
-		return nil
-	}
-	return loop.Invalid("%q is not a claude conversation id (a lowercase UUID)", id)
-}
-
-// Prepare does nothing.
-func (FakeHarness) Prepare(string, []string) error { return nil }
-
-// Ready is always true.
-func (FakeHarness) Ready(loop.PaneSnapshot) bool { return true }
