@@ -2,8 +2,6 @@ package lifecycle
 
 import (
 	"context"
-	"io"
-	"strings"
 	"time"
 
 	loop "github.com/the-loop-dev/the-loop"
@@ -15,37 +13,24 @@ type submitDelayer interface {
 	SubmitDelay() time.Duration
 }
 
-// afterDeliverer is a runner that takes a delivery's own submit delay
-// (runner.Tmux.DeliverToAfter).
-type afterDeliverer interface {
-	DeliverToAfter(ctx context.Context, target string, text io.Reader, submitDelay time.Duration) error
-}
-
-// deliverTo pastes text into target for adapter's agent: with the
-// adapter's SubmitDelay between the paste and the submit key when it has
-// one and the runner takes it, else as the runner delivers every text.
-func deliverTo(ctx context.Context, runner loop.Runner, adapter loop.Harness, target, text string) error {
+// submitDelay is the pause adapter's agent needs between a paste and its
+// submit key: its SubmitDelay when it has one, else 0 (the runner's own).
+func submitDelay(adapter loop.Harness) time.Duration {
 	if d, ok := adapter.(submitDelayer); ok {
-		if r, ok := runner.(afterDeliverer); ok {
-			return r.DeliverToAfter(ctx, target, strings.NewReader(text), d.SubmitDelay())
-		}
+		return d.SubmitDelay()
 	}
-	return runner.DeliverTo(ctx, target, strings.NewReader(text))
+	return 0
 }
 
-// itemDeliverer is a runner that takes a work-item delivery's own submit
-// delay (runner.Tmux.DeliverAfter).
-type itemDeliverer interface {
-	DeliverAfter(ctx context.Context, sess loop.WorkItemTarget, text io.Reader, submitDelay time.Duration) error
+// deliverTo pastes text into target for adapter's agent, with the
+// adapter's SubmitDelay between the paste and the submit key when it has
+// one (the runner's own delay when that is longer).
+func deliverTo(ctx context.Context, runner loop.Runner, adapter loop.Harness, target, text string) error {
+	return runner.DeliverTo(ctx, target, text, submitDelay(adapter))
 }
 
 // deliverItem is deliverTo for a work item's session (runner.Deliver's
 // refusals kept).
 func deliverItem(ctx context.Context, runner loop.Runner, adapter loop.Harness, sess loop.WorkItemTarget, text string) error {
-	if d, ok := adapter.(submitDelayer); ok {
-		if r, ok := runner.(itemDeliverer); ok {
-			return r.DeliverAfter(ctx, sess, strings.NewReader(text), d.SubmitDelay())
-		}
-	}
-	return runner.Deliver(ctx, sess, strings.NewReader(text))
+	return runner.Deliver(ctx, sess, text, submitDelay(adapter))
 }

@@ -7,6 +7,7 @@ import (
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/config"
 	"github.com/the-loop-dev/the-loop/internal/testkit"
+	"github.com/the-loop-dev/the-loop/runner"
 	"github.com/the-loop-dev/the-loop/store"
 )
 
@@ -32,6 +33,8 @@ func newTestService(t *testing.T, r *fakeRunner) *Service {
 		Harness:  func(string, string) (loop.Harness, error) { return fakeHarness{}, nil },
 		LookPath: func(b string) (string, error) { return "/usr/bin/" + b, nil },
 		Source:   "test",
+		// As cmd/the-loop wires it: claims judged by pid and start time.
+		ProcStart: runner.ProcessStart,
 	}
 }
 

@@ -290,11 +290,6 @@ type verified struct {
 	err      error
 }
 
-// submitter presses the submit key once more (runner.Tmux.SubmitTo).
-type submitter interface {
-	SubmitTo(ctx context.Context, target string) error
-}
-
 // notifier wakes every waiter at each broadcast: a waiter takes wait()'s
 // channel before it looks, so no broadcast after its look is missed.
 type notifier struct {
@@ -407,9 +402,7 @@ func (s *Service) verify(ctx context.Context, stateRoot string, heard heardFn, t
 		elapsed := time.Since(start)
 		if !retried && elapsed >= submit/2 {
 			retried = true
-			if sub, ok := runner.(submitter); ok {
-				_ = sub.SubmitTo(ctx, target)
-			}
+			_ = runner.SubmitTo(ctx, target)
 		}
 		if elapsed >= submit {
 			return verified{outcome: loop.SayNotSubmitted}

@@ -191,10 +191,10 @@ func (c *HookCmd) direct(root string, d loop.HookDelivery) bool {
 		return false
 	}
 	defer db.Close()
-	svc := &lifecycle.Service{DB: db, Source: "hook",
-		PanePIDs: func(ctx context.Context, socket, target string) ([]int, error) {
-			return runner.New(runner.Options{Socket: socket}).PanePIDs(ctx, target)
-		}}
+	svc := &lifecycle.Service{DB: db, Source: "hook", ProcStart: runner.ProcessStart,
+		// Only the pane pids are asked of it: whether a clear comes from
+		// the session's own pane.
+		Runner: func(socket string) loop.Runner { return runner.New(runner.Options{Socket: socket}) }}
 	ctx, cancel := context.WithTimeout(context.Background(), hookDeadline)
 	defer cancel()
 	// EINVALID: refused for good (an id not of the harness's shape), its

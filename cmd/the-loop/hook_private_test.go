@@ -20,6 +20,7 @@ import (
 	loophttp "github.com/the-loop-dev/the-loop/http"
 	"github.com/the-loop-dev/the-loop/internal/testkit"
 	"github.com/the-loop-dev/the-loop/lifecycle"
+	"github.com/the-loop-dev/the-loop/runner"
 	"github.com/the-loop-dev/the-loop/sdk"
 	"github.com/the-loop-dev/the-loop/store"
 )
@@ -196,7 +197,7 @@ func TestHookCommand_APostThatTimedOutAfterItWasAppliedIsNotAppliedAgain(t *test
 	}); err != nil {
 		t.Fatal(err)
 	}
-	svc := &lifecycle.Service{DB: db, Source: "service"}
+	svc := &lifecycle.Service{DB: db, Source: "service", ProcStart: runner.ProcessStart}
 	cfg := config.Default()
 	srv := loophttp.NewServer(loophttp.Options{NoAuth: true, StateRoot: root,
 		Hooks:  slowSink{svc: svc, delay: hookPostTimeout + 300*time.Millisecond},
