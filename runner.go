@@ -2,7 +2,6 @@ package loop
 
 import (
 	"context"
-	"io"
 	"time"
 )
 
@@ -45,20 +44,33 @@ type PaneSnapshot struct {
 	Dead      bool
 }
 
-// Runner is the tmux seam: target-addressed operations and the work-item
-// entry points built on them (WorkItemRunner), so a service that holds a
-// Runner holds both by type. Only package runner implements it against
-// tmux.
+// Runner is the tmux seam: every tmux capability the service uses, so a
+// service that holds a Runner holds them all by type, and no caller asks a
+// runner at run time what else it can do. Its parts are the work-item entry
+// points (WorkItemRunner), the target-addressed operations below, what a
+// pane's processes are (PaneProcesses) and what a pane shows
+// (PaneCapturer). Only package runner implements it against tmux; a fake
+// implements each part as a runner without it would behave.
 type Runner interface {
 	WorkItemRunner
+	PaneProcesses
+	PaneCapturer
 	// State probes one target.
 	State(ctx context.Context, target string) PaneState
 	// States probes many targets with one tmux query.
 	States(ctx context.Context, targets []string) map[string]PaneState
+	// PaneStates is States with, for each dead agent pane, the exit status
+	// or signal tmux reports (a runner that cannot tell gives states only).
+	PaneStates(ctx context.Context, targets []string) map[string]PaneInfo
 	// SpawnIn creates target and starts spec in it, keeping a dead pane.
 	SpawnIn(ctx context.Context, target string, spec SpawnSpec) error
-	// DeliverTo pastes text (bracketed) and submits it.
-	DeliverTo(ctx context.Context, target string, text io.Reader) error
+	// DeliverTo pastes text (bracketed) and submits it, with at least
+	// submitDelay between the paste and the submit key (0: the runner's
+	// own delay; a longer one of the runner's wins).
+	DeliverTo(ctx context.Context, target, text string, submitDelay time.Duration) error
+	// SubmitTo presses the submit key once more in target's agent pane:
+	// for a say whose first submit left no evidence.
+	SubmitTo(ctx context.Context, target string) error
 	// KillTarget kills the tmux session.
 	KillTarget(ctx context.Context, target string) error
 	// TerminateHarnessIn ends the pane's process tree: SIGTERM, SIGKILL after grace.
@@ -70,10 +82,23 @@ type Runner interface {
 	Tag(ctx context.Context, target string) (tag string, ok bool)
 }
 
-// PaneCapturer is the optional read side of a Runner: a runner that can
-// capture a pane's last lines, history included, implements it too
-// (runner.Tmux and its cache do). A runner without it is peeked at
-// through Snapshot: the visible screen only.
+// PaneProcesses is the part of a Runner that names the processes tmux
+// started in panes: the roots of the trees an id capture searches and a
+// hook's or a socket peer's parent chain must reach.
+type PaneProcesses interface {
+	// PanePID returns the pid of the process tmux started in target's
+	// agent pane. A missing session is ENOTFOUND.
+	PanePID(ctx context.Context, target string) (int, error)
+	// PanePIDs returns the pids of the live panes of tmux session target.
+	PanePIDs(ctx context.Context, target string) ([]int, error)
+	// AllPanePIDs returns the pids of the live panes of every session of
+	// the runner's tmux server, by session name (a server that is not
+	// running has none).
+	AllPanePIDs(ctx context.Context) (map[string][]int, error)
+}
+
+// PaneCapturer is the read side of a Runner: a pane's last lines, history
+// included (a runner that keeps no history gives the visible screen's).
 type PaneCapturer interface {
 	// Capture returns the last n lines of target's agent pane, oldest
 	// first, trailing blank lines left out. A missing session is ENOTFOUND.

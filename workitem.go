@@ -3,7 +3,6 @@ package loop
 import (
 	"context"
 	"fmt"
-	"io"
 	"regexp"
 	"strconv"
 	"strings"
@@ -175,8 +174,8 @@ type WorkItemRunner interface {
 	// item.TmuxTarget()).
 	Spawn(ctx context.Context, item WorkItemRef, spec SpawnSpec) error
 	// Deliver refuses a session with no recorded or no live tmux session
-	// (ENOTFOUND), then pastes text (DeliverTo).
-	Deliver(ctx context.Context, sess WorkItemTarget, text io.Reader) error
+	// (ENOTFOUND), then pastes text (DeliverTo, submitDelay as there).
+	Deliver(ctx context.Context, sess WorkItemTarget, text string, submitDelay time.Duration) error
 	// Kill kills the session's tmux session (KillTarget).
 	Kill(ctx context.Context, sess WorkItemTarget) error
 	// TerminateHarness ends the pane's process tree (TerminateHarnessIn,

@@ -157,7 +157,7 @@ func (w *agentWorld) say(text string) {
 	w.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := w.tmux.DeliverTo(ctx, agentTarget, strings.NewReader(text)); err != nil {
+	if err := w.tmux.DeliverTo(ctx, agentTarget, text, 0); err != nil {
 		w.t.Fatalf("say %q: %v", text, err)
 	}
 }

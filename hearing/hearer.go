@@ -1,7 +1,6 @@
 package hearing
 
 import (
-	"context"
 	"fmt"
 	"sync"
 	"time"
@@ -25,9 +24,10 @@ type Hearer struct {
 	// Harness returns the adapter for a harness name; subject names the
 	// session in the refusal.
 	Harness func(name, subject string) (loop.Harness, error)
-	// PanePIDs returns the pids of target's panes on socket (nil: a
-	// SessionStart of source clear is never trusted).
-	PanePIDs func(ctx context.Context, socket, target string) ([]int, error)
+	// Runner returns the tmux runner of a socket, asked for the pids of a
+	// session's panes (nil: a SessionStart of source clear is never
+	// trusted).
+	Runner func(socket string) loop.Runner
 	// Getenv reads the environment (CLAUDE_CONFIG_DIR for transcripts);
 	// nil means os.Getenv.
 	Getenv func(string) string

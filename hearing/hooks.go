@@ -362,7 +362,7 @@ func (s *Hearer) hookedIn(tx *store.Tx, ref string) (*hooked, string, error) {
 // (codex) needs them; always false skips the tmux call for the others, so
 // the SessionStart of every Claude spawn costs no tmux round trip.
 func (s *Hearer) panePIDsFor(ctx context.Context, ref string, always bool) []int {
-	if s.PanePIDs == nil {
+	if s.Runner == nil {
 		return nil
 	}
 	var target, socket string
@@ -378,7 +378,7 @@ func (s *Hearer) panePIDsFor(ctx context.Context, ref string, always bool) []int
 	}
 	ctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
-	pids, _ := s.PanePIDs(ctx, socket, target)
+	pids, _ := s.Runner(socket).PanePIDs(ctx, target)
 	return pids
 }
 

@@ -179,12 +179,9 @@ func TestHooks_ActivityFollowsATurnAndEventsRecordIt(t *testing.T) {
 func TestHooks_AnotherConversationIsIgnoredAndAClearFromThePaneIsFollowed(t *testing.T) {
 	w := newHookWorld(t)
 	const pane = 4242
-	w.s.PanePIDs = func(_ context.Context, _, target string) ([]int, error) {
-		if target != "loop-standing-supervisor" {
-			return nil, nil
-		}
-		return []int{pane}, nil
-	}
+	w.r.Mu.Lock()
+	w.r.Pids = map[string][]int{"loop-standing-supervisor": {pane}}
+	w.r.Mu.Unlock()
 	w.hook(map[string]any{"hook_event_name": "UserPromptSubmit", "prompt_id": "x", "session_id": "c41d0c4e-0a8e-4b7a-9f57-1c2b3a4d5e6f"})
 	if a := w.record().Activity; a != loop.ActivityStarting {
 		t.Fatalf("another conversation's hook changed the activity to %s", a)

@@ -14,7 +14,9 @@ import (
 func TestHooks_AClearWithAnIDNotOfTheHarnessShapeIsRefusedAndEvented(t *testing.T) {
 	w := newHookWorld(t)
 	const pane = 4242
-	w.s.PanePIDs = func(context.Context, string, string) ([]int, error) { return []int{pane}, nil }
+	w.r.Mu.Lock()
+	w.r.Pids = map[string][]int{"loop-standing-supervisor": {pane}}
+	w.r.Mu.Unlock()
 	w.setHarness("claude")
 	for _, id := range forgedIDs {
 		data, _ := json.Marshal(map[string]any{"hook_event_name": "SessionStart", "source": "clear", "session_id": id})

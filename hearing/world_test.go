@@ -1,7 +1,6 @@
 package hearing
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -83,16 +82,11 @@ func newTestService(t *testing.T, r *fakeRunner) *lifecycle.Service {
 }
 
 // hearerFor is the hearing room beside s, as cmd/the-loop wires it; it
-// follows s's Harness, PanePIDs, Getenv and Clock as a test changes them.
+// follows s's Harness, Runner, Getenv and Clock as a test changes them.
 func hearerFor(s *lifecycle.Service) *Hearer {
 	return &Hearer{DB: s.DB, Events: s,
 		Harness: func(name, subject string) (loop.Harness, error) { return s.Harness(name, subject) },
-		PanePIDs: func(ctx context.Context, socket, target string) ([]int, error) {
-			if s.PanePIDs == nil {
-				return nil, nil
-			}
-			return s.PanePIDs(ctx, socket, target)
-		},
+		Runner:  func(socket string) loop.Runner { return s.Runner(socket) },
 		Getenv: func(k string) string {
 			if s.Getenv == nil {
 				return ""

@@ -151,9 +151,10 @@ func newFixture(t testing.TB, o fixtureOptions) *fixture {
 			runners[socket] = r
 			return r
 		},
-		Harness:  adapters.Lookup,
-		LookPath: func(bin string) (string, error) { return filepath.Join(o.agentBin, bin), nil },
-		Source:   "service",
+		Harness:   adapters.Lookup,
+		LookPath:  func(bin string) (string, error) { return filepath.Join(o.agentBin, bin), nil },
+		Source:    "service",
+		ProcStart: runner.ProcessStart,
 	}
 	f.svc.Hearing = &hearing.Hearer{DB: db, Events: f.svc, Harness: f.svc.Harness, Ended: f.svc.SessionEnded}
 	if o.token == "" {
@@ -163,9 +164,6 @@ func newFixture(t testing.TB, o fixtureOptions) *fixture {
 	opt := Options{Standing: f.svc.Standing(holder.Current), WorkItems: f.svc.WorkItems(holder.Current),
 		Events: f.svc, Recorder: f.svc, Config: holder.Current, Version: "test-version", Token: o.token, Logger: o.logger,
 		TokenSource: TokenSource(cfg), Agents: f.svc, Hooks: f.svc.Hearing, Panes: f.svc, Environment: o.environment}
-	f.svc.AllPanePIDs = func(ctx context.Context, socket string) (map[string][]int, error) {
-		return runner.New(runner.Options{Socket: socket, ConfigFile: testkit.TmuxConfig}).AllPanePIDs(ctx)
-	}
 	if o.meter != nil {
 		o.meter.CountSessions(metrics.Rows{Standing: opt.Standing, WorkItems: opt.WorkItems})
 		opt.Standing, opt.Metrics = o.meter.Standing(opt.Standing), o.meter

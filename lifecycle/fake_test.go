@@ -13,6 +13,7 @@ import (
 	"github.com/the-loop-dev/the-loop/harness"
 	"github.com/the-loop-dev/the-loop/hearing"
 	"github.com/the-loop-dev/the-loop/internal/testkit"
+	"github.com/the-loop-dev/the-loop/runner"
 	"github.com/the-loop-dev/the-loop/store"
 )
 
@@ -74,6 +75,8 @@ func newTestService(t *testing.T, r *fakeRunner) *Service {
 		Harness:  func(string, string) (loop.Harness, error) { return fakeHarness{}, nil },
 		LookPath: func(b string) (string, error) { return "/usr/bin/" + b, nil },
 		Source:   "test",
+		// As cmd/the-loop wires it: claims judged by pid and start time.
+		ProcStart: runner.ProcessStart,
 	}
 }
 
@@ -116,17 +119,12 @@ func eventNames(evs []loop.Event) []string {
 }
 
 // hearerFor is the hearing room beside s, as cmd/the-loop wires it; it
-// follows s's Harness and PanePIDs as a test changes them.
+// follows s's Harness and Runner as a test changes them.
 func hearerFor(s *Service) *hearing.Hearer {
 	return &hearing.Hearer{DB: s.DB, Events: s,
 		Harness: func(name, subject string) (loop.Harness, error) { return s.Harness(name, subject) },
-		PanePIDs: func(ctx context.Context, socket, target string) ([]int, error) {
-			if s.PanePIDs == nil {
-				return nil, nil
-			}
-			return s.PanePIDs(ctx, socket, target)
-		},
-		Getenv: s.getenv, Clock: s.now, Ended: s.SessionEnded}
+		Runner:  func(socket string) loop.Runner { return s.Runner(socket) },
+		Getenv:  s.getenv, Clock: s.now, Ended: s.SessionEnded}
 }
 
 // hookWorld is a started standing session "supervisor" whose spawns

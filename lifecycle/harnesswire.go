@@ -69,11 +69,6 @@ func (st *starter[R, Res]) wireHooks(p *spawnPlan) error {
 	return nil
 }
 
-// panePIDer is the runner's PanePID (runner.Tmux and its cache).
-type panePIDer interface {
-	PanePID(ctx context.Context, target string) (int, error)
-}
-
 // captureWait bounds an id capture when routing.tmux.readySeconds is 0.
 const captureWait = 30 * time.Second
 
@@ -93,11 +88,7 @@ func (st *starter[R, Res]) captured(ctx context.Context, p spawnPlan, spawnID st
 		return spawnID, nil
 	}
 	target := st.k.target()
-	pp, ok := st.runner.(panePIDer)
-	if !ok {
-		return "", loop.Internal("the runner of %s cannot tell its pane's process, so the %s conversation id cannot be captured; not recording it running", target, p.harness)
-	}
-	pid, err := pp.PanePID(ctx, target)
+	pid, err := st.runner.PanePID(ctx, target)
 	if err != nil {
 		return "", loop.Errorf(loop.EINTERNAL, "capturing the %s conversation id in %s: %w", p.harness, target, err)
 	}

@@ -23,10 +23,10 @@ type paneOwner struct {
 // AgentOfProcess implements loop.PaneAgents: the standing session that
 // runs (or whose start is in flight), or the work-item session that is
 // active (or starting), one of whose panes' pids is in chain. One
-// `list-panes -a` per tmux server the sessions use (AllPanePIDs); without
-// AllPanePIDs nobody is an agent.
+// `list-panes -a` per tmux server the sessions use (the runner's
+// AllPanePIDs); without a Runner nobody is an agent.
 func (s *Service) AgentOfProcess(ctx context.Context, chain []int) (loop.AgentIdentity, bool) {
-	if s.AllPanePIDs == nil || s.DB == nil || len(chain) == 0 {
+	if s.Runner == nil || s.DB == nil || len(chain) == 0 {
 		return loop.AgentIdentity{}, false
 	}
 	var owners []paneOwner
@@ -58,7 +58,7 @@ func (s *Service) AgentOfProcess(ctx context.Context, chain []int) (loop.AgentId
 	for _, o := range owners {
 		byName, ok := panes[o.socket]
 		if !ok {
-			byName, _ = s.AllPanePIDs(ctx, o.socket)
+			byName, _ = s.Runner(o.socket).AllPanePIDs(ctx)
 			panes[o.socket] = byName
 		}
 		if slices.ContainsFunc(byName[o.target], func(pid int) bool { return slices.Contains(chain, pid) }) {

@@ -14,7 +14,6 @@ import (
 
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/redact"
-	"github.com/the-loop-dev/the-loop/runner"
 	"github.com/the-loop-dev/the-loop/store"
 	"github.com/the-loop-dev/the-loop/talk"
 )
@@ -25,8 +24,11 @@ import (
 type Service struct {
 	DB *store.DB
 	// Runner returns the tmux runner for a socket name ("" = default server),
-	// work-item entry points included. The service's comes already wrapped
-	// in the liveness cache (runner.NewCache, wired in cmd/the-loop).
+	// work-item entry points and pane pids included. The service's comes
+	// already wrapped in the liveness cache (runner.NewCache, wired in
+	// cmd/the-loop). Nil (the hook command's own service may have none): no
+	// pane is any process's, so a SessionStart of source clear is never
+	// trusted and no process is an agent's (AgentOfProcess).
 	Runner func(socket string) loop.Runner
 	// Harness returns the adapter for a harness name; session names the
 	// standing session in the refusal.
@@ -38,8 +40,10 @@ type Service struct {
 	// NewID returns a new conversation id (uuid4).
 	NewID func() string
 	// ProcStart returns the start time of the running process pid, ok
-	// false when none runs (default runner.ProcessStart): a claim is live
-	// while the process that made it runs, judged by pid and start time.
+	// false when none runs (runner.ProcessStart, wired in cmd/the-loop): a
+	// claim is live while the process that made it runs, judged by pid and
+	// start time. Nil: claims carry no start time and are judged by pid
+	// alone (claimLive).
 	ProcStart func(pid int) (start uint64, ok bool)
 	// ClaimWait bounds how long a verb waits for another process's claim.
 	ClaimWait time.Duration
@@ -54,13 +58,6 @@ type Service struct {
 	// not be; an adapter reads its CLI's own variables through its
 	// options); nil means os.Getenv.
 	Getenv func(string) string
-	// PanePIDs returns the pids of target's panes on socket (nil: a
-	// SessionStart of source clear is never trusted).
-	PanePIDs func(ctx context.Context, socket, target string) ([]int, error)
-	// AllPanePIDs returns the pids of every live pane of the tmux server
-	// socket names, by session (nil: no process is an agent's,
-	// AgentOfProcess).
-	AllPanePIDs func(ctx context.Context, socket string) (map[string][]int, error)
 	// TmuxAvailable reports a tmux binary missing from PATH (the runner's
 	// Available); a start then refuses at once, naming it and how to
 	// install it. Nil: never checked.
@@ -250,12 +247,14 @@ func (k standingKind) logEvent(what string) string { return "standing." + what }
 
 func (k standingKind) subject() loop.Field { return loop.F("standing", k.name) }
 
-// procStart is ProcStart, defaulted.
+// procStart is ProcStart; without one, start is 0 (not known) and ok is
+// whether a process of pid runs (signal 0; EPERM, another user's process,
+// is none of ours).
 func (s *Service) procStart(pid int) (uint64, bool) {
 	if s.ProcStart != nil {
 		return s.ProcStart(pid)
 	}
-	return runner.ProcessStart(pid)
+	return 0, pid > 0 && syscall.Kill(pid, 0) == nil
 }
 
 // newClaim is a claim of this process for op: its pid and that pid's start
@@ -271,7 +270,8 @@ func (s *Service) newClaim(op string) *loop.Claim {
 // a reused pid), however long the verb has been running. Claims of this
 // process are never live here: the per-name lock is held, so one found is
 // left by a verb that did not finish. A claim written before claims carried
-// a start time is judged by its pid, and only for 15 minutes.
+// a start time, or judged by a service with no ProcStart, is judged by its
+// pid, and only for 15 minutes.
 func (s *Service) claimLive(c *loop.Claim) bool {
 	if c == nil || c.PID == os.Getpid() || c.PID <= 0 {
 		return false
@@ -280,7 +280,7 @@ func (s *Service) claimLive(c *loop.Claim) bool {
 	if !ok {
 		return false
 	}
-	if c.PIDStart != 0 {
+	if c.PIDStart != 0 && s.ProcStart != nil {
 		return start == c.PIDStart
 	}
 	since, err := time.Parse(loop.RecordTimeFormat, c.Since)

@@ -2,7 +2,6 @@ package lifecycle
 
 import (
 	"context"
-	"strings"
 
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/config"
@@ -128,14 +127,7 @@ func (s *Service) PeekStanding(ctx context.Context, cfg *config.Config, name str
 		return loop.PeekResult{}, loop.NotFound("standing session '%s' has no pane of the-loop's to peek at — %s", name,
 			notOurs(target, rec.TmuxSocket, "it is not the agent the-loop started for this record"))
 	}
-	var got []string
-	if c, ok := runner.(loop.PaneCapturer); ok {
-		got, err = c.Capture(ctx, target, lines)
-	} else {
-		var snap loop.PaneSnapshot
-		snap, err = runner.Snapshot(ctx, target)
-		got = tail(snap.Screen, lines)
-	}
+	got, err := runner.Capture(ctx, target, lines)
 	if err != nil {
 		return loop.PeekResult{}, err
 	}
@@ -143,16 +135,4 @@ func (s *Service) PeekStanding(ctx context.Context, cfg *config.Config, name str
 		got = []string{}
 	}
 	return loop.PeekResult{Name: name, TmuxTarget: target, TmuxSocket: rec.TmuxSocket, Running: state == loop.PaneLive, Lines: got}, nil
-}
-
-// tail is a screen's last n lines, trailing blank lines left out.
-func tail(screen string, n int) []string {
-	lines := strings.Split(strings.TrimRight(screen, "\n"), "\n")
-	for len(lines) > 0 && strings.TrimSpace(lines[len(lines)-1]) == "" {
-		lines = lines[:len(lines)-1]
-	}
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return lines
 }

@@ -2,7 +2,6 @@ package lifecycle
 
 import (
 	"context"
-	"io"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -35,14 +34,14 @@ func (w *itemRunner) Spawn(ctx context.Context, item loop.WorkItemRef, spec loop
 	return w.SpawnIn(ctx, item.TmuxTarget(), spec)
 }
 
-func (w *itemRunner) Deliver(ctx context.Context, sess loop.WorkItemTarget, text io.Reader) error {
+func (w *itemRunner) Deliver(ctx context.Context, sess loop.WorkItemTarget, text string, submitDelay time.Duration) error {
 	if sess.TmuxTarget == "" {
 		return loop.NotFound("no tmux session recorded for %s", sess.Ref)
 	}
 	if !w.State(ctx, sess.TmuxTarget).LiveOrUnknown() {
 		return loop.NotFound("tmux session %s not found or its harness has exited", sess.TmuxTarget)
 	}
-	return w.DeliverTo(ctx, sess.TmuxTarget, text)
+	return w.DeliverTo(ctx, sess.TmuxTarget, text, submitDelay)
 }
 
 func (w *itemRunner) Kill(ctx context.Context, sess loop.WorkItemTarget) error {

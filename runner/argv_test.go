@@ -314,7 +314,7 @@ func TestSpawnIn_LaunchFileGoesInTheLaunchDir(t *testing.T) {
 func TestDeliverTo_ArgvTranscript(t *testing.T) {
 	rec := newRecorder()
 	r, sl := newTestRunner(t, rec, nil)
-	if err := r.DeliverTo(context.Background(), "loop-standing-a", strings.NewReader("hi\r\nthere\x1b[201~;")); err != nil {
+	if err := r.DeliverTo(context.Background(), "loop-standing-a", "hi\r\nthere\x1b[201~;", 0); err != nil {
 		t.Fatal(err)
 	}
 	assertArgv(t, rec, deliverTranscript("loop-standing-a", "the-loop-1-abc"))
@@ -330,7 +330,7 @@ func TestDeliverTo_FailedPasteDeletesItsBuffer(t *testing.T) {
 	list := pasteList("loop-a", "the-loop-1-abc")
 	rec := newRecorder().on(strings.Join(list[2:], " "), exit1("can't find session: loop-a"))
 	r, _ := newTestRunner(t, rec, nil)
-	err := r.DeliverTo(context.Background(), "loop-a", strings.NewReader("x"))
+	err := r.DeliverTo(context.Background(), "loop-a", "x", 0)
 	if loop.ErrorCode(err) != loop.ENOTFOUND || !errors.Is(err, ErrNoSession) {
 		t.Fatalf("err = %v, want ENOTFOUND", err)
 	}
@@ -345,7 +345,7 @@ func TestDeliverTo_RefusedListFallsBackToSteps(t *testing.T) {
 	rec := newRecorder().on(strings.Join(list[2:], " "), exit1("unknown flag -q")).
 		on("copy-mode -q -t =loop-a:^.{top-left}", exit1("unknown flag -q"))
 	r, _ := newTestRunner(t, rec, nil)
-	if err := r.DeliverTo(context.Background(), "loop-a", strings.NewReader("x")); err != nil {
+	if err := r.DeliverTo(context.Background(), "loop-a", "x", 0); err != nil {
 		t.Fatal(err)
 	}
 	assertArgv(t, rec, [][]string{list,
@@ -554,7 +554,7 @@ func TestGuard_RefusesForeignTargetsWithoutCallingTmux(t *testing.T) {
 			want := "'" + target + "' is not a the-loop tmux session name"
 			errs := map[string]error{
 				"SpawnIn":    r.SpawnIn(ctx, target, loop.SpawnSpec{Argv: []string{"h", "x"}}),
-				"DeliverTo":  r.DeliverTo(ctx, target, strings.NewReader("x")),
+				"DeliverTo":  r.DeliverTo(ctx, target, "x", 0),
 				"KillTarget": r.KillTarget(ctx, target),
 				"WaitReady":  r.WaitReady(ctx, target, func(loop.PaneSnapshot) bool { return true }, time.Second),
 			}

@@ -2,7 +2,6 @@ package runner
 
 import (
 	"context"
-	"io"
 	"maps"
 	"sync"
 	"time"
@@ -19,11 +18,12 @@ const DefaultLivenessTTL = 250 * time.Millisecond
 // snapshot, taken with a single r.States call over every target asked about
 // recently and refreshed at most every ttl. Concurrent callers that find the
 // snapshot stale share one refresh (single flight). Every call that changes a
-// pane (SpawnIn, KillTarget, TerminateHarnessIn, DeliverTo and the work-item
-// entry points Spawn, Deliver, Kill, TerminateHarness) invalidates the
-// snapshot before and after it runs, and a refresh that was in flight across
-// the change is never stored, so a verb always sees its own effects. Snapshot
-// passes through.
+// pane (SpawnIn, KillTarget, TerminateHarnessIn, DeliverTo, SubmitTo and the
+// work-item entry points Spawn, Deliver, Kill, TerminateHarness) invalidates
+// the snapshot before and after it runs, and a refresh that was in flight
+// across the change is never stored, so a verb always sees its own effects.
+// The reads that change nothing (PaneStates, Snapshot, Tag, Capture and the
+// pane pids) pass through.
 //
 // State (what a verb decides on) waits for a snapshot younger than ttl.
 // States (what list and status show) may answer from one up to 3×ttl old
@@ -198,54 +198,32 @@ func (c *cachedRunner) SpawnIn(ctx context.Context, target string, spec loop.Spa
 	return c.mutate(func() error { return c.inner.SpawnIn(ctx, target, spec) })
 }
 
-// SubmitTo presses the submit key once more (Tmux.SubmitTo).
 func (c *cachedRunner) SubmitTo(ctx context.Context, target string) error {
-	s, ok := c.inner.(interface {
-		SubmitTo(ctx context.Context, target string) error
-	})
-	if !ok {
-		return fail(loop.EINTERNAL, nil, "the runner of tmux session %s cannot press the submit key on its own", target)
-	}
-	return c.mutate(func() error { return s.SubmitTo(ctx, target) })
+	return c.mutate(func() error { return c.inner.SubmitTo(ctx, target) })
 }
 
-func (c *cachedRunner) DeliverTo(ctx context.Context, target string, text io.Reader) error {
-	return c.mutate(func() error { return c.inner.DeliverTo(ctx, target, text) })
+func (c *cachedRunner) DeliverTo(ctx context.Context, target, text string, submitDelay time.Duration) error {
+	return c.mutate(func() error { return c.inner.DeliverTo(ctx, target, text, submitDelay) })
 }
 
-// DeliverToAfter is DeliverTo with a submit delay of the delivery's own
-// (Tmux.DeliverToAfter); a runner without it delivers with its own delay.
-func (c *cachedRunner) DeliverToAfter(ctx context.Context, target string, text io.Reader, submitDelay time.Duration) error {
-	d, ok := c.inner.(interface {
-		DeliverToAfter(ctx context.Context, target string, text io.Reader, submitDelay time.Duration) error
-	})
-	if !ok {
-		return c.DeliverTo(ctx, target, text)
-	}
-	return c.mutate(func() error { return d.DeliverToAfter(ctx, target, text, submitDelay) })
+// PaneStates passes through: exit statuses are read fresh, never from the
+// snapshot (which keeps states only).
+func (c *cachedRunner) PaneStates(ctx context.Context, targets []string) map[string]loop.PaneInfo {
+	return c.inner.PaneStates(ctx, targets)
 }
 
-// DeliverAfter is Deliver with a submit delay of the delivery's own
-// (Tmux.DeliverAfter); a runner without it delivers with its own delay.
-func (c *cachedRunner) DeliverAfter(ctx context.Context, sess loop.WorkItemTarget, text io.Reader, submitDelay time.Duration) error {
-	d, ok := c.inner.(interface {
-		DeliverAfter(ctx context.Context, sess loop.WorkItemTarget, text io.Reader, submitDelay time.Duration) error
-	})
-	if !ok {
-		return c.Deliver(ctx, sess, text)
-	}
-	return c.mutate(func() error { return d.DeliverAfter(ctx, sess, text, submitDelay) })
-}
+// The pane pids pass through: they change nothing and need no liveness.
 
-// PanePID is the pid of target's agent pane (Tmux.PanePID).
 func (c *cachedRunner) PanePID(ctx context.Context, target string) (int, error) {
-	p, ok := c.inner.(interface {
-		PanePID(ctx context.Context, target string) (int, error)
-	})
-	if !ok {
-		return 0, fail(loop.EINTERNAL, nil, "the runner of tmux session %s cannot tell its pane's process", target)
-	}
-	return p.PanePID(ctx, target)
+	return c.inner.PanePID(ctx, target)
+}
+
+func (c *cachedRunner) PanePIDs(ctx context.Context, target string) ([]int, error) {
+	return c.inner.PanePIDs(ctx, target)
+}
+
+func (c *cachedRunner) AllPanePIDs(ctx context.Context) (map[string][]int, error) {
+	return c.inner.AllPanePIDs(ctx)
 }
 
 func (c *cachedRunner) KillTarget(ctx context.Context, target string) error {
@@ -271,8 +249,8 @@ func (c *cachedRunner) Spawn(ctx context.Context, item loop.WorkItemRef, spec lo
 	return c.mutate(func() error { return c.inner.Spawn(ctx, item, spec) })
 }
 
-func (c *cachedRunner) Deliver(ctx context.Context, sess loop.WorkItemTarget, text io.Reader) error {
-	return c.mutate(func() error { return c.inner.Deliver(ctx, sess, text) })
+func (c *cachedRunner) Deliver(ctx context.Context, sess loop.WorkItemTarget, text string, submitDelay time.Duration) error {
+	return c.mutate(func() error { return c.inner.Deliver(ctx, sess, text, submitDelay) })
 }
 
 func (c *cachedRunner) Kill(ctx context.Context, sess loop.WorkItemTarget) error {

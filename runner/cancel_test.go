@@ -71,7 +71,7 @@ func TestDeliverTo_CancelledMidwayDropsItsBuffers(t *testing.T) {
 				ctx = cancelAfter(rec, c.after)
 			}
 			r, _ := newTestRunner(t, rec, nil)
-			if err := r.DeliverTo(ctx, "loop-a", strings.NewReader("x")); err == nil {
+			if err := r.DeliverTo(ctx, "loop-a", "x", 0); err == nil {
 				t.Fatal("DeliverTo succeeded")
 			}
 			assertArgv(t, rec, c.want)

@@ -9,11 +9,6 @@ import (
 	loop "github.com/the-loop-dev/the-loop"
 )
 
-var (
-	_ loop.PaneCapturer = (*Tmux)(nil)
-	_ loop.PaneCapturer = (*cachedRunner)(nil)
-)
-
 // MaxCaptureLines bounds what Capture returns of a pane.
 const MaxCaptureLines = 2000
 
@@ -53,12 +48,5 @@ func lastLines(out string, n int) []string {
 
 // Capture passes through: it changes nothing and needs no liveness.
 func (c *cachedRunner) Capture(ctx context.Context, target string, n int) ([]string, error) {
-	if inner, ok := c.inner.(loop.PaneCapturer); ok {
-		return inner.Capture(ctx, target, n)
-	}
-	snap, err := c.inner.Snapshot(ctx, target)
-	if err != nil {
-		return nil, err
-	}
-	return lastLines(snap.Screen, n), nil
+	return c.inner.Capture(ctx, target, n)
 }

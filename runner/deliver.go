@@ -6,7 +6,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"io"
 	"os"
 	"strings"
 	"time"
@@ -17,31 +16,21 @@ import (
 
 // DeliverTo types text into target's pane as one message (decisions D13, original
 // §2.4): the text is sanitised, loaded into a tmux buffer of its own from
-// stdin (no temp file, no argv limit), pasted bracketed, and after
-// SubmitDelay submitted by a separate unbracketed paste of a carriage
-// return. Both go to the agent's pane (agentPane), not to whatever window
-// an attached operator has made current. send-keys is never used
-// (original §2.4). One delivery per target runs at a time, across processes.
-// A delivery that fails or whose ctx is cancelled midway drops its tmux
-// buffers. DeliverTo checks no liveness nor readiness:
-// call WaitReady first.
-func (t *Tmux) DeliverTo(ctx context.Context, target string, text io.Reader) error {
-	return t.DeliverToAfter(ctx, target, text, 0)
-}
-
-// DeliverToAfter is DeliverTo with at least submitDelay between the paste
-// and the submit key (the runner's own SubmitDelay when that is longer):
-// the delay one delivery's agent needs (an adapter's SubmitDelay, e.g.
-// harness.GeminiSubmitDelay), not every pane's.
-func (t *Tmux) DeliverToAfter(ctx context.Context, target string, text io.Reader, submitDelay time.Duration) error {
+// stdin (no temp file, no argv limit), pasted bracketed, and after the
+// longer of SubmitDelay and submitDelay submitted by a separate unbracketed
+// paste of a carriage return. submitDelay is the delay one delivery's agent
+// needs (an adapter's SubmitDelay, e.g. harness.GeminiSubmitDelay), not
+// every pane's; 0 leaves the runner's own. Both go to the agent's pane
+// (agentPane), not to whatever window an attached operator has made
+// current. send-keys is never used (original §2.4). One delivery per
+// target runs at a time, across processes. A delivery that fails or whose
+// ctx is cancelled midway drops its tmux buffers. DeliverTo checks no
+// liveness nor readiness: call WaitReady first.
+func (t *Tmux) DeliverTo(ctx context.Context, target, text string, submitDelay time.Duration) error {
 	if err := guard(target); err != nil {
 		return err
 	}
-	raw, err := io.ReadAll(text)
-	if err != nil {
-		return fail(loop.EINTERNAL, err, "could not read the text for tmux session %s: %v", target, err)
-	}
-	clean := Sanitize(string(raw))
+	clean := Sanitize(text)
 	if clean == "" {
 		return fail(loop.EINVALID, nil, "nothing to deliver to tmux session %s: the text is empty", target)
 	}
@@ -94,7 +83,7 @@ func (t *Tmux) DeliverToAfter(ctx context.Context, target string, text io.Reader
 	return t.submit(ctx, target, submit)
 }
 
-// pasteStepwise is the paste of DeliverToAfter one tmux call at a time:
+// pasteStepwise is the paste of DeliverTo one tmux call at a time:
 // leaving copy mode (a tmux that cannot is warned about, the paste still
 // reaches the pane's process), loading buf with clean, pasting it.
 func (t *Tmux) pasteStepwise(ctx context.Context, target, pane, buf, clean string) error {

@@ -35,7 +35,7 @@ func TestDeliverTo_HostileTextArrivesAsOneSanitisedMessage(t *testing.T) {
 	waitReady(t, r, "loop-standing-say")
 
 	text := hostileText()
-	if err := r.DeliverTo(context.Background(), "loop-standing-say", strings.NewReader(text)); err != nil {
+	if err := r.DeliverTo(context.Background(), "loop-standing-say", text, 0); err != nil {
 		t.Fatal(err)
 	}
 	agent.WaitForKind(t, "message", 15*time.Second)
@@ -64,7 +64,7 @@ func TestDeliverTo_ConcurrentDeliveriesArriveWhole(t *testing.T) {
 		wg.Add(1)
 		go func() { // each with its own runner, as separate processes would
 			defer wg.Done()
-			errs[i] = newRunner(t, socket).DeliverTo(context.Background(), "loop-standing-busy", strings.NewReader(text))
+			errs[i] = newRunner(t, socket).DeliverTo(context.Background(), "loop-standing-busy", text, 0)
 		}()
 	}
 	wg.Wait()
@@ -111,7 +111,7 @@ func TestDeliverTo_AfterWaitReadyReachesAnAgentStillStarting(t *testing.T) {
 	if at, _ := time.Parse(time.RFC3339Nano, started.Time); time.Since(at) < 900*time.Millisecond {
 		t.Fatalf("WaitReady returned %v after start, before the agent's 1s start-up", time.Since(at))
 	}
-	if err := r.DeliverTo(context.Background(), "loop-standing-slow", strings.NewReader("hello after waiting")); err != nil {
+	if err := r.DeliverTo(context.Background(), "loop-standing-slow", "hello after waiting", 0); err != nil {
 		t.Fatal(err)
 	}
 	if m := agent.WaitForKind(t, "message", 10*time.Second); m.Text != "hello after waiting" {
@@ -127,11 +127,11 @@ func TestDeliverTo_WithoutWaitingInputTypedDuringStartUpIsLost(t *testing.T) {
 	spawnFake(t, r, "loop-standing-early", agent)
 	agent.WaitForKind(t, "start", 10*time.Second)
 
-	if err := r.DeliverTo(context.Background(), "loop-standing-early", strings.NewReader("typed too early")); err != nil {
+	if err := r.DeliverTo(context.Background(), "loop-standing-early", "typed too early", 0); err != nil {
 		t.Fatal(err)
 	}
 	waitReady(t, r, "loop-standing-early")
-	if err := r.DeliverTo(context.Background(), "loop-standing-early", strings.NewReader("typed on time")); err != nil {
+	if err := r.DeliverTo(context.Background(), "loop-standing-early", "typed on time", 0); err != nil {
 		t.Fatal(err)
 	}
 	agent.WaitForKind(t, "message", 10*time.Second)
@@ -187,7 +187,7 @@ func TestDeliverTo_LeavesCopyModeFirst(t *testing.T) {
 	if _, err := testkit.TmuxRun(socket, "copy-mode", "-t", "=loop-standing-scroll:"); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.DeliverTo(context.Background(), "loop-standing-scroll", strings.NewReader("while scrolling")); err != nil {
+	if err := r.DeliverTo(context.Background(), "loop-standing-scroll", "while scrolling", 0); err != nil {
 		t.Fatal(err)
 	}
 	if m := agent.WaitForKind(t, "message", 10*time.Second); m.Text != "while scrolling" {

@@ -3,7 +3,6 @@ package runner_test
 import (
 	"context"
 	"errors"
-	"strings"
 	"testing"
 	"time"
 
@@ -57,7 +56,7 @@ func TestExactTargets_OperationsOnALeaveABUntouched(t *testing.T) {
 	if err := r.WaitReady(ctx, a, testkit.FakeReady, time.Second); loop.ErrorCode(err) != loop.ENOTFOUND {
 		t.Fatalf("WaitReady(a) = %v, want ENOTFOUND", err)
 	}
-	if err := r.DeliverTo(ctx, a, strings.NewReader("for a only")); !errors.Is(err, runner.ErrNoSession) {
+	if err := r.DeliverTo(ctx, a, "for a only", 0); !errors.Is(err, runner.ErrNoSession) {
 		t.Fatalf("DeliverTo(a) = %v, want ErrNoSession", err)
 	}
 	if err := r.KillTarget(ctx, a); !errors.Is(err, runner.ErrNoSession) {
@@ -72,7 +71,7 @@ func TestExactTargets_OperationsOnALeaveABUntouched(t *testing.T) {
 	aAgent := testkit.FakeAgent(t, testkit.Delay(0))
 	spawnFake(t, r, a, aAgent)
 	waitReady(t, r, a)
-	if err := r.DeliverTo(ctx, a, strings.NewReader("for a only")); err != nil {
+	if err := r.DeliverTo(ctx, a, "for a only", 0); err != nil {
 		t.Fatal(err)
 	}
 	aAgent.WaitForKind(t, "message", 10*time.Second)

@@ -65,7 +65,7 @@ func TestOperatorWindows_DoNotDivertWhatIsMeantForTheAgent(t *testing.T) {
 	}
 
 	// DeliverTo reaches the agent, not a cat.
-	if err := r.DeliverTo(ctx, target, strings.NewReader("meant for the agent")); err != nil {
+	if err := r.DeliverTo(ctx, target, "meant for the agent", 0); err != nil {
 		t.Fatal(err)
 	}
 	if m := agent.WaitForKind(t, "message", 10*time.Second); m.Text != "meant for the agent" {
@@ -198,7 +198,7 @@ func TestDeliverTo_CancelledMidwayLeavesNoBufferBehind(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		cmd := &cancelOnCall{n: n, cancel: cancel}
 		r := newRunner(t, socket, func(o *runner.Options) { o.Cmd = cmd })
-		err := r.DeliverTo(ctx, target, strings.NewReader("cut short"))
+		err := r.DeliverTo(ctx, target, "cut short", 0)
 		cancel()
 		if err == nil {
 			t.Fatalf("cancelled after call %d: DeliverTo succeeded", n)

@@ -2,8 +2,6 @@ package runner_test
 
 import (
 	"context"
-	"io"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -30,9 +28,7 @@ func TestPanePID_IsTheAgentProcess(t *testing.T) {
 	if pid != start.Pid {
 		t.Fatalf("PanePID = %d, the agent logged pid %d", pid, start.Pid)
 	}
-	cached := runner.NewCache(r, 0).(interface {
-		PanePID(ctx context.Context, target string) (int, error)
-	})
+	cached := runner.NewCache(r, 0)
 	if got, err := cached.PanePID(context.Background(), "loop-standing-pid"); err != nil || got != pid {
 		t.Fatalf("the cache's PanePID = %d, %v; want %d", got, err, pid)
 	}
@@ -41,10 +37,10 @@ func TestPanePID_IsTheAgentProcess(t *testing.T) {
 	}
 }
 
-// DeliverToAfter waits the delivery's own submit delay when it is longer
-// than the runner's, and the runner's when it is shorter; the message
-// arrives either way.
-func TestDeliverToAfter_WaitsTheLongerDelay(t *testing.T) {
+// DeliverTo waits the delivery's own submit delay when it is longer than
+// the runner's, and the runner's when it is shorter; the message arrives
+// either way.
+func TestDeliverTo_WaitsTheLongerDelay(t *testing.T) {
 	t.Parallel()
 	socket := testkit.Tmux(t)
 	var mu sync.Mutex
@@ -62,20 +58,18 @@ func TestDeliverToAfter_WaitsTheLongerDelay(t *testing.T) {
 	agent := testkit.FakeAgent(t, testkit.Delay(0))
 	spawnFake(t, r, "loop-standing-slow", agent)
 	waitReady(t, r, "loop-standing-slow")
-	if err := r.DeliverToAfter(context.Background(), "loop-standing-slow", strings.NewReader("slow one"), 250*time.Millisecond); err != nil {
+	if err := r.DeliverTo(context.Background(), "loop-standing-slow", "slow one", 250*time.Millisecond); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.DeliverToAfter(context.Background(), "loop-standing-slow", strings.NewReader("quick one"), 10*time.Millisecond); err != nil {
+	if err := r.DeliverTo(context.Background(), "loop-standing-slow", "quick one", 10*time.Millisecond); err != nil {
 		t.Fatal(err)
 	}
 	// A work item's delivery through the cache takes its own delay too.
-	cached := runner.NewCache(r, 0).(interface {
-		DeliverAfter(ctx context.Context, sess loop.WorkItemTarget, text io.Reader, d time.Duration) error
-	})
-	if err := cached.DeliverAfter(context.Background(), loop.WorkItemTarget{Ref: "o/r#1", TmuxTarget: "loop-standing-slow"}, strings.NewReader("item one"), 250*time.Millisecond); err != nil {
+	cached := runner.NewCache(r, 0)
+	if err := cached.Deliver(context.Background(), loop.WorkItemTarget{Ref: "o/r#1", TmuxTarget: "loop-standing-slow"}, "item one", 250*time.Millisecond); err != nil {
 		t.Fatal(err)
 	}
-	if err := cached.DeliverAfter(context.Background(), loop.WorkItemTarget{Ref: "o/r#1"}, strings.NewReader("x"), time.Second); loop.ErrorCode(err) != loop.ENOTFOUND {
+	if err := cached.Deliver(context.Background(), loop.WorkItemTarget{Ref: "o/r#1"}, "x", time.Second); loop.ErrorCode(err) != loop.ENOTFOUND {
 		t.Fatalf("a work item without a tmux session: %v, want ENOTFOUND", err)
 	}
 	testkit.Eventually(t, func() bool { return len(agent.Messages()) == 3 }, 15*time.Second, "messages: %q", agent.Messages())

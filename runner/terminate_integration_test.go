@@ -23,7 +23,7 @@ func TestTerminateHarnessIn_SIGTERMLetsTheAgentFlushItsConversation(t *testing.T
 	spawnFake(t, r, "loop-standing-flush", agent)
 	id := agent.WaitForKind(t, "start", 10*time.Second).SessionID
 	waitReady(t, r, "loop-standing-flush")
-	if err := r.DeliverTo(ctx, "loop-standing-flush", strings.NewReader("remember this")); err != nil {
+	if err := r.DeliverTo(ctx, "loop-standing-flush", "remember this", 0); err != nil {
 		t.Fatal(err)
 	}
 	agent.WaitForKind(t, "message", 10*time.Second)

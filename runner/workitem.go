@@ -2,7 +2,6 @@ package runner
 
 import (
 	"context"
-	"io"
 	"time"
 
 	loop "github.com/the-loop-dev/the-loop"
@@ -13,8 +12,6 @@ import (
 // delegates to the target-addressed operation, so a work item's session
 // gets byte-for-byte the tmux commands a standing session gets.
 
-var _ loop.WorkItemRunner = (*Tmux)(nil)
-
 // Spawn starts spec in the work item's tmux session: SpawnIn on
 // item.TmuxTarget() ("loop-<slug>").
 func (t *Tmux) Spawn(ctx context.Context, item loop.WorkItemRef, spec loop.SpawnSpec) error {
@@ -24,15 +21,10 @@ func (t *Tmux) Spawn(ctx context.Context, item loop.WorkItemRef, spec loop.Spawn
 // Deliver pastes text into a work item's session. It refuses (ENOTFOUND
 // wrapping ErrNoSession, no tmux call) a session with no recorded tmux
 // session, and (after probing it) one whose tmux session is gone or whose
-// harness has exited; then it is DeliverTo. A probe tmux does not answer
-// counts as live: the paste is tried and fails on its own if need be.
-func (t *Tmux) Deliver(ctx context.Context, sess loop.WorkItemTarget, text io.Reader) error {
-	return t.DeliverAfter(ctx, sess, text, 0)
-}
-
-// DeliverAfter is Deliver with at least submitDelay between the paste and
-// the submit key (DeliverToAfter): the delay the session's agent needs.
-func (t *Tmux) DeliverAfter(ctx context.Context, sess loop.WorkItemTarget, text io.Reader, submitDelay time.Duration) error {
+// harness has exited; then it is DeliverTo, submitDelay as there. A probe
+// tmux does not answer counts as live: the paste is tried and fails on its
+// own if need be.
+func (t *Tmux) Deliver(ctx context.Context, sess loop.WorkItemTarget, text string, submitDelay time.Duration) error {
 	if sess.TmuxTarget == "" {
 		return fail(loop.ENOTFOUND, ErrNoSession,
 			"no tmux session recorded for %s; nothing to deliver into — start its session first", sess.Ref)
@@ -42,7 +34,7 @@ func (t *Tmux) DeliverAfter(ctx context.Context, sess loop.WorkItemTarget, text 
 			"tmux session %s not found or its harness has exited (crashed, killed, or a retained dead pane); nothing was delivered",
 			sess.TmuxTarget)
 	}
-	return t.DeliverToAfter(ctx, sess.TmuxTarget, text, submitDelay)
+	return t.DeliverTo(ctx, sess.TmuxTarget, text, submitDelay)
 }
 
 // Kill kills the work item's tmux session: KillTarget on its recorded

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"reflect"
-	"strings"
 	"testing"
 	"time"
 
@@ -43,7 +42,7 @@ func TestSpawn_TargetIsTmuxsSpelling(t *testing.T) {
 func TestDeliver_ProbesThenIsDeliverTo(t *testing.T) {
 	rec := newRecorder() // has-session answers, the pane probe says nothing: live
 	r, sl := newTestRunner(t, rec, nil)
-	if err := r.Deliver(context.Background(), octoSess, strings.NewReader("the answer")); err != nil {
+	if err := r.Deliver(context.Background(), octoSess, "the answer", 0); err != nil {
 		t.Fatal(err)
 	}
 	want := append(stateTranscript("loop-github-octo-repo-5"), deliverTranscript("loop-github-octo-repo-5", "the-loop-1-abc")...)
@@ -59,7 +58,7 @@ func TestDeliver_ProbesThenIsDeliverTo(t *testing.T) {
 func TestDeliver_RefusesWithoutRecordedTarget(t *testing.T) {
 	rec := newRecorder()
 	r, _ := newTestRunner(t, rec, nil)
-	err := r.Deliver(context.Background(), loop.WorkItemTarget{Ref: "github:octo/repo#5"}, strings.NewReader("x"))
+	err := r.Deliver(context.Background(), loop.WorkItemTarget{Ref: "github:octo/repo#5"}, "x", 0)
 	want := "no tmux session recorded for github:octo/repo#5; nothing to deliver into — start its session first"
 	if loop.ErrorCode(err) != loop.ENOTFOUND || !errors.Is(err, ErrNoSession) || loop.ErrorMessage(err) != want {
 		t.Fatalf("err = %v, want ENOTFOUND %q", err, want)
@@ -78,7 +77,7 @@ func TestDeliver_RefusesGoneOrDeadSession(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			r, _ := newTestRunner(t, c.rec, nil)
-			err := r.Deliver(context.Background(), octoSess, strings.NewReader("x"))
+			err := r.Deliver(context.Background(), octoSess, "x", 0)
 			if loop.ErrorCode(err) != loop.ENOTFOUND || !errors.Is(err, ErrNoSession) || loop.ErrorMessage(err) != want {
 				t.Fatalf("err = %v, want ENOTFOUND %q", err, want)
 			}

@@ -36,8 +36,8 @@ type Supervisor struct {
 	// Config is the config in use (the service's holder).
 	Config func() *config.Config
 	// Runner returns the runner the panes of socket are probed with (nil:
-	// Service.Runner). One with PaneStates (package runner's) reports exit
-	// statuses; any other gives states only.
+	// Service.Runner), exit statuses included where its PaneStates reports
+	// them (package runner's does).
 	Runner func(socket string) loop.Runner
 	// Clock stamps exits and measures the restart windows (nil: time.Now).
 	Clock loop.Clock
@@ -72,11 +72,6 @@ type watch struct {
 	own      string
 	attempts int
 	history  []time.Time // restarts within the interval
-}
-
-// paneReporter is a runner that reports exit statuses (runner.Tmux).
-type paneReporter interface {
-	PaneStates(ctx context.Context, targets []string) map[string]loop.PaneInfo
 }
 
 func (sv *Supervisor) now() time.Time {
@@ -234,14 +229,7 @@ func (sv *Supervisor) panes(ctx context.Context, socket string, targets []string
 	} else {
 		r = sv.Service.Runner(socket)
 	}
-	if pr, ok := r.(paneReporter); ok {
-		return pr.PaneStates(ctx, targets)
-	}
-	out := map[string]loop.PaneInfo{}
-	for t, st := range r.States(ctx, targets) {
-		out[t] = loop.PaneInfo{State: st}
-	}
-	return out
+	return r.PaneStates(ctx, targets)
 }
 
 // Delay is the backoff before restart attempt (1-based): 1, 2, 4 … s capped

@@ -191,12 +191,13 @@ func Deliver(ctx context.Context, s Session) (Result, error) {
 	return res, nil
 }
 
-// paste delivers the framed text with the adapter's submit delay.
+// paste delivers the framed text, with the pause the adapter's agent
+// needs between the paste and its submit key (0: the runner's own).
 func (s *Session) paste(ctx context.Context, adapter loop.Harness) error {
 	if s.Item != nil {
-		return deliverItem(ctx, s.Runner, adapter, *s.Item, s.Framed)
+		return s.Runner.Deliver(ctx, *s.Item, s.Framed, adapter.SubmitDelay())
 	}
-	return deliverTo(ctx, s.Runner, adapter, s.Target, s.Framed)
+	return s.Runner.DeliverTo(ctx, s.Target, s.Framed, adapter.SubmitDelay())
 }
 
 // AnswerWait is how long a waiting say waits for its answer: 0 when it
@@ -304,19 +305,12 @@ func (s *Session) verify(ctx context.Context, before loop.Hearing) verified {
 		elapsed := time.Since(start)
 		if !retried && elapsed >= s.Submit/2 {
 			retried = true
-			if sub, ok := s.Runner.(submitter); ok {
-				_ = sub.SubmitTo(ctx, s.Target)
-			}
+			_ = s.Runner.SubmitTo(ctx, s.Target)
 		}
 		if elapsed >= s.Submit {
 			return verified{outcome: loop.SayNotSubmitted}
 		}
 	}
-}
-
-// submitter presses the submit key once more (runner.Tmux.SubmitTo).
-type submitter interface {
-	SubmitTo(ctx context.Context, target string) error
 }
 
 // heardAs is the outcome a heard prompt gives.

@@ -424,12 +424,9 @@ func (a *App) Lifecycle(current func() *config.Config, db *store.DB, source stri
 		Source:   source,
 		// Every claude, codex and gemini spawn declares hooks that run this binary.
 		HookBinary: self,
-		PanePIDs: func(ctx context.Context, socket, target string) ([]int, error) {
-			return runner.New(runner.Options{Socket: socket}).PanePIDs(ctx, target)
-		},
-		AllPanePIDs: func(ctx context.Context, socket string) (map[string][]int, error) {
-			return runner.New(runner.Options{Socket: socket}).AllPanePIDs(ctx)
-		},
+		// A claim is live while the process that made it runs: judged by
+		// its pid and that pid's start time.
+		ProcStart: runner.ProcessStart,
 
 		Announcer: channels.Announcer{}, // Slack: a started session's announcement
 		// tmux missing from PATH is named before a start tries anything.
@@ -443,7 +440,7 @@ func (a *App) Lifecycle(current func() *config.Config, db *store.DB, source stri
 // its events stamped by svc, its adapters and pane queries svc's, and an
 // agent's end pokes svc's supervisor.
 func hearer(svc *lifecycle.Service) *hearing.Hearer {
-	return &hearing.Hearer{DB: svc.DB, Events: svc, Harness: svc.Harness, PanePIDs: svc.PanePIDs,
+	return &hearing.Hearer{DB: svc.DB, Events: svc, Harness: svc.Harness, Runner: svc.Runner,
 		Getenv: svc.Getenv, Clock: svc.Clock, NewID: svc.NewID, Ended: svc.SessionEnded}
 }
 

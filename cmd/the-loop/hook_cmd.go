@@ -197,9 +197,9 @@ func (c *HookCmd) direct(root string, d loop.HookDelivery) bool {
 		// The stock adapters: the hook checks its payload's id, and a
 		// Stop reads its transcript, as the service would.
 		Harness: harness.NewRegistry(harness.ClaudeOptions{}).Lookup,
-		PanePIDs: func(ctx context.Context, socket, target string) ([]int, error) {
-			return runner.New(runner.Options{Socket: socket}).PanePIDs(ctx, target)
-		}}
+		// Only the pane pids are asked of it: whether a clear comes from
+		// the session's own pane.
+		Runner: func(socket string) loop.Runner { return runner.New(runner.Options{Socket: socket}) }}
 	ctx, cancel := context.WithTimeout(context.Background(), hookDeadline)
 	defer cancel()
 	// EINVALID: refused for good (an id not of the harness's shape), its

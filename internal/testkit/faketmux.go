@@ -3,7 +3,7 @@ package testkit
 import (
 	"context"
 	"errors"
-	"io"
+	"strings"
 	"sync"
 	"time"
 
@@ -33,6 +33,10 @@ type FakeTmux struct {
 	DeliverHook func(ctx context.Context, text string) error
 	// Silent makes tmux not answer: every state reads unknown.
 	Silent bool
+	// Pids are the pids of each target's panes (PanePID gives the first,
+	// PanePIDs and AllPanePIDs those of live panes): none unless a test
+	// sets them, so no pane is any process's.
+	Pids map[string][]int
 }
 
 // NewFakeTmux returns a FakeTmux with no panes.
@@ -40,10 +44,7 @@ func NewFakeTmux() *FakeTmux {
 	return &FakeTmux{Panes: map[string]loop.PaneState{}, Tags: map[string]string{}}
 }
 
-var (
-	_ loop.Runner         = (*FakeTmux)(nil)
-	_ loop.WorkItemRunner = (*FakeTmux)(nil)
-)
+var _ loop.Runner = (*FakeTmux)(nil)
 
 // State reads the pane map (absent when not there).
 func (f *FakeTmux) State(_ context.Context, target string) loop.PaneState {
@@ -89,22 +90,88 @@ func (f *FakeTmux) SpawnIn(_ context.Context, target string, spec loop.SpawnSpec
 	return nil
 }
 
-// DeliverTo records the text, or hands it to DeliverHook when set.
-func (f *FakeTmux) DeliverTo(ctx context.Context, _ string, text io.Reader) error {
-	b, err := io.ReadAll(text)
-	if err != nil {
-		return err
-	}
+// DeliverTo records the text, or hands it to DeliverHook when set; the
+// submit delay is not waited.
+func (f *FakeTmux) DeliverTo(ctx context.Context, _, text string, _ time.Duration) error {
 	f.Mu.Lock()
 	hook := f.DeliverHook
 	f.Mu.Unlock()
 	if hook != nil {
-		return hook(ctx, string(b))
+		return hook(ctx, text)
 	}
 	f.Mu.Lock()
 	defer f.Mu.Unlock()
-	f.Delivered = append(f.Delivered, string(b))
+	f.Delivered = append(f.Delivered, text)
 	return nil
+}
+
+// SubmitTo does nothing: the fake's deliveries are always submitted.
+func (f *FakeTmux) SubmitTo(context.Context, string) error { return nil }
+
+// PaneStates is States with no exit status reported.
+func (f *FakeTmux) PaneStates(ctx context.Context, targets []string) map[string]loop.PaneInfo {
+	out := map[string]loop.PaneInfo{}
+	for t, st := range f.States(ctx, targets) {
+		out[t] = loop.PaneInfo{State: st}
+	}
+	return out
+}
+
+// PanePID is the first of target's Pids; without any it cannot tell
+// (EINTERNAL).
+func (f *FakeTmux) PanePID(_ context.Context, target string) (int, error) {
+	f.Mu.Lock()
+	defer f.Mu.Unlock()
+	if pids := f.Pids[target]; len(pids) > 0 {
+		return pids[0], nil
+	}
+	return 0, loop.Internal("the fake tmux cannot tell the process of %s's pane", target)
+}
+
+// PanePIDs is target's Pids while its pane is live (nil otherwise).
+func (f *FakeTmux) PanePIDs(_ context.Context, target string) ([]int, error) {
+	f.Mu.Lock()
+	defer f.Mu.Unlock()
+	if f.Panes[target] != loop.PaneLive {
+		return nil, nil
+	}
+	return append([]int(nil), f.Pids[target]...), nil
+}
+
+// AllPanePIDs is the Pids of every live pane, by target.
+func (f *FakeTmux) AllPanePIDs(context.Context) (map[string][]int, error) {
+	f.Mu.Lock()
+	defer f.Mu.Unlock()
+	out := map[string][]int{}
+	for t, pids := range f.Pids {
+		if f.Panes[t] == loop.PaneLive {
+			out[t] = append([]int(nil), pids...)
+		}
+	}
+	return out, nil
+}
+
+// Capture is the last n lines of the Snapshot's screen, trailing blank
+// lines left out: the fake keeps no history.
+func (f *FakeTmux) Capture(ctx context.Context, target string, n int) ([]string, error) {
+	snap, err := f.Snapshot(ctx, target)
+	if err != nil {
+		return nil, err
+	}
+	return screenTail(snap.Screen, n), nil
+}
+
+// screenTail is a screen's last n lines, trailing blank lines left out:
+// what a Capture of a runner that keeps no history gives.
+func screenTail(screen string, n int) []string {
+	lines := strings.Split(strings.TrimRight(screen, "\n"), "\n")
+	for len(lines) > 0 && strings.TrimSpace(lines[len(lines)-1]) == "" {
+		lines = lines[:len(lines)-1]
+	}
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return lines
 }
 
 // KillTarget records the kill and removes the pane.
@@ -154,11 +221,11 @@ func (f *FakeTmux) Spawn(ctx context.Context, item loop.WorkItemRef, spec loop.S
 
 // Deliver keeps the runner's refusal of a session that is not live, then
 // delivers to its target.
-func (f *FakeTmux) Deliver(ctx context.Context, sess loop.WorkItemTarget, text io.Reader) error {
+func (f *FakeTmux) Deliver(ctx context.Context, sess loop.WorkItemTarget, text string, submitDelay time.Duration) error {
 	if !f.State(ctx, sess.TmuxTarget).LiveOrUnknown() {
 		return loop.NotFound("tmux session %s not found", sess.TmuxTarget)
 	}
-	return f.DeliverTo(ctx, sess.TmuxTarget, text)
+	return f.DeliverTo(ctx, sess.TmuxTarget, text, submitDelay)
 }
 
 // Kill is KillTarget on the session's target.
