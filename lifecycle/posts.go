@@ -1,13 +1,11 @@
 package lifecycle
 
 import (
-	"context"
 	"slices"
 
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/config"
 	"github.com/the-loop-dev/the-loop/harness"
-	"github.com/the-loop-dev/the-loop/store"
 )
 
 // Slack answers back: a reply from a standing session's thread
@@ -15,9 +13,6 @@ import (
 // the Stop that answers it moves the answer into the record's outbox, as
 // a dialog's first notification moves a needs-attention note there; the
 // poll cycle takes the outbox (TakePosts) and posts.
-
-// maxPostAttempts is how many cycles a post that fails is tried in.
-const maxPostAttempts = 5
 
 // post appends p to h's outbox, the oldest going past MaxAwaited.
 func (s *Service) post(h *loop.Hearing, p loop.OutgoingPost) {
@@ -55,61 +50,6 @@ func (s *Service) promptSumOf(h *hooked, promptID string) string {
 		return ""
 	}
 	return userEntrySum(harness.ClaudeTranscriptPath(dir, h.cwd, *h.id), promptID)
-}
-
-// TakePosts takes every standing session's outbox (loop.ThreadLog).
-func (s *Service) TakePosts(ctx context.Context) ([]loop.OutgoingPost, error) {
-	var out []loop.OutgoingPost
-	any := false
-	if err := s.DB.View(func(tx *store.Tx) error {
-		recs, err := tx.ListStanding()
-		any = slices.ContainsFunc(recs, func(r *loop.StandingRecord) bool { return len(r.Outbox) > 0 })
-		return err
-	}); err != nil || !any {
-		return nil, err
-	}
-	err := s.DB.Update(func(tx *store.Tx) error {
-		out = nil
-		recs, err := tx.ListStanding()
-		if err != nil {
-			return err
-		}
-		for _, rec := range recs {
-			if len(rec.Outbox) == 0 {
-				continue
-			}
-			if rec.SlackThread != "" {
-				for _, p := range rec.Outbox {
-					p.Standing, p.Channel, p.Thread = rec.Name, rec.SlackChannel, rec.SlackThread
-					out = append(out, p)
-				}
-			}
-			rec.Outbox = nil
-			if err := tx.PutStanding(rec); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	return out, err
-}
-
-// ReturnPost puts a failed post back in its session's outbox
-// (loop.ThreadLog); after maxPostAttempts it is dropped.
-func (s *Service) ReturnPost(ctx context.Context, p loop.OutgoingPost) error {
-	p.Attempts++
-	if p.Attempts >= maxPostAttempts {
-		return nil
-	}
-	return s.DB.Update(func(tx *store.Tx) error {
-		rec, err := tx.Standing(p.Standing)
-		if err != nil || rec == nil || rec.SlackThread != p.Thread {
-			return err
-		}
-		p.Standing, p.Channel, p.Thread = "", "", ""
-		rec.Outbox = append([]loop.OutgoingPost{p}, rec.Outbox...)
-		return tx.PutStanding(rec)
-	})
 }
 
 // SecretValues are the values of the secrets kept out of agents
