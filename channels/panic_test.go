@@ -8,7 +8,7 @@ import (
 
 	"github.com/the-loop-dev/the-loop/config"
 	"github.com/the-loop-dev/the-loop/internal/testkit"
-	"github.com/the-loop-dev/the-loop/lifecycle"
+	"github.com/the-loop-dev/the-loop/threadlog"
 )
 
 // A panic in a poll cycle (a store fault) is recovered and
@@ -16,7 +16,7 @@ import (
 func TestPollerRun_RecoversFromAPanic(t *testing.T) {
 	w := newWorld(t)
 	w.cfg.Slack.IntervalSeconds = 1
-	w.poller.Threads = &lifecycle.Service{} // no store: the cycle panics on it
+	w.poller.Threads = &threadlog.Log{} // no store: the cycle panics on it
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan struct{})

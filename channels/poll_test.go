@@ -19,6 +19,7 @@ import (
 	"github.com/the-loop-dev/the-loop/lifecycle"
 	"github.com/the-loop-dev/the-loop/store"
 	"github.com/the-loop-dev/the-loop/talk"
+	"github.com/the-loop-dev/the-loop/threadlog"
 )
 
 const token = "xoxb-channels-test-SECRET-42"
@@ -48,6 +49,7 @@ type world struct {
 	ws     *fakeslack.Workspace
 	runner *fakeRunner
 	svc    *lifecycle.Service
+	log    *threadlog.Log // the thread log over svc's store
 	cfg    *config.Config
 	poller *Poller
 	logs   *syncBuffer
@@ -86,8 +88,8 @@ func newWorld(t *testing.T) *world {
 		SlackEnabled: true, SlackChannel: "COWN",
 	}}}
 	logs := &syncBuffer{}
-	w := &world{t: t, ws: ws, runner: r, svc: svc, cfg: cfg, logs: logs}
-	w.poller = &Poller{Threads: svc, Standing: svc.Standing(w.config), Log: slog.New(slog.NewTextHandler(logs, nil))}
+	w := &world{t: t, ws: ws, runner: r, svc: svc, log: &threadlog.Log{DB: db, Events: svc}, cfg: cfg, logs: logs}
+	w.poller = &Poller{Threads: w.log, Standing: svc.Standing(w.config), Log: slog.New(slog.NewTextHandler(logs, nil))}
 	return w
 }
 
@@ -168,7 +170,7 @@ func TestStart_PostsOnceInItsChannelAndAnAuthorizedReplyIsPasted(t *testing.T) {
 	if row.SlackThread != thread || row.SlackChannel != "COWN" {
 		t.Fatalf("row %+v", row)
 	}
-	th, _ := w.svc.Threads(context.Background())
+	th, _ := w.log.Threads(context.Background())
 	if len(th) != 1 || th[0].ThreadTS != thread || th[0].Ref != "standing:supervisor" || th[0].Channel != "COWN" {
 		t.Fatalf("bindings %+v", th)
 	}
@@ -292,7 +294,7 @@ func TestPoll_AReplyIsProcessedAtMostOnce(t *testing.T) {
 		t.Fatal("the poll should have died")
 	}()
 	w.runner.DeliverHook = nil
-	restarted := &Poller{Threads: w.svc, Standing: w.svc.Standing(w.config)}
+	restarted := &Poller{Threads: w.log, Standing: w.svc.Standing(w.config)}
 	sum, err := restarted.Poll(context.Background(), w.cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -316,7 +318,7 @@ func TestPoll_ConcurrentCyclesTakeEachReplyOnce(t *testing.T) {
 	for range 4 {
 		wg.Go(func() {
 			// Separate pollers: nothing but the store keeps them apart.
-			p := &Poller{Threads: w.svc, Standing: w.svc.Standing(w.config)}
+			p := &Poller{Threads: w.log, Standing: w.svc.Standing(w.config)}
 			if _, err := p.Poll(context.Background(), w.cfg); err != nil {
 				t.Error(err)
 			}

@@ -35,7 +35,7 @@ func (w *world) stop(name string) {
 
 func (w *world) kept() []store.PendingReply {
 	w.t.Helper()
-	prs, err := w.svc.PendingReplies(context.Background())
+	prs, err := w.log.PendingReplies(context.Background())
 	if err != nil {
 		w.t.Fatal(err)
 	}
@@ -174,7 +174,7 @@ func TestPoll_AKeptReplyIsDeliveredAtMostOnceAcrossACrash(t *testing.T) {
 	w.runner.Mu.Lock()
 	w.runner.DeliverHook = nil
 	w.runner.Mu.Unlock()
-	restarted := &Poller{Threads: w.svc, Standing: w.svc.Standing(w.config)}
+	restarted := &Poller{Threads: w.log, Standing: w.svc.Standing(w.config)}
 	sum, err := restarted.Poll(context.Background(), w.cfg)
 	if err != nil {
 		t.Fatal(err)

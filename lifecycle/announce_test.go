@@ -2,7 +2,6 @@ package lifecycle
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -53,10 +52,18 @@ func slackConfig(t *testing.T, names ...string) *config.Config {
 	return cfg
 }
 
+// threads returns the bound threads with their cursors, oldest binding
+// first, as the store holds them.
 func threads(t *testing.T, s *Service) []loop.BoundThread {
 	t.Helper()
-	th, err := s.Threads(context.Background())
-	if err != nil {
+	var th []loop.BoundThread
+	if err := s.DB.View(func(tx *store.Tx) error {
+		all, err := tx.Threads()
+		for _, b := range all {
+			th = append(th, loop.BoundThread{ThreadTS: b.ThreadTS, Ref: b.Ref, Channel: b.Channel, Cursor: tx.Cursor(b.ThreadTS)})
+		}
+		return err
+	}); err != nil {
 		t.Fatal(err)
 	}
 	return th
@@ -207,57 +214,5 @@ func TestDelete_UnbindsTheThreadSoARecreatedNameGetsANewOne(t *testing.T) {
 	}
 	if ann.count() != 2 || len(second) != 1 || second[0].ThreadTS == first[0].ThreadTS {
 		t.Fatalf("announcements %d, bindings %+v (first %+v)", ann.count(), second, first)
-	}
-}
-
-func TestRecordReply_AdvancesTheCursorWithItsEventsOnce(t *testing.T) {
-	s := newTestService(t, newFakeRunner())
-	if err := s.DB.Update(func(tx *store.Tx) error { return tx.BindThread("1700000000.000100", "standing:a", "C1") }); err != nil {
-		t.Fatal(err)
-	}
-	received := func(ref string) []loop.Event {
-		return []loop.Event{s.NewEvent("channel.reply_received", loop.LevelInfo, loop.F("work_item", ref))}
-	}
-	ref, taken, err := s.RecordReply(context.Background(), "1700000000.000100", "1700000000.000300", received)
-	if err != nil || !taken || ref != "standing:a" {
-		t.Fatalf("first: %q %v %v", ref, taken, err)
-	}
-	if c := threads(t, s)[0].Cursor; c != "1700000000.000300" {
-		t.Fatalf("cursor %s", c)
-	}
-	// The same reply again, or an older one: not taken, nothing written.
-	for _, ts := range []string{"1700000000.000300", "1700000000.000200"} {
-		if _, taken, err := s.RecordReply(context.Background(), "1700000000.000100", ts, received); err != nil || taken {
-			t.Fatalf("%s taken again (%v)", ts, err)
-		}
-	}
-	if n := len(events(t, s, store.EventQuery{})); n != 1 {
-		t.Fatalf("%d events, want 1", n)
-	}
-	// A thread no longer bound: decide gets "" and its events are kept.
-	ref, taken, err = s.RecordReply(context.Background(), "1600000000.000100", "1600000000.000200", func(ref string) []loop.Event {
-		return []loop.Event{s.NewEvent("channel.dropped", loop.LevelInfo, loop.F("reason", "unmapped"), loop.F("work_item", ref))}
-	})
-	if err != nil || !taken || ref != "" {
-		t.Fatalf("unbound: %q %v %v", ref, taken, err)
-	}
-	if got := eventNames(events(t, s, store.EventQuery{})); !slices.Equal(got, []string{"channel.reply_received", "channel.dropped"}) {
-		t.Fatalf("events %v", got)
-	}
-}
-
-func TestRecordReply_AFailedEventWritesNoCursor(t *testing.T) {
-	s := newTestService(t, newFakeRunner())
-	if err := s.DB.Update(func(tx *store.Tx) error { return tx.BindThread("1700000000.000100", "standing:a", "C1") }); err != nil {
-		t.Fatal(err)
-	}
-	_, _, err := s.RecordReply(context.Background(), "1700000000.000100", "1700000000.000200", func(string) []loop.Event {
-		return []loop.Event{{Event: "no timestamp"}} // AppendEvent refuses it
-	})
-	if err == nil || errors.Is(err, ErrTransition) {
-		t.Fatalf("err %v", err)
-	}
-	if c := threads(t, s)[0].Cursor; c != "1700000000.000100" {
-		t.Fatalf("the cursor moved without its event: %s", c)
 	}
 }

@@ -14,7 +14,6 @@ var (
 	_ loop.StandingService    = StandingVerbs{}
 	_ loop.WorkItemService    = WorkItemVerbs{}
 	_ loop.EventLog           = (*Service)(nil)
-	_ loop.ThreadLog          = (*Service)(nil)
 	_ loop.AgentAuthenticator = (*Service)(nil)
 )
 

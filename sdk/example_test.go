@@ -19,6 +19,7 @@ import (
 	"github.com/the-loop-dev/the-loop/runner"
 	"github.com/the-loop-dev/the-loop/sdk"
 	"github.com/the-loop-dev/the-loop/store"
+	"github.com/the-loop-dev/the-loop/threadlog"
 )
 
 // serveForExample runs the-loop's REST service as `the-loop serve` does —
@@ -60,7 +61,7 @@ func serveForExample() (url, stateRoot string, stop func()) {
 	current := func() *config.Config { return cfg }
 	server := loophttp.NewServer(loophttp.Options{
 		Standing: svc.Standing(current), WorkItems: svc.WorkItems(current), Events: svc, Recorder: svc,
-		Poller: &channels.Poller{Threads: svc, Standing: svc.Standing(current)},
+		Poller: &channels.Poller{Threads: &threadlog.Log{DB: db, Events: svc}, Standing: svc.Standing(current)},
 		Config: current, Version: "example", Token: token,
 	})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

@@ -18,6 +18,7 @@ import (
 	"github.com/the-loop-dev/the-loop/lifecycle"
 	"github.com/the-loop-dev/the-loop/store"
 	"github.com/the-loop-dev/the-loop/talk"
+	"github.com/the-loop-dev/the-loop/threadlog"
 )
 
 const (
@@ -33,6 +34,7 @@ type world struct {
 	ws     *fakeslack.Workspace
 	runner *testkit.FakeTmux
 	svc    *lifecycle.Service
+	log    *threadlog.Log // the thread log over svc's store
 	cfg    *config.Config
 	poller *channels.Poller
 }
@@ -70,9 +72,9 @@ func mirrorWorld(t *testing.T) (*world, *testkit.GH) {
 		Name: "supervisor", Harness: "claude", Cwd: t.TempDir(), AutoStart: true, Declared: true,
 		SlackEnabled: true, SlackChannel: "COWN",
 	}}}
-	w := &world{t: t, ws: ws, runner: r, svc: svc, cfg: cfg}
+	w := &world{t: t, ws: ws, runner: r, svc: svc, log: &threadlog.Log{DB: db, Events: svc}, cfg: cfg}
 	current := func() *config.Config { return w.cfg }
-	w.poller = &channels.Poller{Threads: svc, Standing: svc.Standing(current), Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	w.poller = &channels.Poller{Threads: w.log, Standing: svc.Standing(current), Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	w.poller.WorkItems = &Mirror{WorkItems: svc.WorkItems(current), Events: svc}
 	bin := filepath.Join(t.TempDir(), "bin")
 	gh := testkit.FakeGH(t, bin)
@@ -88,7 +90,7 @@ func (w *world) startItem() string {
 		w.t.Fatalf("start: %+v %v", res, err)
 	}
 	var thread string
-	for _, th := range mustThreads(w.t, w.svc) {
+	for _, th := range mustThreads(w.t, w.log) {
 		if th.Ref == octo {
 			thread = th.ThreadTS
 		}
@@ -153,9 +155,9 @@ func want(t *testing.T, got, want loop.PollSummary) {
 	}
 }
 
-func mustThreads(t *testing.T, svc *lifecycle.Service) []loop.BoundThread {
+func mustThreads(t *testing.T, log *threadlog.Log) []loop.BoundThread {
 	t.Helper()
-	th, err := svc.Threads(context.Background())
+	th, err := log.Threads(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

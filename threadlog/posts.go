@@ -1,29 +1,33 @@
-package lifecycle
+package threadlog
 
 import (
 	"context"
 	"slices"
 
 	loop "github.com/the-loop-dev/the-loop"
-	"github.com/the-loop-dev/the-loop/config"
 	"github.com/the-loop-dev/the-loop/store"
 )
+
+// A standing session's outbox is filled by lifecycle as it applies a hook
+// (the Stop that answers a Slack reply awaiting an answer, a dialog's first
+// needs-attention notification); the poll cycle takes it here (TakePosts),
+// posts, and puts back what failed (ReturnPost).
 
 // maxPostAttempts is how many cycles a post that fails is tried in.
 const maxPostAttempts = 5
 
 // TakePosts takes every standing session's outbox (loop.ThreadLog).
-func (s *Service) TakePosts(ctx context.Context) ([]loop.OutgoingPost, error) {
+func (l *Log) TakePosts(ctx context.Context) ([]loop.OutgoingPost, error) {
 	var out []loop.OutgoingPost
 	any := false
-	if err := s.DB.View(func(tx *store.Tx) error {
+	if err := l.DB.View(func(tx *store.Tx) error {
 		recs, err := tx.ListStanding()
 		any = slices.ContainsFunc(recs, func(r *loop.StandingRecord) bool { return len(r.Outbox) > 0 })
 		return err
 	}); err != nil || !any {
 		return nil, err
 	}
-	err := s.DB.Update(func(tx *store.Tx) error {
+	err := l.DB.Update(func(tx *store.Tx) error {
 		out = nil
 		recs, err := tx.ListStanding()
 		if err != nil {
@@ -51,12 +55,12 @@ func (s *Service) TakePosts(ctx context.Context) ([]loop.OutgoingPost, error) {
 
 // ReturnPost puts a failed post back in its session's outbox
 // (loop.ThreadLog); after maxPostAttempts it is dropped.
-func (s *Service) ReturnPost(ctx context.Context, p loop.OutgoingPost) error {
+func (l *Log) ReturnPost(ctx context.Context, p loop.OutgoingPost) error {
 	p.Attempts++
 	if p.Attempts >= maxPostAttempts {
 		return nil
 	}
-	return s.DB.Update(func(tx *store.Tx) error {
+	return l.DB.Update(func(tx *store.Tx) error {
 		rec, err := tx.Standing(p.Standing)
 		if err != nil || rec == nil || rec.SlackThread != p.Thread {
 			return err
@@ -65,17 +69,4 @@ func (s *Service) ReturnPost(ctx context.Context, p loop.OutgoingPost) error {
 		rec.Outbox = append([]loop.OutgoingPost{p}, rec.Outbox...)
 		return tx.PutStanding(rec)
 	})
-}
-
-// SecretValues are the values of the secrets kept out of agents
-// (SecretEnv's variables, as getenv reads them): a post from an agent's
-// answer never carries one.
-func SecretValues(cfg *config.Config, getenv func(string) string) []string {
-	var out []string
-	for _, name := range SecretEnv(cfg) {
-		if v := getenv(name); len(v) >= 8 {
-			out = append(out, v)
-		}
-	}
-	return out
 }
