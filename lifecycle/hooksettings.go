@@ -1,11 +1,11 @@
 package lifecycle
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 
 	loop "github.com/the-loop-dev/the-loop"
+	"github.com/the-loop-dev/the-loop/internal/fileperm"
 )
 
 // hookTimeoutSeconds is the timeout an agent CLI gives our hook command;
@@ -46,31 +46,8 @@ func writeHookSettings(stateRoot, path string, data []byte) error {
 	if err := CheckPrivatePath(stateRoot, path, "hook settings file (the agent's --settings)"); err != nil {
 		return err
 	}
-	if err := writePrivate(path, data); err != nil {
+	if err := fileperm.WritePrivate(path, data); err != nil {
 		return loop.Errorf(loop.EINTERNAL, "cannot write the hook settings %s (the agent's --settings): %w; check that state.root is writable", path, err)
 	}
 	return nil
-}
-
-// writePrivate writes data to path (0600, its directory 0700) by rename.
-func writePrivate(path string, data []byte) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return err
-	}
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+"-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	defer os.Remove(tmp)
-	if err = f.Chmod(0o600); err == nil {
-		_, err = f.Write(data)
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	return err
 }

@@ -7,6 +7,7 @@ import (
 
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/config"
+	"github.com/the-loop-dev/the-loop/internal/fileperm"
 	"github.com/the-loop-dev/the-loop/store"
 )
 
@@ -14,7 +15,7 @@ import (
 // pre-seeds the agent CLI's trust for the session's directory, and each
 // CLI trusts a trusted folder's children too; so a directory that is the
 // root, the home directory, or another user's (or writable by others) is
-// refused before anything is recorded or seeded (checkTrustDir).
+// refused before anything is recorded or seeded (fileperm.TrustDir).
 // The entries a start added are recorded (StandingRecord.TrustAdded) and
 // a delete removes exactly those.
 
@@ -34,7 +35,7 @@ func (s *Service) checkTrustCwd(cfg *config.Config, given string, fromWorkdir bo
 	if _, err := os.Stat(cwd); err != nil {
 		return nil
 	}
-	why := checkTrustDir(cwd, s.getenv("HOME"), os.Geteuid())
+	why := fileperm.TrustDir(cwd, s.getenv("HOME"), os.Geteuid())
 	if why == nil {
 		return nil
 	}

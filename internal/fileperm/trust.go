@@ -1,4 +1,4 @@
-package lifecycle
+package fileperm
 
 import (
 	"errors"
@@ -11,17 +11,17 @@ import (
 )
 
 // Which directories the-loop pre-seeds an agent CLI's trust for is the-loop's
-// rule, the same for every harness (see trust.go): only a project of the
-// user's own.
+// rule, the same for every harness (lifecycle's trust.go applies it): only
+// a project of the user's own.
 
-// checkTrustDir says why dir must not be pre-seeded as trusted (nil when
+// TrustDir says why dir must not be pre-seeded as trusted (nil when
 // it may): it, or the directory it resolves to, is the root directory, the
 // home directory (home, $HOME or the user database's), not owned by the
 // user uid, or writable by others, or by a group other than the owner's
 // own user-private group (the group named after the owner, which a umask
 // of 002 leaves checkouts writable by, as the ownership check allows for the
 // config). A directory that cannot be read is refused too.
-func checkTrustDir(dir, home string, uid int) error {
+func TrustDir(dir, home string, uid int) error {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return err
@@ -46,10 +46,10 @@ func checkTrustDir(dir, home string, uid int) error {
 		}
 		st, ok := fi.Sys().(*syscall.Stat_t)
 		if ok && int(st.Uid) != uid {
-			return fmt.Errorf("%s belongs to %s, not to you", p, userName(st.Uid))
+			return fmt.Errorf("%s belongs to %s, not to you", p, trustOwner(st.Uid))
 		}
 		perm := fi.Mode().Perm()
-		if perm&0o002 != 0 || perm&0o020 != 0 && !(ok && userPrivateGroup(st.Uid, st.Gid)) {
+		if perm&0o002 != 0 || perm&0o020 != 0 && !(ok && privateGroup(fi)) {
 			return fmt.Errorf("%s is writable by group or others (mode %04o)", p, perm)
 		}
 	}
@@ -77,19 +77,8 @@ func homeDirs(home string) []string {
 	return out
 }
 
-// userPrivateGroup reports whether gid is uid's user-private group: a
-// group named as the user is.
-func userPrivateGroup(uid, gid uint32) bool {
-	u, err := user.LookupId(strconv.FormatUint(uint64(uid), 10))
-	if err != nil {
-		return false
-	}
-	g, err := user.LookupGroupId(strconv.FormatUint(uint64(gid), 10))
-	return err == nil && g.Name == u.Username
-}
-
-// userName names uid: its login name when the user database has it.
-func userName(uid uint32) string {
+// trustOwner names uid: its login name when the user database has it.
+func trustOwner(uid uint32) string {
 	id := strconv.FormatUint(uint64(uid), 10)
 	if u, err := user.LookupId(id); err == nil {
 		return "user " + u.Username + " (uid " + id + ")"
