@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	loop "github.com/the-loop-dev/the-loop"
+	"github.com/the-loop-dev/the-loop/internal/fileperm"
 )
 
 // HookEvents are the Claude Code hooks every claude spawn declares: the-loop hears its agents through them.
@@ -39,7 +40,7 @@ func shellQuote(s string) string {
 // hooks beside ours) and returns args with `--settings <file>` first and
 // the operator's --settings dropped. cwd resolves a relative settings path.
 // A settings file, or a directory above it up to the state root, that
-// another user owns or others may write is refused (CheckPrivatePath).
+// another user owns or others may write is refused (fileperm.CheckPrivatePath).
 func withHookSettings(bin, stateRoot, target, ref, cwd string, args []string) ([]string, error) {
 	doc := map[string]any{}
 	rest := make([]string, 0, len(args)+2)
@@ -77,7 +78,7 @@ func withHookSettings(bin, stateRoot, target, ref, cwd string, args []string) ([
 	if err != nil {
 		return nil, loop.Internal("encoding the hook settings for %s: %v", target, err)
 	}
-	if err := CheckPrivatePath(stateRoot, path, "hook settings file (the agent's --settings)"); err != nil {
+	if err := fileperm.CheckPrivatePath(stateRoot, path, "hook settings file (the agent's --settings)"); err != nil {
 		return nil, err
 	}
 	if err := writePrivate(path, append(data, '\n')); err != nil {

@@ -7,6 +7,7 @@ import (
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/config"
 	"github.com/the-loop-dev/the-loop/harness"
+	"github.com/the-loop-dev/the-loop/internal/credential"
 	"github.com/the-loop-dev/the-loop/store"
 )
 
@@ -113,11 +114,11 @@ func (s *Service) ReturnPost(ctx context.Context, p loop.OutgoingPost) error {
 }
 
 // SecretValues are the values of the secrets kept out of agents
-// (SecretEnv's variables, as getenv reads them): a post from an agent's
+// (credential.SecretEnv's variables, as getenv reads them): a post from an agent's
 // answer never carries one.
 func SecretValues(cfg *config.Config, getenv func(string) string) []string {
 	var out []string
-	for _, name := range SecretEnv(cfg) {
+	for _, name := range credential.SecretEnv(cfg) {
 		if v := getenv(name); len(v) >= 8 {
 			out = append(out, v)
 		}
