@@ -71,7 +71,7 @@ type Poller struct {
 	// Clock is the time a rate limit is measured against (nil: time.Now).
 	Clock loop.Clock
 	// Secrets are the values a post of an agent's answer never carries
-	// (lifecycle.SecretValues); nil: none.
+	// (credential.SecretValues); nil: none.
 	Secrets func(cfg *config.Config) []string
 	// Redactor redacts every text the poller posts (answers, attention
 	// notes, notices): the service's secrets and the credential shapes.

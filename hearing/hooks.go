@@ -19,7 +19,6 @@ import (
 
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/internal/fileperm"
-	"github.com/the-loop-dev/the-loop/sdk"
 	"github.com/the-loop-dev/the-loop/store"
 )
 
@@ -148,7 +147,7 @@ type hooked struct {
 }
 
 // ApplyHook applies the spool under stateRoot (in order), then d. A spool
-// refused by CheckPrivatePath is left alone (the service reports it at its
+// refused by fileperm.CheckPrivatePath is left alone (the service reports it at its
 // start, the hook command on every payload it would have spooled): d is
 // applied all the same.
 func (s *Hearer) ApplyHook(ctx context.Context, stateRoot string, d loop.HookDelivery) error {
@@ -159,43 +158,11 @@ func (s *Hearer) ApplyHook(ctx context.Context, stateRoot string, d loop.HookDel
 	return s.applyHook(ctx, d, "")
 }
 
-// CheckPrivatePath refuses path (what names it in the message) and every
-// directory from stateRoot down to it — the state root included — when
-// another user owns it or group or others may write it (sdk.CheckPrivate:
-// such a file could be swapped, or payloads slipped in, by another local
-// user). What does not exist yet passes; a path outside stateRoot is
-// checked alone.
-func CheckPrivatePath(stateRoot, path, what string) error {
-	rel, err := filepath.Rel(stateRoot, path)
-	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return sdk.CheckPrivate(path, what)
-	}
-	if err := sdk.CheckPrivate(stateRoot, "state root (state.root)"); err != nil {
-		return err
-	}
-	if rel == "." {
-		return nil
-	}
-	cur := stateRoot
-	parts := strings.Split(rel, string(filepath.Separator))
-	for i, part := range parts {
-		cur = filepath.Join(cur, part)
-		name := "directory of the " + what
-		if i == len(parts)-1 {
-			name = what
-		}
-		if err := sdk.CheckPrivate(cur, name); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // checkSpool refuses a spool directory (or a directory above it, up to the
 // state root) another user owns or others may write: an EINVALID error
 // naming it.
 func checkSpool(stateRoot string) error {
-	return CheckPrivatePath(stateRoot, SpoolDir(stateRoot), "hook spool")
+	return fileperm.CheckPrivatePath(stateRoot, SpoolDir(stateRoot), "hook spool")
 }
 
 // applyHook applies one delivery; seq, for a spooled one, is its file's
@@ -713,7 +680,7 @@ func (s *Hearer) ApplySpool(ctx context.Context, stateRoot string) error {
 	defer s.spoolMu.Unlock()
 	for _, name := range names {
 		path := filepath.Join(SpoolDir(stateRoot), name)
-		if err := sdk.CheckPrivate(path, "spooled hook payload"); err != nil {
+		if err := fileperm.CheckPrivate(path, "spooled hook payload"); err != nil {
 			return err
 		}
 		data, err := os.ReadFile(path)

@@ -13,7 +13,8 @@ import (
 
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/config"
-	"github.com/the-loop-dev/the-loop/lifecycle"
+	"github.com/the-loop-dev/the-loop/internal/credential"
+	"github.com/the-loop-dev/the-loop/internal/fileperm"
 	"github.com/the-loop-dev/the-loop/mock"
 	"github.com/the-loop-dev/the-loop/sdk"
 	"github.com/the-loop-dev/the-loop/store"
@@ -69,9 +70,9 @@ func TestCredentials_AgentCredentialIsRefusedOverTCP(t *testing.T) {
 		t.Fatalf("start: %d %s", r.status, r.body)
 	}
 	start := f.agent.WaitForKind(t, "start", 10*time.Second)
-	cred := start.Env[lifecycle.AgentTokenEnv]
+	cred := start.Env[credential.AgentTokenEnv]
 	if len(cred) < 32 || cred == f.token {
-		t.Fatalf("the agent's %s is %q", lifecycle.AgentTokenEnv, cred)
+		t.Fatalf("the agent's %s is %q", credential.AgentTokenEnv, cred)
 	}
 	agent := withHeader("Authorization", "Bearer "+cred)
 	for _, r := range append(f.server.Routes(), Route{Method: http.MethodPost, Path: MCPPath}) {
@@ -100,7 +101,7 @@ func TestCredentials_AgentCredentialIsRefusedOverTCP(t *testing.T) {
 		t.Fatalf("restart: %d %s", r.status, r.body)
 	}
 	starts := f.agent.Entries("start")
-	if len(starts) != 2 || starts[1].Env[lifecycle.AgentTokenEnv] == cred || starts[1].Env[lifecycle.AgentTokenEnv] == "" {
+	if len(starts) != 2 || starts[1].Env[credential.AgentTokenEnv] == cred || starts[1].Env[credential.AgentTokenEnv] == "" {
 		t.Fatalf("the second spawn's credential: %+v", starts)
 	}
 	if r := f.mcpPost(initialize, agent); r.status != http.StatusUnauthorized {
@@ -111,7 +112,7 @@ func TestCredentials_AgentCredentialIsRefusedOverTCP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Contains(string(recs), starts[1].Env[lifecycle.AgentTokenEnv]) || strings.Contains(string(recs), f.token) {
+	if strings.Contains(string(recs), starts[1].Env[credential.AgentTokenEnv]) || strings.Contains(string(recs), f.token) {
 		t.Fatal("a credential is stored in the clear")
 	}
 }
@@ -237,7 +238,7 @@ func TestTokenFile_OthersMayNotReadOrWrite(t *testing.T) {
 	if err := os.Chmod(root, 0o770); err != nil {
 		t.Fatal(err)
 	}
-	if err := sdk.CheckPrivate(root, "state root"); err == nil {
+	if err := fileperm.CheckPrivate(root, "state root"); err == nil {
 		t.Fatal("a group-writable state root passed")
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/mock"
+	"github.com/the-loop-dev/the-loop/sdk"
 )
 
 // TestMock_HookRouteHandsTheDeliveryToTheSink: POST /api/v1/hooks over
@@ -49,7 +50,7 @@ func TestMock_HookRouteHandsTheDeliveryToTheSink(t *testing.T) {
 
 	body := `{"hook_event_name":"Stop","session_id":"abc"}`
 	if code := post("op-token", "standing:alpha", body, map[string]string{
-		HookTruncatedHeader: "true", "X-The-Loop-Hook-Parents": "42, 7",
+		sdk.HookTruncatedHeader: "true", "X-The-Loop-Hook-Parents": "42, 7",
 	}); code != http.StatusOK {
 		t.Fatalf("the operator's hook: status %d, want 200", code)
 	}

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	loop "github.com/the-loop-dev/the-loop"
-	"github.com/the-loop-dev/the-loop/lifecycle"
+	"github.com/the-loop-dev/the-loop/internal/credential"
 	"github.com/the-loop-dev/the-loop/metrics"
 )
 
@@ -55,7 +55,7 @@ func TestMetrics_BehindTheOperatorsToken(t *testing.T) {
 	if r := f.post("/api/v1/standing-sessions/control", `{"name":"alpha","verb":"start"}`); r.status != 200 {
 		t.Fatalf("start: %d %s", r.status, r.body)
 	}
-	cred := f.agent.WaitForKind(t, "start", 10*time.Second).Env[lifecycle.AgentTokenEnv]
+	cred := f.agent.WaitForKind(t, "start", 10*time.Second).Env[credential.AgentTokenEnv]
 	if status, _, body := f.scrape(withHeader("Authorization", "Bearer "+cred)); status != http.StatusForbidden {
 		t.Fatalf("an agent's credential: %d %s", status, body)
 	}

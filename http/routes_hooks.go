@@ -1,44 +1,32 @@
 package http
 
 import (
-	"io"
 	"net/http"
-	"strings"
 
 	"github.com/labstack/echo/v4"
 
 	loop "github.com/the-loop-dev/the-loop"
-)
-
-// Headers of the hook route, set by `the-loop hook`.
-const (
-	// HookTruncatedHeader is "true" when the payload was cut at 1 MiB.
-	HookTruncatedHeader = "X-The-Loop-Hook-Truncated"
-	// HookDeliveryHeader is the delivery's id (loop.HookDelivery.ID): the
-	// same delivery replayed from the spool is not applied twice.
-	HookDeliveryHeader = "X-The-Loop-Hook-Delivery"
+	"github.com/the-loop-dev/the-loop/sdk"
 )
 
 // postHook answers POST /api/v1/hooks?session=<ref>: the body is one raw
-// Claude Code hook payload. An agent (a socket peer in a session's pane)
+// Claude Code hook payload, the request in sdk's hook wire format
+// (sdk.ReadHookDelivery). An agent (a socket peer in a session's pane)
 // may speak only for its own session;
 // the route appends no api.request (a hook fires several times a turn).
 // 200 {"ok": true} once applied or ignored (an unknown session, another
 // conversation).
 func (s *Server) postHook(c echo.Context) error {
 	req := c.Request()
-	ref := strings.TrimSpace(c.QueryParam("session"))
-	caller, _ := CallerFrom(req.Context())
-	if caller.Kind == CallerAgent && ownRef(caller.Agent) != ref {
-		return echo.NewHTTPError(http.StatusForbidden, "POST "+HooksPath+" refused: this process runs in "+
-			caller.Agent.String()+"'s agent pane; it posts hooks for that session only, not "+ref+"'s")
-	}
-	body, err := io.ReadAll(req.Body)
+	d, err := sdk.ReadHookDelivery(req)
 	if err != nil {
 		return err
 	}
-	d := loop.HookDelivery{Session: ref, Payload: body, Truncated: req.Header.Get(HookTruncatedHeader) == "true",
-		ID: req.Header.Get(HookDeliveryHeader)}
+	caller, _ := CallerFrom(req.Context())
+	if caller.Kind == CallerAgent && ownRef(caller.Agent) != d.Session {
+		return echo.NewHTTPError(http.StatusForbidden, "POST "+HooksPath+" refused: this process runs in "+
+			caller.Agent.String()+"'s agent pane; it posts hooks for that session only, not "+d.Session+"'s")
+	}
 	if caller.Socket {
 		// The process proof a clear needs: the peer's ancestry as the
 		// service read it, never what a client says.

@@ -42,8 +42,9 @@ import (
 const healthPath = "/api/v1/health"
 
 // HooksPath is the agents' hook route: over the socket, a process in an
-// agent's pane posts there for its own session only.
-const HooksPath = "/api/v1/hooks"
+// agent's pane posts there for its own session only (its wire format is
+// sdk's: sdk.NewHookRequest, sdk.ReadHookDelivery).
+const HooksPath = sdk.HooksPath
 
 // isPublic reports whether a request needs no credential: health, the
 // dashboard's pages, login and assets (they hold no data), and the

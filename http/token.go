@@ -39,7 +39,7 @@ func EnsureStateRoot(dir string) error {
 	if err := fileperm.DropGroupWrite(dir); err != nil {
 		return err
 	}
-	return sdk.CheckPrivate(dir, "state root (state.root)")
+	return fileperm.CheckPrivate(dir, "state root (state.root)")
 }
 
 // EnsureTokenFile returns the operator's token from the state root,

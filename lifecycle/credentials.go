@@ -2,40 +2,29 @@ package lifecycle
 
 import (
 	"context"
-	"crypto/rand"
-	"crypto/sha256"
-	"crypto/subtle"
-	"encoding/hex"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/config"
+	"github.com/the-loop-dev/the-loop/internal/credential"
+	"github.com/the-loop-dev/the-loop/internal/fileperm"
 	"github.com/the-loop-dev/the-loop/store"
 )
 
 // Agent credentials. Every spawn, standing or work item, gets a
-// credential of its own: random, handed to the agent in its environment as
-// AgentTokenEnv, stored only as its sha256 in the record (AgentTokenHash,
-// written with the start's claim, so it is valid from before the spawn),
-// replaced at the next spawn and void once the session is no longer
-// running. The service refuses it over TCP (over its socket
-// an agent is known by its process tree, AgentOfProcess); AgentFor still
-// tells which session a credential is, for that refusal.
-//
-// The agent's environment is explicit (loop.SpawnSpec.Env): this process's
-// environment without the-loop's secrets (SecretEnv) plus the credential,
-// so nothing the tmux server's global environment holds reaches it.
-
-// AgentTokenEnv is the variable an agent finds its own credential in.
-const AgentTokenEnv = "THE_LOOP_AGENT_TOKEN"
-
-// OperatorTokenEnv is the variable the SDK reads the operator's token from;
-// an agent never inherits it.
-const OperatorTokenEnv = "THE_LOOP_TOKEN"
+// credential of its own (credential.New): handed to the agent in its
+// environment as credential.AgentTokenEnv, stored only as its sha256 in the
+// record (AgentTokenHash, written with the start's claim, so it is valid
+// from before the spawn), replaced at the next spawn and void once the
+// session is no longer running. The service refuses it over TCP (over its
+// socket an agent is known by its process tree, AgentOfProcess); AgentFor
+// still tells which session a credential is, for that refusal. What needs
+// no store (the variables, the agent's environment, the hash, the MCP
+// entry) is internal/credential's; issuing one at a spawn and AgentFor are
+// here.
 
 // agentCredential is one spawn's credential: the secret (only ever in the
 // agent's environment) and its hash (the record's).
@@ -46,26 +35,18 @@ type agentCredential struct {
 	env     []string
 }
 
-// hashCredential is the hex sha256 the record keeps.
-func hashCredential(token string) string {
-	sum := sha256.Sum256([]byte(token))
-	return hex.EncodeToString(sum[:])
-}
-
 // newAgentCredential makes a credential for the spawn into target and,
 // with standingSessions.mcp, writes its MCP config (0600, under
 // <state.root>/local/mcp) pointing at the service's /mcp.
 func (s *Service) newAgentCredential(cfg *config.Config, target, ref string) (agentCredential, error) {
-	b := make([]byte, 32)
-	_, _ = rand.Read(b) // crypto/rand.Read never fails (Go 1.24+)
-	cred := agentCredential{token: hex.EncodeToString(b)}
-	cred.hash = hashCredential(cred.token)
+	cred := agentCredential{token: credential.New()}
+	cred.hash = credential.Hash(cred.token)
 	if s.Redactor != nil {
 		s.Redactor.AddCredential(cred.hash)
 	}
-	cred.env = AgentEnv(os.Environ(), cfg, cred.token)
+	cred.env = credential.AgentEnv(os.Environ(), cfg, cred.token)
 	if cfg.StandingMCP && s.HookBinary != "" {
-		path, err := writeMCPConfig(cfg, target, MCPServer(s.HookBinary, cfg.StateDir(), ref))
+		path, err := writeMCPConfig(cfg, target, credential.MCPServer(s.HookBinary, cfg.StateDir(), ref))
 		if err != nil {
 			return agentCredential{}, err
 		}
@@ -87,29 +68,12 @@ func (c agentCredential) spec(harness string, spec loop.SpawnSpec) loop.SpawnSpe
 	return spec
 }
 
-// MCPConfigPath is where the MCP config of the agent in target lives.
-func MCPConfigPath(cfg *config.Config, target string) string {
-	return filepath.Join(cfg.StateDir(), "local", "mcp", target+".json")
-}
-
-// MCPServer is the agent's MCP server entry: a stdio server, `<binary> mcp
-// --state-root DIR --session REF`, which bridges to the service's /mcp over
-// its socket, where the service knows the agent from its
-// process tree; the entry holds no credential.
-func MCPServer(binary, stateRoot, ref string) map[string]any {
-	return map[string]any{
-		"type":    "stdio",
-		"command": binary,
-		"args":    []string{"mcp", "--state-root", stateRoot, "--session", ref},
-	}
-}
-
 // writeMCPConfig writes the agent's MCP config: one server, the-loop's
-// (MCPServer). A file (or a directory above it) another user owns or
+// (credential.MCPServer). A file (or a directory above it) another user owns or
 // others may write is refused.
 func writeMCPConfig(cfg *config.Config, target string, server map[string]any) (string, error) {
-	path := MCPConfigPath(cfg, target)
-	if err := CheckPrivatePath(cfg.StateDir(), path, "MCP config file (standingSessions.mcp)"); err != nil {
+	path := credential.MCPConfigPath(cfg, target)
+	if err := fileperm.CheckPrivatePath(cfg.StateDir(), path, "MCP config file (standingSessions.mcp)"); err != nil {
 		return "", err
 	}
 	doc := map[string]any{"mcpServers": map[string]any{"the-loop": server}}
@@ -141,59 +105,6 @@ func writeMCPConfig(cfg *config.Config, target string, server map[string]any) (s
 	return path, nil
 }
 
-// SecretEnv names the variables that hold the-loop's secrets, which no
-// agent inherits: every variable a *TokenEnv key of the config names (the
-// Slack tokens, service.tokenEnv, any other), the defaults of the Slack
-// ones, the SDK's THE_LOOP_TOKEN and an inherited THE_LOOP_AGENT_TOKEN (an
-// agent that runs the CLI never hands its own credential on). Sorted.
-func SecretEnv(cfg *config.Config) []string {
-	names := map[string]bool{OperatorTokenEnv: true, AgentTokenEnv: true}
-	for _, n := range []string{cfg.Slack.BotTokenEnv, cfg.Slack.AppTokenEnv, cfg.Service.TokenEnv} {
-		if n != "" {
-			names[n] = true
-		}
-	}
-	collectTokenEnv(cfg.Raw, names)
-	out := make([]string, 0, len(names))
-	for n := range names {
-		out = append(out, n)
-	}
-	slices.Sort(out)
-	return out
-}
-
-// collectTokenEnv adds the string value of every key named tokenEnv or
-// ending in TokenEnv, anywhere in v.
-func collectTokenEnv(v any, names map[string]bool) {
-	switch x := v.(type) {
-	case map[string]any:
-		for k, e := range x {
-			if s, ok := e.(string); ok && s != "" && (k == "tokenEnv" || strings.HasSuffix(k, "TokenEnv")) {
-				names[s] = true
-			}
-			collectTokenEnv(e, names)
-		}
-	case []any:
-		for _, e := range x {
-			collectTokenEnv(e, names)
-		}
-	}
-}
-
-// AgentEnv is an agent's whole environment: environ without the secret
-// variables (SecretEnv) plus THE_LOOP_AGENT_TOKEN=token.
-func AgentEnv(environ []string, cfg *config.Config, token string) []string {
-	drop := SecretEnv(cfg)
-	out := make([]string, 0, len(environ)+1)
-	for _, kv := range environ {
-		k, _, _ := strings.Cut(kv, "=")
-		if !slices.Contains(drop, k) {
-			out = append(out, kv)
-		}
-	}
-	return append(out, AgentTokenEnv+"="+token)
-}
-
 // AgentFor finds the session whose current spawn token's credential is:
 // a standing session that runs (or whose start is in flight) or a
 // work-item session that is active (or starting). ok is false for any
@@ -203,7 +114,7 @@ func (s *Service) AgentFor(_ context.Context, token string) (loop.AgentIdentity,
 	if token == "" || s.DB == nil {
 		return loop.AgentIdentity{}, false
 	}
-	want := hashCredential(token)
+	want := credential.Hash(token)
 	var id loop.AgentIdentity
 	found := false
 	_ = s.DB.View(func(tx *store.Tx) error {
@@ -213,7 +124,7 @@ func (s *Service) AgentFor(_ context.Context, token string) (loop.AgentIdentity,
 		}
 		for _, r := range recs {
 			starting := r.Claim != nil && r.Claim.Op == "start"
-			if hashEqual(r.AgentTokenHash, want) && (r.Status == loop.StatusRunning || starting) && !found {
+			if credential.HashEqual(r.AgentTokenHash, want) && (r.Status == loop.StatusRunning || starting) && !found {
 				id, found = loop.AgentIdentity{Standing: r.Name, HarnessSessionID: r.HarnessSessionID}, true
 			}
 		}
@@ -223,20 +134,11 @@ func (s *Service) AgentFor(_ context.Context, token string) (loop.AgentIdentity,
 		}
 		for _, r := range items {
 			starting := r.Claim != nil && r.Claim.Op == "start"
-			if hashEqual(r.AgentTokenHash, want) && (r.Status == WorkItemActive || starting) && !found {
+			if credential.HashEqual(r.AgentTokenHash, want) && (r.Status == WorkItemActive || starting) && !found {
 				id, found = loop.AgentIdentity{WorkItem: r.WorkItem.Ref, HarnessSessionID: r.HarnessSessionID}, true
 			}
 		}
 		return nil
 	})
 	return id, found
-}
-
-// hashEqual compares a stored hash with want in constant time; an empty
-// stored hash never matches.
-func hashEqual(stored, want string) bool {
-	if stored == "" {
-		return false
-	}
-	return subtle.ConstantTimeCompare([]byte(stored), []byte(want)) == 1
 }

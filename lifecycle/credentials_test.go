@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	loop "github.com/the-loop-dev/the-loop"
-	"github.com/the-loop-dev/the-loop/config"
+	"github.com/the-loop-dev/the-loop/internal/credential"
 )
 
 // Each spawn's own credential.
@@ -19,17 +19,17 @@ import (
 func credentialOf(t *testing.T, spec loop.SpawnSpec) string {
 	t.Helper()
 	for _, kv := range spec.Env {
-		if v, ok := strings.CutPrefix(kv, AgentTokenEnv+"="); ok {
+		if v, ok := strings.CutPrefix(kv, credential.AgentTokenEnv+"="); ok {
 			return v
 		}
 	}
-	t.Fatalf("spawn env has no %s: %q", AgentTokenEnv, spec.Env)
+	t.Fatalf("spawn env has no %s: %q", credential.AgentTokenEnv, spec.Env)
 	return ""
 }
 
 func TestStart_EachSpawnGetsItsOwnCredentialStoredHashed(t *testing.T) {
 	t.Setenv("THE_LOOP_SLACK_BOT_TOKEN", "xoxb-secret")
-	t.Setenv(OperatorTokenEnv, "operator-secret")
+	t.Setenv(credential.OperatorTokenEnv, "operator-secret")
 	r := newFakeRunner()
 	s := newTestService(t, r)
 	cfg := testConfig(t, "alpha", "beta")
@@ -57,7 +57,7 @@ func TestStart_EachSpawnGetsItsOwnCredentialStoredHashed(t *testing.T) {
 			t.Fatalf("AgentFor(%s…): %+v %v", cred[:6], id, ok)
 		}
 		rec, _ := s.read(id.Standing)
-		if rec.AgentTokenHash != hashCredential(cred) || strings.Contains(rec.AgentTokenHash, cred) {
+		if rec.AgentTokenHash != credential.Hash(cred) || strings.Contains(rec.AgentTokenHash, cred) {
 			t.Fatalf("record hash %q", rec.AgentTokenHash)
 		}
 	}
@@ -108,7 +108,7 @@ func TestStart_StandingMCPAddsAnMCPConfigForClaude(t *testing.T) {
 		t.Fatalf("start: %+v %v", res, err)
 	}
 	argv := r.Spawns[0].Argv
-	path := MCPConfigPath(cfg, "loop-standing-alpha")
+	path := credential.MCPConfigPath(cfg, "loop-standing-alpha")
 	if i := slices.Index(argv, "--mcp-config"); i < 0 || i+1 >= len(argv) || argv[i+1] != path {
 		t.Fatalf("argv %q, want --mcp-config %s", argv, path)
 	}
@@ -136,23 +136,6 @@ func TestStart_StandingMCPAddsAnMCPConfigForClaude(t *testing.T) {
 	}
 	if dir, _ := os.Stat(filepath.Dir(path)); dir.Mode().Perm() != 0o700 {
 		t.Fatalf("MCP config dir mode %v", dir.Mode())
-	}
-}
-
-func TestSecretEnv_NamesEveryTokenEnvKey(t *testing.T) {
-	cfg := config.Default()
-	cfg.Service.TokenEnv = "OP_TOKEN"
-	cfg.Raw = map[string]any{"integrations": map[string]any{"linear": map[string]any{"apiTokenEnv": "LINEAR_TOKEN"}},
-		"webhooks": []any{map[string]any{"tokenEnv": "HOOK_TOKEN"}}}
-	got := SecretEnv(cfg)
-	for _, want := range []string{"OP_TOKEN", "LINEAR_TOKEN", "HOOK_TOKEN", "THE_LOOP_SLACK_BOT_TOKEN", "THE_LOOP_SLACK_APP_TOKEN", OperatorTokenEnv, AgentTokenEnv} {
-		if !slices.Contains(got, want) {
-			t.Errorf("SecretEnv %q lacks %s", got, want)
-		}
-	}
-	env := AgentEnv([]string{"PATH=/bin", "OP_TOKEN=x", "THE_LOOP_AGENT_TOKEN=inherited", "LINEAR_TOKEN=y"}, cfg, "mine")
-	if want := []string{"PATH=/bin", "THE_LOOP_AGENT_TOKEN=mine"}; !slices.Equal(env, want) {
-		t.Fatalf("AgentEnv %q, want %q", env, want)
 	}
 }
 

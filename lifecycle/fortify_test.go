@@ -12,6 +12,7 @@ import (
 	"time"
 
 	loop "github.com/the-loop-dev/the-loop"
+	"github.com/the-loop-dev/the-loop/internal/credential"
 	"github.com/the-loop-dev/the-loop/runner"
 	"github.com/the-loop-dev/the-loop/store"
 )
@@ -345,7 +346,7 @@ func TestSpawn_ExplicitEnvironmentAndBinary(t *testing.T) {
 	cfg := testConfig(t, "supervisor")
 	t.Setenv("F2_FROM_PROCESS", "process")
 	t.Setenv("F2_OVERRIDDEN", "process")
-	cfg.Routing.HarnessEnv = map[string]string{"F2_OVERRIDDEN": "routing", "F2_ROUTING": "routing", AgentTokenEnv: "forged"}
+	cfg.Routing.HarnessEnv = map[string]string{"F2_OVERRIDDEN": "routing", "F2_ROUTING": "routing", credential.AgentTokenEnv: "forged"}
 	cfg.Standing.Sessions[0].Env = map[string]string{"F2_OVERRIDDEN": "entry"}
 	bin := filepath.Join(t.TempDir(), "my-claude")
 	if err := os.WriteFile(bin, []byte("#!/bin/sh\n"), 0o755); err != nil {
@@ -367,7 +368,7 @@ func TestSpawn_ExplicitEnvironmentAndBinary(t *testing.T) {
 		env[k] = v
 	}
 	if env["F2_FROM_PROCESS"] != "process" || env["F2_ROUTING"] != "routing" || env["F2_OVERRIDDEN"] != "entry" ||
-		env[AgentTokenEnv] == "forged" || env[AgentTokenEnv] == "" || spec.Argv[0] != bin {
+		env[credential.AgentTokenEnv] == "forged" || env[credential.AgentTokenEnv] == "" || spec.Argv[0] != bin {
 		t.Fatalf("argv %q env %v", spec.Argv, env)
 	}
 

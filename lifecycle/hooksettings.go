@@ -41,9 +41,9 @@ func HookEnvCommand(bin string) string {
 // writeHookSettings writes a spawn's own hook settings file (the agent's
 // --settings) at path under stateRoot, 0600: a file, or a directory above
 // it up to the state root, that another user owns or others may write is
-// refused (CheckPrivatePath).
+// refused (fileperm.CheckPrivatePath).
 func writeHookSettings(stateRoot, path string, data []byte) error {
-	if err := CheckPrivatePath(stateRoot, path, "hook settings file (the agent's --settings)"); err != nil {
+	if err := fileperm.CheckPrivatePath(stateRoot, path, "hook settings file (the agent's --settings)"); err != nil {
 		return err
 	}
 	if err := fileperm.WritePrivate(path, data); err != nil {

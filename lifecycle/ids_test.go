@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	loop "github.com/the-loop-dev/the-loop"
+	"github.com/the-loop-dev/the-loop/internal/credential"
 	"github.com/the-loop-dev/the-loop/redact"
 	"github.com/the-loop-dev/the-loop/store"
 )
@@ -74,7 +75,7 @@ func TestEvents_AnAgentsCredentialAndTheTokenAreRedactedInTheLog(t *testing.T) {
 	}
 	cred := ""
 	for _, kv := range r.Spawns[0].Env {
-		if v, ok := strings.CutPrefix(kv, AgentTokenEnv+"="); ok {
+		if v, ok := strings.CutPrefix(kv, credential.AgentTokenEnv+"="); ok {
 			cred = v
 		}
 	}

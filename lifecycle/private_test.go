@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	loop "github.com/the-loop-dev/the-loop"
+	"github.com/the-loop-dev/the-loop/internal/credential"
 )
 
 // refused checks that err refuses path (EINVALID, the message naming it
@@ -70,7 +71,7 @@ func TestStart_RefusesAnMCPConfigDirOthersMayWrite(t *testing.T) {
 	cfg := testConfig(t, "alpha")
 	cfg.StateRoot = t.TempDir()
 	cfg.StandingMCP = true
-	dir := filepath.Dir(MCPConfigPath(cfg, "loop-standing-alpha"))
+	dir := filepath.Dir(credential.MCPConfigPath(cfg, "loop-standing-alpha"))
 	chmod(t, dir, 0o777)
 	res, err := s.StartStanding(context.Background(), cfg, "", false)
 	if err == nil && res.OK {
@@ -81,18 +82,5 @@ func TestStart_RefusesAnMCPConfigDirOthersMayWrite(t *testing.T) {
 	}
 	if len(r.Spawns) != 0 {
 		t.Fatalf("spawned %+v", r.Spawns)
-	}
-}
-
-func TestCheckPrivatePath_PassesWhatIsPrivateOrMissing(t *testing.T) {
-	root := t.TempDir()
-	if err := CheckPrivatePath(root, filepath.Join(root, "local", "hooks", "x.json"), "hook settings file"); err != nil {
-		t.Fatalf("missing parts: %v", err)
-	}
-	if err := os.MkdirAll(filepath.Join(root, "local", "hooks"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := CheckPrivatePath(root, filepath.Join(root, "local", "hooks", "x.json"), "hook settings file"); err != nil {
-		t.Fatalf("0755 directories (readable, not writable, by others): %v", err)
 	}
 }

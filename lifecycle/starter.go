@@ -10,6 +10,7 @@ import (
 
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/config"
+	"github.com/the-loop-dev/the-loop/internal/credential"
 )
 
 // launch is what a start needs of a kind beyond its records: where its
@@ -385,7 +386,7 @@ func overlayEnv(env []string, overlays ...map[string]string) []string {
 	set := map[string]string{}
 	for _, o := range overlays {
 		for k, v := range o {
-			if k != "" && k != AgentTokenEnv && !strings.Contains(k, "=") {
+			if k != "" && k != credential.AgentTokenEnv && !strings.Contains(k, "=") {
 				set[k] = v
 			}
 		}

@@ -22,11 +22,14 @@ const TokenEnvVar = "THE_LOOP_TOKEN"
 // TokenPath is <stateDir>/service.token.
 func TokenPath(stateDir string) string { return filepath.Join(stateDir, TokenFile) }
 
-// CheckPrivate refuses a file or directory (what names it in the message)
+// checkPrivate refuses a file or directory (what names it in the message)
 // that another user owns or that group or others may write; a token file
-// (any file holding a secret) must also not be readable by them. A path
-// that does not exist passes.
-func CheckPrivate(path, what string) error {
+// (any file holding a secret) must also not be readable by them
+// (CheckSecretFile). A path that does not exist passes. It is the SDK's own
+// copy of fileperm.CheckPrivate (the rule every other room applies): the
+// SDK links only the standard library and the root package, and reads the
+// token file itself.
+func checkPrivate(path, what string) error {
 	fi, err := os.Stat(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
@@ -45,10 +48,10 @@ func CheckPrivate(path, what string) error {
 	return nil
 }
 
-// CheckSecretFile is CheckPrivate for a file holding a secret: group and
+// CheckSecretFile is checkPrivate for a file holding a secret: group and
 // others may not read it either.
 func CheckSecretFile(path string) error {
-	if err := CheckPrivate(path, "token file"); err != nil {
+	if err := checkPrivate(path, "token file"); err != nil {
 		return err
 	}
 	fi, err := os.Stat(path)
@@ -67,7 +70,7 @@ func CheckSecretFile(path string) error {
 // EINVALID error naming it and the remedy.
 func ReadTokenFile(stateDir string) (string, error) {
 	path := TokenPath(stateDir)
-	if err := CheckPrivate(stateDir, "state root (state.root)"); err != nil {
+	if err := checkPrivate(stateDir, "state root (state.root)"); err != nil {
 		return "", err
 	}
 	if err := CheckSecretFile(path); err != nil {

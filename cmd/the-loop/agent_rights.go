@@ -7,7 +7,7 @@ import (
 
 	loop "github.com/the-loop-dev/the-loop"
 	loophttp "github.com/the-loop-dev/the-loop/http"
-	"github.com/the-loop-dev/the-loop/lifecycle"
+	"github.com/the-loop-dev/the-loop/internal/credential"
 )
 
 // agentVerbs are the commands an agent may run (what its
@@ -40,10 +40,10 @@ func operatorShell(verb, where string) error {
 // too, from the process tree it reads itself; inProcessAgent is that check
 // where no service answers.
 func refuseAgentVerb(cmd string) error {
-	if agentVerb(cmd) || os.Getenv(lifecycle.AgentTokenEnv) == "" {
+	if agentVerb(cmd) || os.Getenv(credential.AgentTokenEnv) == "" {
 		return nil
 	}
-	return operatorShell(verbName(cmd), "this process runs in an agent's spawn ("+lifecycle.AgentTokenEnv+" is set)")
+	return operatorShell(verbName(cmd), "this process runs in an agent's spawn ("+credential.AgentTokenEnv+" is set)")
 }
 
 // inProcessAgent refuses a verb an agent may not run when this process's

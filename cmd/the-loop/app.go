@@ -20,6 +20,7 @@ import (
 	"github.com/the-loop-dev/the-loop/config"
 	"github.com/the-loop-dev/the-loop/harness"
 	"github.com/the-loop-dev/the-loop/hearing"
+	"github.com/the-loop-dev/the-loop/internal/credential"
 	"github.com/the-loop-dev/the-loop/internal/fileperm"
 	"github.com/the-loop-dev/the-loop/lifecycle"
 	"github.com/the-loop-dev/the-loop/runner"
@@ -391,7 +392,7 @@ func (a *App) Lifecycle(current func() *config.Config, db *store.DB, source stri
 				Socket:      socket,
 				SubmitDelay: current().Routing.Tmux.SubmitDelay(),
 				Launcher:    []string{self, "internal-exec"},
-				DropEnv:     lifecycle.SecretEnv(current()),
+				DropEnv:     credential.SecretEnv(current()),
 				// Under the state root, not $TMPDIR: a CLI and a service
 				// with different TMPDIRs serialise, and no other local user
 				// can pre-create it.

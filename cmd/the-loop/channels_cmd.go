@@ -13,7 +13,7 @@ import (
 	"github.com/the-loop-dev/the-loop/channels/github"
 	"github.com/the-loop-dev/the-loop/channels/slack"
 	"github.com/the-loop-dev/the-loop/config"
-	"github.com/the-loop-dev/the-loop/lifecycle"
+	"github.com/the-loop-dev/the-loop/internal/credential"
 	"github.com/the-loop-dev/the-loop/threadlog"
 )
 
@@ -54,7 +54,7 @@ func (c *ChannelsPollCmd) Run(a *App) error {
 		defer db.Close()
 		svc := a.Lifecycle(fixed(cfg), db, "channels", false)
 		_ = svc.RememberCredentials() // best-effort: the shapes and values are redacted all the same
-		p := &channels.Poller{Redactor: svc.Redactor, Threads: &threadlog.Log{DB: svc.DB, Events: svc}, Standing: svc.Standing(fixed(cfg)), WorkItems: &github.Mirror{WorkItems: svc.WorkItems(fixed(cfg)), Events: svc}, Secrets: func(cfg *config.Config) []string { return lifecycle.SecretValues(cfg, os.Getenv) }, Log: slog.New(slog.NewTextHandler(a.Stderr, nil))}
+		p := &channels.Poller{Redactor: svc.Redactor, Threads: &threadlog.Log{DB: svc.DB, Events: svc}, Standing: svc.Standing(fixed(cfg)), WorkItems: &github.Mirror{WorkItems: svc.WorkItems(fixed(cfg)), Events: svc}, Secrets: func(cfg *config.Config) []string { return credential.SecretValues(cfg, os.Getenv) }, Log: slog.New(slog.NewTextHandler(a.Stderr, nil))}
 		sum, err = p.Poll(ctx, cfg)
 	}
 	if err != nil {

@@ -243,7 +243,7 @@ func doctorStateRoot(cfg *config.Config) check {
 	if !fi.IsDir() {
 		return check{Check: "state root", Status: checkProblem, Detail: dir + " is not a directory", Remedy: "remove it, or choose another state.root"}
 	}
-	if err := sdk.CheckPrivate(dir, "state root (state.root)"); err != nil {
+	if err := fileperm.CheckPrivate(dir, "state root (state.root)"); err != nil {
 		return check{Check: "state root", Status: checkProblem, Detail: loop.ErrorMessage(err), Remedy: "chmod 700 " + dir + " (and chown it to this user)"}
 	}
 	return check{Check: "state root", Status: checkOK, Detail: fmt.Sprintf("%s (mode %04o, yours)", dir, fi.Mode().Perm())}

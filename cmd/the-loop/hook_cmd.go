@@ -7,7 +7,6 @@ import (
 	"io"
 	"net"
 	nethttp "net/http"
-	"net/url"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -19,7 +18,7 @@ import (
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/harness"
 	"github.com/the-loop-dev/the-loop/hearing"
-	loophttp "github.com/the-loop-dev/the-loop/http"
+	"github.com/the-loop-dev/the-loop/internal/fileperm"
 	"github.com/the-loop-dev/the-loop/lifecycle"
 	"github.com/the-loop-dev/the-loop/runner"
 	"github.com/the-loop-dev/the-loop/sdk"
@@ -57,7 +56,7 @@ func (c *HookCmd) Validate() error {
 
 // Run delivers the payload, giving up silently at the deadline. A state
 // root, socket record or spool that another user owns or others may
-// write is refused (sdk.CheckPrivate): the payload is not handed to it,
+// write is refused (fileperm.CheckPrivate): the payload is not handed to it,
 // and a note on stderr names it — the exit is 0 all the same.
 func (c *HookCmd) Run(a *App) error {
 	if c.JSON && a.Stdout != nil {
@@ -120,11 +119,11 @@ func (c *HookCmd) deliver(stdin io.Reader, note func(what string, err error)) {
 	if fi, err := os.Stat(root); err != nil || !fi.IsDir() {
 		return // a state root that is gone (a stale settings file): nothing to tell
 	}
-	if err := sdk.CheckPrivate(root, "state root (state.root)"); err != nil {
+	if err := fileperm.CheckPrivate(root, "state root (state.root)"); err != nil {
 		note("dropped the "+c.Session+" payload", err)
 		return
 	}
-	if err := hearing.CheckPrivatePath(root, socketRecordPath(root), "service socket record"); err != nil {
+	if err := fileperm.CheckPrivatePath(root, socketRecordPath(root), "service socket record"); err != nil {
 		note("not posting to the service it names", err)
 	} else if c.post(root, d) {
 		return
@@ -146,30 +145,17 @@ func (c *HookCmd) post(root string, d loop.HookDelivery) bool {
 	if _, err := os.Lstat(path); err != nil {
 		return false // no service: the store or the spool
 	}
-	u := "http://the-loop.sock" + loophttp.HooksPath + "?session=" + url.QueryEscape(d.Session)
 	ctx, cancel := context.WithTimeout(context.Background(), hookPostTimeout)
 	defer cancel()
-	req, err := nethttp.NewRequestWithContext(ctx, nethttp.MethodPost, u, bytes.NewReader(d.Payload))
-	if err != nil {
-		return false
-	}
-	req.Header.Set("Content-Type", "application/json")
-	if d.Truncated {
-		req.Header.Set(loophttp.HookTruncatedHeader, "true")
-	}
-	req.Header.Set(loophttp.HookDeliveryHeader, d.ID)
-	resp, err := socketHTTP(path).Do(req)
-	if err != nil {
-		return false
-	}
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-	_ = resp.Body.Close()
-	// 5xx: the service could not apply it; anything else is its answer.
-	return resp.StatusCode < 500
+	err := sdk.Socket(path).PostHook(ctx, d)
+	// 5xx: the service could not apply it; no answer: nor did it hear it;
+	// anything else is its answer.
+	status := sdk.HTTPStatus(err)
+	return err == nil || (status != 0 && status < 500)
 }
 
-// socketHTTP is an HTTP client of the unix socket at path, one connection
-// per request, refusing a socket that is not this user's (sdk.CheckSocket).
+// socketHTTP is an HTTP client of the unix socket at path (the MCP
+// bridge's), one connection per request, refusing a socket that is not this user's (sdk.CheckSocket).
 func socketHTTP(path string) *nethttp.Client {
 	return &nethttp.Client{Transport: &nethttp.Transport{Proxy: nil, DisableKeepAlives: true,
 		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {

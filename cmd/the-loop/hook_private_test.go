@@ -20,6 +20,7 @@ import (
 	"github.com/the-loop-dev/the-loop/harness"
 	"github.com/the-loop-dev/the-loop/hearing"
 	loophttp "github.com/the-loop-dev/the-loop/http"
+	"github.com/the-loop-dev/the-loop/internal/credential"
 	"github.com/the-loop-dev/the-loop/internal/testkit"
 	"github.com/the-loop-dev/the-loop/lifecycle"
 	"github.com/the-loop-dev/the-loop/sdk"
@@ -114,7 +115,7 @@ func TestHookCommand_PostsOverTheSocketWithoutACredential(t *testing.T) {
 		mu.Unlock()
 		w.WriteHeader(http.StatusOK)
 	}))
-	t.Setenv(lifecycle.AgentTokenEnv, "an-agent-credential")
+	t.Setenv(credential.AgentTokenEnv, "an-agent-credential")
 	if out := runHook(t, root); out != "" || posts.Load() != 1 {
 		t.Fatalf("stderr %q, %d posts; want the payload posted on %s", out, posts.Load(), sock)
 	}

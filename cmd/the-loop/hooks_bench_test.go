@@ -12,7 +12,7 @@ import (
 	"time"
 
 	loop "github.com/the-loop-dev/the-loop"
-	"github.com/the-loop-dev/the-loop/lifecycle"
+	"github.com/the-loop-dev/the-loop/internal/credential"
 )
 
 // hookBench is a started standing session with the agent's credential and
@@ -41,7 +41,7 @@ func newHookBench(b *testing.B, service bool) *hookBench {
 	start := e.agent.WaitForKind(b, "start", 10*time.Second)
 	var row loop.StandingRow
 	waitFor(b, "the boot turn", func() bool { row = e.rows()["supervisor"]; return row.LastAnswerAt != "" })
-	return &hookBench{e: e, id: row.HarnessSessionID, token: start.Env[lifecycle.AgentTokenEnv]}
+	return &hookBench{e: e, id: row.HarnessSessionID, token: start.Env[credential.AgentTokenEnv]}
 }
 
 // hook execs one hook invocation, returning its wall time.
@@ -52,7 +52,7 @@ func (h *hookBench) hook(b *testing.B, fields map[string]any) time.Duration {
 	fields["cwd"] = h.e.dir
 	payload, _ := json.Marshal(fields)
 	cmd := exec.Command(binary, "hook", "--state-root", filepath.Join(h.e.dir, ".the-loop"), "--session", "standing:supervisor")
-	cmd.Env = append(filterEnv(os.Environ(), "HOME"), "HOME="+h.e.home, lifecycle.AgentTokenEnv+"="+h.token)
+	cmd.Env = append(filterEnv(os.Environ(), "HOME"), "HOME="+h.e.home, credential.AgentTokenEnv+"="+h.token)
 	cmd.Stdin = strings.NewReader(string(payload))
 	began := time.Now()
 	if err := cmd.Run(); err != nil {

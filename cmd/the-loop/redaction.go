@@ -6,14 +6,14 @@ import (
 	"sync/atomic"
 
 	"github.com/the-loop-dev/the-loop/config"
-	"github.com/the-loop-dev/the-loop/lifecycle"
+	"github.com/the-loop-dev/the-loop/internal/credential"
 	"github.com/the-loop-dev/the-loop/redact"
 	"github.com/the-loop-dev/the-loop/sdk"
 )
 
 // newRedactor is the redactor of the secrets a process holds under the
 // config in force (current()): the values of every variable a *TokenEnv
-// key names (lifecycle.SecretValues) and the token file's value, read once
+// key names (credential.SecretValues) and the token file's value, read once
 // per config (a reload is a new one). The agent credentials it learns
 // from the lifecycle service that issues them (lifecycle.Service.Redactor)
 // and from the records (RememberCredentials).
@@ -26,7 +26,7 @@ func newRedactor(current func() *config.Config) *redact.Redactor {
 		mu.Lock()
 		defer mu.Unlock()
 		if cfg != seen {
-			seen, values = cfg, lifecycle.SecretValues(cfg, os.Getenv)
+			seen, values = cfg, credential.SecretValues(cfg, os.Getenv)
 			if tok, err := sdk.ReadTokenFile(cfg.StateDir()); err == nil {
 				values = append(values, tok)
 			}

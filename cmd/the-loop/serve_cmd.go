@@ -20,9 +20,9 @@ import (
 	"github.com/the-loop-dev/the-loop/config"
 	"github.com/the-loop-dev/the-loop/hearing"
 	loophttp "github.com/the-loop-dev/the-loop/http"
+	"github.com/the-loop-dev/the-loop/internal/credential"
 	"github.com/the-loop-dev/the-loop/internal/fileperm"
 	"github.com/the-loop-dev/the-loop/internal/servicelog"
-	"github.com/the-loop-dev/the-loop/lifecycle"
 	"github.com/the-loop-dev/the-loop/metrics"
 	"github.com/the-loop-dev/the-loop/threadlog"
 )
@@ -86,7 +86,7 @@ func (c *ServeCmd) Run(a *App) error {
 	// Set before anything serves: rows and hooks read it (it runs below).
 	sup := supervisor(current, svc, log)
 	svc.Supervisor = sup
-	poller := &channels.Poller{Redactor: red, Threads: &threadlog.Log{DB: svc.DB, Events: svc}, Standing: standing, WorkItems: &github.Mirror{WorkItems: svc.WorkItems(current), Events: svc}, Secrets: func(cfg *config.Config) []string { return lifecycle.SecretValues(cfg, os.Getenv) }, Log: log,
+	poller := &channels.Poller{Redactor: red, Threads: &threadlog.Log{DB: svc.DB, Events: svc}, Standing: standing, WorkItems: &github.Mirror{WorkItems: svc.WorkItems(current), Events: svc}, Secrets: func(cfg *config.Config) []string { return credential.SecretValues(cfg, os.Getenv) }, Log: log,
 		Observe: meter.PollCycle}
 	sock, err := listenSocket(cfg)
 	if err != nil {

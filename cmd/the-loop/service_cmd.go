@@ -14,7 +14,7 @@ import (
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/config"
 	"github.com/the-loop-dev/the-loop/internal/bootunit"
-	"github.com/the-loop-dev/the-loop/lifecycle"
+	"github.com/the-loop-dev/the-loop/internal/credential"
 )
 
 // ServiceCmd groups `the-loop service …`: starting the service at boot.
@@ -243,8 +243,8 @@ func runTool(a *App, argv []string) {
 // variables are never written to the unit's env file.
 func secretEnv(cfg *config.Config) []string {
 	var names []string
-	for _, n := range lifecycle.SecretEnv(cfg) {
-		if n != lifecycle.OperatorTokenEnv && n != lifecycle.AgentTokenEnv {
+	for _, n := range credential.SecretEnv(cfg) {
+		if n != credential.OperatorTokenEnv && n != credential.AgentTokenEnv {
 			names = append(names, n)
 		}
 	}
