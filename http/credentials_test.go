@@ -86,7 +86,7 @@ func TestCredentials_AgentCredentialIsRefusedOverTCP(t *testing.T) {
 	if _, err := f.mcpTools(t, f.clientWith(agent)); err == nil {
 		t.Fatal("MCP over TCP with the agent's credential answered")
 	}
-	if id, ok := f.svc.AgentFor(t.Context(), cred); !ok || id.Standing != "alpha" || id.String() != "standing:alpha" {
+	if id, ok := f.hear.AgentFor(t.Context(), cred); !ok || id.Standing != "alpha" || id.String() != "standing:alpha" {
 		t.Fatalf("AgentFor: %+v %v", id, ok)
 	}
 

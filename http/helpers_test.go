@@ -37,6 +37,7 @@ type fixture struct {
 	cfgPath string
 	socket  string
 	svc     *lifecycle.Service
+	hear    *hearing.Hearer
 	server  *Server
 	url     string
 	client  *sdk.Client
@@ -156,14 +157,15 @@ func newFixture(t testing.TB, o fixtureOptions) *fixture {
 		Source:    "service",
 		ProcStart: runner.ProcessStart,
 	}
-	f.svc.Hearing = &hearing.Hearer{DB: db, Events: f.svc, Harness: f.svc.Harness, Ended: f.svc.SessionEnded}
+	f.hear = &hearing.Hearer{DB: db, Events: f.svc, Harness: f.svc.Harness, Runner: f.svc.Runner, Ended: f.svc.SessionEnded}
+	f.svc.Hearing = f.hear
 	if o.token == "" {
 		o.token = NewSecret()
 	}
 	f.token = o.token
 	opt := Options{Standing: f.svc.Standing(holder.Current), WorkItems: f.svc.WorkItems(holder.Current),
 		Events: f.svc, Recorder: f.svc, Config: holder.Current, Version: "test-version", Token: o.token, Logger: o.logger,
-		TokenSource: TokenSource(cfg), Agents: f.svc, Hooks: f.svc.Hearing, Panes: f.svc, Environment: o.environment}
+		TokenSource: TokenSource(cfg), Agents: f.hear, Hooks: f.hear, Panes: f.hear, Environment: o.environment}
 	if o.meter != nil {
 		o.meter.CountSessions(metrics.Rows{Standing: opt.Standing, WorkItems: opt.WorkItems})
 		opt.Standing, opt.Metrics = o.meter.Standing(opt.Standing), o.meter

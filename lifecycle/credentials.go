@@ -1,7 +1,6 @@
 package lifecycle
 
 import (
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -11,7 +10,6 @@ import (
 	"github.com/the-loop-dev/the-loop/config"
 	"github.com/the-loop-dev/the-loop/internal/credential"
 	"github.com/the-loop-dev/the-loop/internal/fileperm"
-	"github.com/the-loop-dev/the-loop/store"
 )
 
 // Agent credentials. Every spawn, standing or work item, gets a
@@ -20,11 +18,11 @@ import (
 // record (AgentTokenHash, written with the start's claim, so it is valid
 // from before the spawn), replaced at the next spawn and void once the
 // session is no longer running. The service refuses it over TCP (over its
-// socket an agent is known by its process tree, AgentOfProcess); AgentFor
-// still tells which session a credential is, for that refusal. What needs
-// no store (the variables, the agent's environment, the hash, the MCP
-// entry) is internal/credential's; issuing one at a spawn and AgentFor are
-// here.
+// socket an agent is known by its process tree, hearing's
+// AgentOfProcess); hearing's AgentFor still tells which session a
+// credential is, for that refusal. What needs no store (the variables, the
+// agent's environment, the hash, the MCP entry) is internal/credential's;
+// issuing one at a spawn is here.
 
 // agentCredential is one spawn's credential: the secret (only ever in the
 // agent's environment) and its hash (the record's).
@@ -103,42 +101,4 @@ func writeMCPConfig(cfg *config.Config, target string, server map[string]any) (s
 		return "", loop.Errorf(loop.EINTERNAL, "cannot write the MCP config %s (standingSessions.mcp): %w", path, err)
 	}
 	return path, nil
-}
-
-// AgentFor finds the session whose current spawn token's credential is:
-// a standing session that runs (or whose start is in flight) or a
-// work-item session that is active (or starting). ok is false for any
-// other token — one never issued, replaced by a later spawn, or of a
-// session that stopped.
-func (s *Service) AgentFor(_ context.Context, token string) (loop.AgentIdentity, bool) {
-	if token == "" || s.DB == nil {
-		return loop.AgentIdentity{}, false
-	}
-	want := credential.Hash(token)
-	var id loop.AgentIdentity
-	found := false
-	_ = s.DB.View(func(tx *store.Tx) error {
-		recs, err := tx.ListStanding()
-		if err != nil {
-			return err
-		}
-		for _, r := range recs {
-			starting := r.Claim != nil && r.Claim.Op == "start"
-			if credential.HashEqual(r.AgentTokenHash, want) && (r.Status == loop.StatusRunning || starting) && !found {
-				id, found = loop.AgentIdentity{Standing: r.Name, HarnessSessionID: r.HarnessSessionID}, true
-			}
-		}
-		items, err := tx.ListWorkItems()
-		if err != nil {
-			return err
-		}
-		for _, r := range items {
-			starting := r.Claim != nil && r.Claim.Op == "start"
-			if credential.HashEqual(r.AgentTokenHash, want) && (r.Status == WorkItemActive || starting) && !found {
-				id, found = loop.AgentIdentity{WorkItem: r.WorkItem.Ref, HarnessSessionID: r.HarnessSessionID}, true
-			}
-		}
-		return nil
-	})
-	return id, found
 }

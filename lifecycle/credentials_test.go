@@ -52,7 +52,7 @@ func TestStart_EachSpawnGetsItsOwnCredentialStoredHashed(t *testing.T) {
 		}
 	}
 	for _, cred := range []string{a, b} {
-		id, ok := s.AgentFor(ctx, cred)
+		id, ok := hearerFor(s).AgentFor(ctx, cred)
 		if !ok || id.Standing == "" {
 			t.Fatalf("AgentFor(%s…): %+v %v", cred[:6], id, ok)
 		}
@@ -61,22 +61,22 @@ func TestStart_EachSpawnGetsItsOwnCredentialStoredHashed(t *testing.T) {
 			t.Fatalf("record hash %q", rec.AgentTokenHash)
 		}
 	}
-	if _, ok := s.AgentFor(ctx, "not-a-credential"); ok {
+	if _, ok := hearerFor(s).AgentFor(ctx, "not-a-credential"); ok {
 		t.Fatal("an unknown credential was taken")
 	}
 
 	// Stopped: void. Started again: a new credential; the old one stays void.
 	stopped, running := a, b
-	if id, _ := s.AgentFor(ctx, b); id.Standing == "alpha" {
+	if id, _ := hearerFor(s).AgentFor(ctx, b); id.Standing == "alpha" {
 		stopped, running = b, a
 	}
 	if _, err := s.StopStanding(ctx, cfg, "alpha"); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := s.AgentFor(ctx, stopped); ok {
+	if _, ok := hearerFor(s).AgentFor(ctx, stopped); ok {
 		t.Fatal("a stopped session's credential is still valid")
 	}
-	if id, ok := s.AgentFor(ctx, running); !ok || id.Standing != "beta" {
+	if id, ok := hearerFor(s).AgentFor(ctx, running); !ok || id.Standing != "beta" {
 		t.Fatalf("beta's credential after alpha stopped: %+v %v", id, ok)
 	}
 	if res, err := s.StartStanding(ctx, cfg, "alpha", false); err != nil || !res.OK {
@@ -86,10 +86,10 @@ func TestStart_EachSpawnGetsItsOwnCredentialStoredHashed(t *testing.T) {
 	if fresh == stopped {
 		t.Fatal("the credential was not replaced at the spawn")
 	}
-	if id, ok := s.AgentFor(ctx, fresh); !ok || id.Standing != "alpha" {
+	if id, ok := hearerFor(s).AgentFor(ctx, fresh); !ok || id.Standing != "alpha" {
 		t.Fatalf("the new credential: %+v %v", id, ok)
 	}
-	if _, ok := s.AgentFor(ctx, stopped); ok {
+	if _, ok := hearerFor(s).AgentFor(ctx, stopped); ok {
 		t.Fatal("the replaced credential is valid")
 	}
 }
@@ -145,13 +145,13 @@ func TestStartSession_TheWorkItemsAgentHasItsOwnCredential(t *testing.T) {
 	ctx := context.Background()
 	mustStart(t, s, cfg, startReq(t, octo), "started")
 	cred := credentialOf(t, w.Spawns[len(w.Spawns)-1])
-	if id, ok := s.AgentFor(ctx, cred); !ok || id.WorkItem != octo || id.String() != "work-item:"+octo {
+	if id, ok := hearerFor(s).AgentFor(ctx, cred); !ok || id.WorkItem != octo || id.String() != "work-item:"+octo {
 		t.Fatalf("AgentFor: %+v %v", id, ok)
 	}
 	if _, err := s.CloseWorkItem(ctx, cfg, octo, nil); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := s.AgentFor(ctx, cred); ok {
+	if _, ok := hearerFor(s).AgentFor(ctx, cred); ok {
 		t.Fatal("a closed work item's credential is still valid")
 	}
 }

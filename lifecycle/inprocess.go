@@ -11,10 +11,9 @@ import (
 // holds the Service and the config source (config.Holder.Current in the
 // service, a fixed config in a one-shot CLI verb), asked once per call.
 var (
-	_ loop.StandingService    = StandingVerbs{}
-	_ loop.WorkItemService    = WorkItemVerbs{}
-	_ loop.EventLog           = (*Service)(nil)
-	_ loop.AgentAuthenticator = (*Service)(nil)
+	_ loop.StandingService = StandingVerbs{}
+	_ loop.WorkItemService = WorkItemVerbs{}
+	_ loop.EventLog        = (*Service)(nil)
 )
 
 // StandingVerbs is loop.StandingService run in this process.

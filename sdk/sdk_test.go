@@ -19,6 +19,7 @@ import (
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/config"
 	"github.com/the-loop-dev/the-loop/harness"
+	"github.com/the-loop-dev/the-loop/hearing"
 	loophttp "github.com/the-loop-dev/the-loop/http"
 	"github.com/the-loop-dev/the-loop/internal/testkit"
 	"github.com/the-loop-dev/the-loop/lifecycle"
@@ -72,13 +73,14 @@ func serve(t *testing.T, declared ...string) *service {
 		LookPath: func(bin string) (string, error) { return filepath.Join(s.agent.BinDir(), bin), nil },
 		Source:   "service",
 	}
+	svc.Hearing = &hearing.Hearer{DB: db, Events: svc, Harness: svc.Harness, Runner: svc.Runner}
 	token, err := loophttp.EnsureTokenFile(cfg.StateDir())
 	if err != nil {
 		t.Fatal(err)
 	}
 	s.root = cfg.StateDir()
 	server := loophttp.NewServer(loophttp.Options{Standing: svc.Standing(func() *config.Config { return cfg }), WorkItems: svc.WorkItems(func() *config.Config { return cfg }), Events: svc, Recorder: svc, Config: func() *config.Config { return cfg },
-		Version: "test", Logger: slog.New(slog.DiscardHandler), Token: token, TokenSource: loophttp.TokenSource(cfg), Agents: svc})
+		Version: "test", Logger: slog.New(slog.DiscardHandler), Token: token, TokenSource: loophttp.TokenSource(cfg), Agents: svc.Hearing.(*hearing.Hearer)})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -437,6 +437,9 @@ func (a *App) Lifecycle(current func() *config.Config, db *store.DB, source stri
 	return svc
 }
 
+// hearingOf is the hearing room Lifecycle put beside svc.
+func hearingOf(svc *lifecycle.Service) *hearing.Hearer { return svc.Hearing.(*hearing.Hearer) }
+
 // hearer is the hearing room beside svc: it applies hooks to svc's store,
 // its events stamped by svc, its adapters and pane queries svc's, and an
 // agent's end pokes svc's supervisor.

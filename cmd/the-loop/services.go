@@ -180,7 +180,7 @@ func (a *App) localServices(cfg *config.Config) (api services, done func(), err 
 // refuseInPane refuses a verb an agent may not run when this process runs
 // in the pane of a session db records as running (inProcessAgent).
 func (a *App) refuseInPane(cfg *config.Config, db *store.DB) error {
-	return inProcessAgent(context.Background(), a.verb, a.Lifecycle(fixed(cfg), db, "cli", false))
+	return inProcessAgent(context.Background(), a.verb, hearingOf(a.Lifecycle(fixed(cfg), db, "cli", false)))
 }
 
 // emptyStore is, for a verb that only reads, the store of a state root
