@@ -187,58 +187,11 @@ func (s *Hearer) applyHook(ctx context.Context, d loop.HookDelivery, seq string)
 	ended := false            // an agent's SessionEnd applied: the supervisor looks now
 	var refused error         // the payload's session_id is not its harness's id shape
 	// A batch (store.DB.Batch): hooks heard at once share commits; the
-	// function below may run again and sets only ended.
+	// function below may run again and sets only ended and refused.
 	err := s.DB.Batch(func(tx *store.Tx) error {
-		ended, refused = false, nil
-		h, why, err := s.hookedIn(tx, d.Session)
-		if err != nil {
-			return err
-		}
-		if h == nil {
-			return tx.AppendEvent(ptr(s.event("hook.ignored", loop.LevelWarning, loop.F("session", d.Session),
-				loop.F("hook_event_name", p.Event), loop.F("why", why))))
-		}
-		if seq != "" {
-			if seq <= h.hear.HookSeq {
-				return nil // applied before its file was deleted
-			}
-			h.hear.HookSeq = seq
-		}
-		if d.ID != "" && len(d.ID) <= maxHookIDLen {
-			if slices.Contains(h.hear.HookIDs, d.ID) {
-				// Applied before, by another road: a POST that timed out
-				// after the service applied it, then spooled. Its spool
-				// file (seq) is still marked applied.
-				if seq != "" {
-					return h.put()
-				}
-				return nil
-			}
-			h.hear.HookIDs = append(slices.Clone(h.hear.HookIDs), d.ID)
-			if n := len(h.hear.HookIDs); n > loop.MaxHookIDs {
-				h.hear.HookIDs = h.hear.HookIDs[n-loop.MaxHookIDs:]
-			}
-		}
-		if refused = s.checkHookID(h, p); refused != nil {
-			return tx.AppendEvent(ptr(s.event(h.prefix+".id_refused", loop.LevelWarning, h.subject, loop.F("harness", h.harness),
-				loop.F("hook_event_name", p.Event), loop.F("session_id", loop.QuoteID(p.SessionID)), loop.F("why", loop.ErrorMessage(refused)))))
-		}
-		evs, why := s.hear(h, p, d, panes)
-		if why != "" {
-			evs = []loop.Event{s.event("hook.ignored", loop.LevelWarning, h.subject, loop.F("hook_event_name", p.Event),
-				loop.F("session_id", p.SessionID), loop.F("why", why))}
-		}
-		evs = hold(h, evs)
-		if err := h.put(); err != nil {
-			return err
-		}
-		for i := range evs {
-			if err := tx.AppendEvent(&evs[i]); err != nil {
-				return err
-			}
-		}
-		ended = why == "" && p.Event == "SessionEnd" && p.Reason != "clear"
-		return nil
+		var err error
+		ended, refused, err = s.applyIn(tx, d, p, seq, panes)
+		return err
 	})
 	if err == nil && ended {
 		s.ended()
@@ -247,6 +200,71 @@ func (s *Hearer) applyHook(ctx context.Context, d loop.HookDelivery, seq string)
 		return refused
 	}
 	return err
+}
+
+// applyIn applies one delivery to its record in tx: ended reports an
+// agent's SessionEnd applied (the supervisor looks now), refused a payload
+// whose session_id is not its harness's id shape (its event written).
+func (s *Hearer) applyIn(tx *store.Tx, d loop.HookDelivery, p HookPayload, seq string, panes []int) (ended bool, refused, err error) {
+	h, why, err := s.hookedIn(tx, d.Session)
+	if err != nil {
+		return false, nil, err
+	}
+	if h == nil {
+		return false, nil, tx.AppendEvent(ptr(s.event("hook.ignored", loop.LevelWarning, loop.F("session", d.Session),
+			loop.F("hook_event_name", p.Event), loop.F("why", why))))
+	}
+	if skip, put := applied(h, d, seq); skip {
+		if put {
+			return false, nil, h.put()
+		}
+		return false, nil, nil
+	}
+	if refused = s.checkHookID(h, p); refused != nil {
+		return false, refused, tx.AppendEvent(ptr(s.event(h.prefix+".id_refused", loop.LevelWarning, h.subject, loop.F("harness", h.harness),
+			loop.F("hook_event_name", p.Event), loop.F("session_id", loop.QuoteID(p.SessionID)), loop.F("why", loop.ErrorMessage(refused)))))
+	}
+	evs, why := s.hear(h, p, d, panes)
+	if why != "" {
+		evs = []loop.Event{s.event("hook.ignored", loop.LevelWarning, h.subject, loop.F("hook_event_name", p.Event),
+			loop.F("session_id", p.SessionID), loop.F("why", why))}
+	}
+	evs = hold(h, evs)
+	if err := h.put(); err != nil {
+		return false, nil, err
+	}
+	for i := range evs {
+		if err := tx.AppendEvent(&evs[i]); err != nil {
+			return false, nil, err
+		}
+	}
+	return why == "" && p.Event == "SessionEnd" && p.Reason != "clear", nil, nil
+}
+
+// applied marks d applied to h's record — its spool file (seq) and its
+// delivery id — and reports whether it was applied before (skip), and then
+// whether the record must still be written (put: a spooled copy of a
+// delivery applied by another road marks its file applied).
+func applied(h *hooked, d loop.HookDelivery, seq string) (skip, put bool) {
+	if seq != "" {
+		if seq <= h.hear.HookSeq {
+			return true, false // applied before its file was deleted
+		}
+		h.hear.HookSeq = seq
+	}
+	if d.ID != "" && len(d.ID) <= maxHookIDLen {
+		if slices.Contains(h.hear.HookIDs, d.ID) {
+			// Applied before, by another road: a POST that timed out
+			// after the service applied it, then spooled. Its spool
+			// file (seq) is still marked applied.
+			return true, seq != ""
+		}
+		h.hear.HookIDs = append(slices.Clone(h.hear.HookIDs), d.ID)
+		if n := len(h.hear.HookIDs); n > loop.MaxHookIDs {
+			h.hear.HookIDs = h.hear.HookIDs[n-loop.MaxHookIDs:]
+		}
+	}
+	return false, false
 }
 
 // checkHookID refuses a payload whose session_id is not a conversation id
@@ -351,29 +369,13 @@ func (s *Hearer) panePIDsFor(ctx context.Context, ref string, always bool) []int
 
 // hear applies p to h: the events it makes, or why it was ignored.
 func (s *Hearer) hear(h *hooked, p HookPayload, d loop.HookDelivery, panes []int) ([]loop.Event, string) {
-	ev := func(what string, fields ...loop.Field) loop.Event {
-		return s.event(h.prefix+"."+what, loop.LevelInfo, append([]loop.Field{h.subject}, fields...)...)
-	}
 	known := p.SessionID != "" && (p.SessionID == *h.id || h.claim != nil && h.claim.Op == "start" &&
 		(p.SessionID == h.claim.HarnessSessionID || p.SessionID == h.claim.HeardID))
 	if !known && s.adoptStart(h, p, d, panes) {
 		known = true
 	}
 	if !known {
-		if p.Event != "SessionStart" || p.Source != "clear" || p.SessionID == "" {
-			return nil, fmt.Sprintf("session_id %q is not the recorded conversation %q", p.SessionID, *h.id)
-		}
-		if !slices.ContainsFunc(d.Parents, func(pid int) bool { return slices.Contains(panes, pid) }) {
-			return nil, "a clear from a process outside the session's agent pane"
-		}
-		from := *h.id
-		if h.hear.PaneTag == "" {
-			h.hear.PaneTag = from // the pane keeps the tag it was spawned with
-		}
-		*h.id = p.SessionID
-		h.hear.Tokens, h.hear.TokensThrough, h.hear.TurnPromptID, h.hear.Queued = nil, "", "", 0
-		s.setActivity(h.hear, loop.ActivityIdle)
-		return []loop.Event{ev("conversation_changed", loop.F("from", from), loop.F("harness_session_id", p.SessionID))}, ""
+		return s.heardClear(h, p, d, panes)
 	}
 	switch p.Event {
 	case "SessionStart":
@@ -382,91 +384,142 @@ func (s *Hearer) hear(h *hooked, p HookPayload, d loop.HookDelivery, panes []int
 			h.hear.TurnPromptID, h.hear.Queued = "", 0
 		}
 	case "UserPromptSubmit":
-		if p.PromptID == "" { // a CLI without prompt ids (gemini): the turn gets one of ours
-			p.PromptID = "heard-" + s.newID()
-		}
-		queued := h.hear.TurnPromptID == p.PromptID && p.PromptID != "" &&
-			(h.hear.Activity == loop.ActivityWorking || h.hear.Activity == loop.ActivityWaiting)
-		// An id already answered: Claude's hook of a message queued into
-		// that turn, heard after the turn's Stop (the hooks are separate
-		// processes) — the message's own turn, under a new id its Stop will
-		// carry, runs now, as a queued one does; Codex, which runs a message
-		// queued during a turn under that turn's id, gives its new turn the
-		// old id again: that turn gets one of its own.
-		late := !queued && p.PromptID != "" && answered(h.hear, p.PromptID)
-		if late && h.joins {
-			p.PromptID += "#" + s.newID()
-			late = false
-		}
-		s.setActivity(h.hear, loop.ActivityWorking)
-		h.hear.Prompts = append(slices.Clone(h.hear.Prompts), loop.HeardPrompt{PromptID: p.PromptID, Sum: loop.PromptSum(p.Prompt), Queued: queued || late, Truncated: d.Truncated, At: s.stamp()})
-		if n := len(h.hear.Prompts); n > loop.KeptAnswers {
-			h.hear.Prompts = h.hear.Prompts[n-loop.KeptAnswers:]
-		}
-		if late { // its turn is already the running one: no turn_started, no count
-			return nil, ""
-		}
-		if queued && h.joins { // it joined the running turn, whose Stop answers it
-			return nil, ""
-		}
-		if queued { // a message queued during the running turn: a turn of its own follows
-			h.hear.Queued++
-			return nil, ""
-		}
-		h.hear.TurnPromptID = p.PromptID
-		return []loop.Event{ev("turn_started", loop.F("prompt_id", p.PromptID))}, ""
+		return s.heardPrompt(h, p, d), ""
 	case "PostToolUse":
 		s.setActivity(h.hear, loop.ActivityWorking)
 	case "Notification":
-		dialog := p.NotificationType == "permission_prompt" || p.NotificationType == "elicitation_dialog"
-		if dialog && h.thread != "" && h.hear.Activity != loop.ActivityWaiting {
-			// One needs-attention post per waiting episode.
-			s.post(h.hear, loop.OutgoingPost{Kind: loop.PostAttention, Text: p.Message, At: s.stamp()})
-		}
-		if dialog && (h.hear.Activity == loop.ActivityWorking || h.hear.Activity == loop.ActivityWaiting) {
-			s.setActivity(h.hear, loop.ActivityWaiting)
-		}
-		return []loop.Event{ev("attention", loop.F("message", p.Message), loop.F("notification_type", p.NotificationType))}, ""
+		return s.heardNotification(h, p), ""
 	case "Stop":
-		if p.PromptID == "" || strings.HasPrefix(h.hear.TurnPromptID, p.PromptID+"#") {
-			// the running turn's (gemini: the id its BeforeAgent got; codex:
-			// the one a reused turn id was given)
-			p.PromptID = h.hear.TurnPromptID
-		}
-		h.hear.TurnPromptID = ""
-		if h.hear.Queued > 0 { // the queued message's turn runs next (its prompt id is new)
-			h.hear.Queued--
-			s.setActivity(h.hear, loop.ActivityWorking)
-		} else {
-			s.setActivity(h.hear, loop.ActivityIdle)
-		}
-		answer := loop.Answer{PromptID: p.PromptID, Text: p.LastMessage, At: s.stamp(), Truncated: d.Truncated}
-		if len(answer.Text) > MaxKeptAnswer { // every list decodes the record: keep it small
-			cut := MaxKeptAnswer
-			for cut > 0 && !utf8.RuneStart(answer.Text[cut]) {
-				cut--
-			}
-			answer.Text, answer.Truncated = answer.Text[:cut], true
-		}
-		h.hear.Answers = append(slices.Clone(h.hear.Answers), answer)
-		if n := len(h.hear.Answers); n > loop.KeptAnswers {
-			h.hear.Answers = h.hear.Answers[n-loop.KeptAnswers:]
-		}
-		s.countTokens(h)
-		s.answerAwaited(h, p.PromptID, answer.Text)
-		return []loop.Event{ev("turn_ended", loop.F("prompt_id", p.PromptID), loop.F("reply_chars", utf8.RuneCountInString(p.LastMessage)))}, ""
+		return s.heardStop(h, p, d), ""
 	case "SessionEnd":
-		if p.Reason == "clear" { // the same process goes on in a new conversation
-			return nil, ""
-		}
-		s.setActivity(h.hear, loop.ActivityExited)
-		h.hear.TurnPromptID, h.hear.Queued = "", 0
-		if h.stopping { // the operator's stop or close ended it: that verb records it
-			return nil, ""
-		}
-		return []loop.Event{ev("exited", loop.F("reason", p.Reason))}, ""
+		return s.heardEnd(h, p), ""
 	}
 	return nil, ""
+}
+
+// turnEvent is the event <prefix>.what of h's session.
+func (s *Hearer) turnEvent(h *hooked, what string, fields ...loop.Field) loop.Event {
+	return s.event(h.prefix+"."+what, loop.LevelInfo, append([]loop.Field{h.subject}, fields...)...)
+}
+
+// heardClear follows a SessionStart of source clear from the session's own
+// agent pane to its new conversation; any other payload of a conversation
+// that is not the record's is ignored (why says so).
+func (s *Hearer) heardClear(h *hooked, p HookPayload, d loop.HookDelivery, panes []int) ([]loop.Event, string) {
+	if p.Event != "SessionStart" || p.Source != "clear" || p.SessionID == "" {
+		return nil, fmt.Sprintf("session_id %q is not the recorded conversation %q", p.SessionID, *h.id)
+	}
+	if !slices.ContainsFunc(d.Parents, func(pid int) bool { return slices.Contains(panes, pid) }) {
+		return nil, "a clear from a process outside the session's agent pane"
+	}
+	from := *h.id
+	if h.hear.PaneTag == "" {
+		h.hear.PaneTag = from // the pane keeps the tag it was spawned with
+	}
+	*h.id = p.SessionID
+	h.hear.Tokens, h.hear.TokensThrough, h.hear.TurnPromptID, h.hear.Queued = nil, "", "", 0
+	s.setActivity(h.hear, loop.ActivityIdle)
+	return []loop.Event{s.turnEvent(h, "conversation_changed", loop.F("from", from), loop.F("harness_session_id", p.SessionID))}, ""
+}
+
+// heardPrompt keeps a UserPromptSubmit's prompt (its PromptSum) and starts
+// its turn — or counts it queued into the running one.
+func (s *Hearer) heardPrompt(h *hooked, p HookPayload, d loop.HookDelivery) []loop.Event {
+	if p.PromptID == "" { // a CLI without prompt ids (gemini): the turn gets one of ours
+		p.PromptID = "heard-" + s.newID()
+	}
+	queued := h.hear.TurnPromptID == p.PromptID && p.PromptID != "" &&
+		(h.hear.Activity == loop.ActivityWorking || h.hear.Activity == loop.ActivityWaiting)
+	// An id already answered: Claude's hook of a message queued into
+	// that turn, heard after the turn's Stop (the hooks are separate
+	// processes) — the message's own turn, under a new id its Stop will
+	// carry, runs now, as a queued one does; Codex, which runs a message
+	// queued during a turn under that turn's id, gives its new turn the
+	// old id again: that turn gets one of its own.
+	late := !queued && p.PromptID != "" && answered(h.hear, p.PromptID)
+	if late && h.joins {
+		p.PromptID += "#" + s.newID()
+		late = false
+	}
+	s.setActivity(h.hear, loop.ActivityWorking)
+	h.hear.Prompts = append(slices.Clone(h.hear.Prompts), loop.HeardPrompt{PromptID: p.PromptID, Sum: loop.PromptSum(p.Prompt), Queued: queued || late, Truncated: d.Truncated, At: s.stamp()})
+	if n := len(h.hear.Prompts); n > loop.KeptAnswers {
+		h.hear.Prompts = h.hear.Prompts[n-loop.KeptAnswers:]
+	}
+	switch {
+	case late: // its turn is already the running one: no turn_started, no count
+		return nil
+	case queued && h.joins: // it joined the running turn, whose Stop answers it
+		return nil
+	case queued: // a message queued during the running turn: a turn of its own follows
+		h.hear.Queued++
+		return nil
+	}
+	h.hear.TurnPromptID = p.PromptID
+	return []loop.Event{s.turnEvent(h, "turn_started", loop.F("prompt_id", p.PromptID))}
+}
+
+// heardNotification records a notification; a permission or elicitation
+// dialog during a turn makes the agent waiting, and the first of a waiting
+// episode posts a needs-attention note in the session's thread.
+func (s *Hearer) heardNotification(h *hooked, p HookPayload) []loop.Event {
+	dialog := p.NotificationType == "permission_prompt" || p.NotificationType == "elicitation_dialog"
+	if dialog && h.thread != "" && h.hear.Activity != loop.ActivityWaiting {
+		// One needs-attention post per waiting episode.
+		s.post(h.hear, loop.OutgoingPost{Kind: loop.PostAttention, Text: p.Message, At: s.stamp()})
+	}
+	if dialog && (h.hear.Activity == loop.ActivityWorking || h.hear.Activity == loop.ActivityWaiting) {
+		s.setActivity(h.hear, loop.ActivityWaiting)
+	}
+	return []loop.Event{s.turnEvent(h, "attention", loop.F("message", p.Message), loop.F("notification_type", p.NotificationType))}
+}
+
+// heardStop ends the running turn: its answer is kept (cut to
+// MaxKeptAnswer), its tokens counted, a thread awaiting it answered, and a
+// queued message's turn runs next.
+func (s *Hearer) heardStop(h *hooked, p HookPayload, d loop.HookDelivery) []loop.Event {
+	if p.PromptID == "" || strings.HasPrefix(h.hear.TurnPromptID, p.PromptID+"#") {
+		// the running turn's (gemini: the id its BeforeAgent got; codex:
+		// the one a reused turn id was given)
+		p.PromptID = h.hear.TurnPromptID
+	}
+	h.hear.TurnPromptID = ""
+	if h.hear.Queued > 0 { // the queued message's turn runs next (its prompt id is new)
+		h.hear.Queued--
+		s.setActivity(h.hear, loop.ActivityWorking)
+	} else {
+		s.setActivity(h.hear, loop.ActivityIdle)
+	}
+	answer := loop.Answer{PromptID: p.PromptID, Text: p.LastMessage, At: s.stamp(), Truncated: d.Truncated}
+	if len(answer.Text) > MaxKeptAnswer { // every list decodes the record: keep it small
+		cut := MaxKeptAnswer
+		for cut > 0 && !utf8.RuneStart(answer.Text[cut]) {
+			cut--
+		}
+		answer.Text, answer.Truncated = answer.Text[:cut], true
+	}
+	h.hear.Answers = append(slices.Clone(h.hear.Answers), answer)
+	if n := len(h.hear.Answers); n > loop.KeptAnswers {
+		h.hear.Answers = h.hear.Answers[n-loop.KeptAnswers:]
+	}
+	s.countTokens(h)
+	s.answerAwaited(h, p.PromptID, answer.Text)
+	return []loop.Event{s.turnEvent(h, "turn_ended", loop.F("prompt_id", p.PromptID), loop.F("reply_chars", utf8.RuneCountInString(p.LastMessage)))}
+}
+
+// heardEnd records an agent's SessionEnd (exited), unless it is a clear's
+// (the same process goes on) or an operator's stop or close ended it (that
+// verb records it).
+func (s *Hearer) heardEnd(h *hooked, p HookPayload) []loop.Event {
+	if p.Reason == "clear" { // the same process goes on in a new conversation
+		return nil
+	}
+	s.setActivity(h.hear, loop.ActivityExited)
+	h.hear.TurnPromptID, h.hear.Queued = "", 0
+	if h.stopping { // the operator's stop or close ended it: that verb records it
+		return nil
+	}
+	return []loop.Event{s.turnEvent(h, "exited", loop.F("reason", p.Reason))}
 }
 
 // answerWait bounds how long a Stop waits for Claude Code to write its

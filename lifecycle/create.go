@@ -28,26 +28,7 @@ func (s *Service) CreateStanding(ctx context.Context, cfg *config.Config, req lo
 	if req.Restart != "" && !loop.ValidRestartPolicy(req.Restart) {
 		return loop.StandingControlResult{}, loop.Invalid("restart '%s' is not a restart policy: use on-failure, always or never (or leave it out to inherit standingSessions.restart.policy)", req.Restart)
 	}
-	harness := req.Harness
-	if harness == "" {
-		harness = cfg.Routing.DefaultHarness
-	}
-	if harness == "" {
-		harness = "claude"
-	}
-	args := []string{}
-	if req.HarnessArgs != nil {
-		args = append(args, (*req.HarnessArgs)...)
-	} else if inherited, ok := cfg.Routing.HarnessArgs[harness]; ok {
-		args = append(args, inherited...)
-	}
-	cwd := req.Cwd
-	if cwd == "" {
-		cwd = cfg.Routing.SpawnWorkdir
-	}
-	if cwd == "" {
-		cwd = "."
-	}
+	harness, args, cwd := createdDefaults(cfg, req)
 	if err := s.checkTrustCwd(cfg, cwd, req.Cwd == ""); err != nil {
 		return loop.StandingControlResult{}, err
 	}
@@ -75,31 +56,7 @@ func (s *Service) CreateStanding(ctx context.Context, cfg *config.Config, req lo
 	if !req.Start {
 		return loop.StandingControlResult{Sessions: []loop.StandingRow{rowFor(name, nil, rec, false)}, OK: true}, nil
 	}
-	res, err := s.StartStanding(ctx, cfg, name, false)
-	if err == nil && res.OK {
-		return res, nil
-	}
-	var details []string
-	for _, r := range res.Sessions {
-		if r.Detail != "" {
-			details = append(details, r.Detail)
-		}
-	}
-	if err != nil {
-		details = append(details, loop.ErrorMessage(err))
-	}
-	// A failed create leaves no record.
-	if _, terr := s.transition(ctx, name, EvCreateFailed, nil, s.event("standing.create_failed", loop.LevelError,
-		loop.F("standing", name), loop.F("error", strings.Join(details, "; ")))); terr != nil && err == nil {
-		err = terr
-	}
-	if err != nil {
-		return loop.StandingControlResult{}, err
-	}
-	for i := range res.Sessions {
-		res.Sessions[i].Status = loop.StatusAbsent
-	}
-	return res, nil
+	return s.startCreated(ctx, cfg, name)
 }
 
 // DeleteStanding stops a created session gracefully, then forgets it (its record and
@@ -144,4 +101,61 @@ func (s *Service) DeleteStanding(ctx context.Context, cfg *config.Config, name s
 		r.Detail = "stopped and forgot " + r.TmuxTarget
 	}
 	return stopped, nil
+}
+
+// createdDefaults are a create's harness, args and directory: the
+// request's, else routing's defaults (routing.defaultHarness, else claude;
+// routing.harnessArgs of the harness; routing.spawnWorkdir, else ".").
+func createdDefaults(cfg *config.Config, req loop.StandingCreateRequest) (harness string, args []string, cwd string) {
+	harness = req.Harness
+	if harness == "" {
+		harness = cfg.Routing.DefaultHarness
+	}
+	if harness == "" {
+		harness = "claude"
+	}
+	args = []string{}
+	if req.HarnessArgs != nil {
+		args = append(args, (*req.HarnessArgs)...)
+	} else if inherited, ok := cfg.Routing.HarnessArgs[harness]; ok {
+		args = append(args, inherited...)
+	}
+	cwd = req.Cwd
+	if cwd == "" {
+		cwd = cfg.Routing.SpawnWorkdir
+	}
+	if cwd == "" {
+		cwd = "."
+	}
+	return harness, args, cwd
+}
+
+// startCreated starts the session a create just recorded; a start that
+// fails takes the record back (standing.create_failed): a failed create
+// leaves no record, and its rows say absent.
+func (s *Service) startCreated(ctx context.Context, cfg *config.Config, name string) (loop.StandingControlResult, error) {
+	res, err := s.StartStanding(ctx, cfg, name, false)
+	if err == nil && res.OK {
+		return res, nil
+	}
+	var details []string
+	for _, r := range res.Sessions {
+		if r.Detail != "" {
+			details = append(details, r.Detail)
+		}
+	}
+	if err != nil {
+		details = append(details, loop.ErrorMessage(err))
+	}
+	if _, terr := s.transition(ctx, name, EvCreateFailed, nil, s.event("standing.create_failed", loop.LevelError,
+		loop.F("standing", name), loop.F("error", strings.Join(details, "; ")))); terr != nil && err == nil {
+		err = terr
+	}
+	if err != nil {
+		return loop.StandingControlResult{}, err
+	}
+	for i := range res.Sessions {
+		res.Sessions[i].Status = loop.StatusAbsent
+	}
+	return res, nil
 }

@@ -99,12 +99,17 @@ func (s *Service) Say(ctx context.Context, cfg *config.Config, req loop.Standing
 			}
 		}, ev)
 	}
-	sess.Words = talk.Words{Noun: "message",
+	sess.Words = sayWords(name)
+	res, err := talk.Deliver(ctx, sess)
+	return loop.SayResult{Name: name, Delivered: res.Delivered, Outcome: res.Outcome, Reply: res.Reply, ExitCode: res.ExitCode, Messages: res.Messages}, err
+}
+
+// sayWords are a say's sentences (talk.Words): its remedies name the
+// standing verbs.
+func sayWords(name string) talk.Words {
+	w := talk.Words{Noun: "message",
 		NotReady: func(why string) string {
 			return fmt.Sprintf("error: %s; nothing was delivered — answer it yourself with `the-loop standing attach %[2]s --write`, or look with `the-loop standing peek %[2]s`", why, name)
-		},
-		ReadyFailed: func(err error) string {
-			return sess.Words.NotReady(strings.TrimSuffix(strings.TrimSuffix(err.Error(), " — try again shortly"), "; nothing was delivered"))
 		},
 		Gone:         loop.NotFound("standing session '%s' was deleted while the message waited for it; nothing was delivered", name),
 		NotTakenHint: "look with `the-loop standing peek " + name + "`",
@@ -112,8 +117,10 @@ func (s *Service) Say(ctx context.Context, cfg *config.Config, req loop.Standing
 		Who:          "standing session '" + name + "'", Where: "the-loop standing transcript " + name,
 		StillThere: "; its answer will be in `the-loop standing transcript " + name + "`",
 	}
-	res, err := talk.Deliver(ctx, sess)
-	return loop.SayResult{Name: name, Delivered: res.Delivered, Outcome: res.Outcome, Reply: res.Reply, ExitCode: res.ExitCode, Messages: res.Messages}, err
+	w.ReadyFailed = func(err error) string {
+		return w.NotReady(strings.TrimSuffix(strings.TrimSuffix(err.Error(), " — try again shortly"), "; nothing was delivered"))
+	}
+	return w
 }
 
 // sayable is standing session name's record and runner when a message may

@@ -228,11 +228,43 @@ func (st *starter[R, Res]) live(ctx context.Context, rec *R, runner loop.Runner,
 // to spawn and spawns it (resume first when there is a conversation to
 // continue).
 func (st *starter[R, Res]) spawn(ctx context.Context, rec *R, state loop.PaneState) (Res, bool) {
+	claimed, cred, resume, res, again, ok := st.claimSpawn(ctx, rec, state)
+	if !ok {
+		return res, again
+	}
+	p, bin, res, again, ok := st.prepare(ctx, rec)
+	if !ok {
+		return res, again
+	}
+	id := st.k.claim(claimed).HarnessSessionID
+	note := "" // what the row says of a resume that fell back
+	if resume {
+		var done bool
+		if id, note, res, again, done = st.resume(ctx, rec, claimed, cred, p, bin); done {
+			return res, again
+		}
+	}
+	argv, err := p.adapter.FreshArgv(id, p.args, p.freshPrompt)
+	if err == nil {
+		err = st.k.spawnIn(ctx, st.runner, st.spec(cred, p, bin, argv, id))
+	}
+	if err != nil && !st.spawned(ctx, id) {
+		return st.spawnFailed(ctx, rec, loop.ErrorMessage(err), loop.F("harness", p.harness), loop.F("tmux_target", st.k.target()))
+	}
+	if id, err = st.captured(ctx, p, id); err != nil { // a CLI that chooses its own id (codex)
+		return st.captureFailed(ctx, rec, p, err)
+	}
+	return st.up(ctx, EvStarted, p, id, loop.OutcomeStarted, note)
+}
+
+// claimSpawn claims the start of rec (resuming its recorded conversation
+// when it may), with the spawn's own credential, and clears a dead pane.
+// ok is false when the start ends here: with res, again (the record
+// changed under it) as spawn returns them.
+func (st *starter[R, Res]) claimSpawn(ctx context.Context, rec *R, state loop.PaneState) (claimed *R, cred agentCredential, resume bool, res Res, again, ok bool) {
 	s, k, target := st.s, st.k, st.k.target()
-	var none Res
-	tmux := st.cfg.Routing.Tmux
 	recorded, resumable := k.conversation(rec)
-	resume := recorded != "" && resumable && tmux.ResumeOnRespawn
+	resume = recorded != "" && resumable && st.cfg.Routing.Tmux.ResumeOnRespawn
 	claim := s.newClaim("start")
 	claim.Resume = resume
 	if resume {
@@ -242,17 +274,17 @@ func (st *starter[R, Res]) spawn(ctx context.Context, rec *R, state loop.PaneSta
 	}
 	cred, err := s.newAgentCredential(st.cfg, target, st.k.sessionRef()) // the spawn's own credential
 	if err != nil {
-		return st.failed(rec, loop.ErrorMessage(err)), false
+		return nil, cred, resume, st.failed(rec, loop.ErrorMessage(err)), false, false
 	}
-	claimed, err := transitionIn(ctx, s, k, EvClaimStart, st.unchanged(k.version(rec), func(r *R) {
+	claimed, err = transitionIn(ctx, s, k, EvClaimStart, st.unchanged(k.version(rec), func(r *R) {
 		k.claimed(r, claim, st.socket, cred.hash)
 		st.hearFrom(k.hearing(r), resume)
 	}), nil)
 	if stale(err) {
-		return none, true
+		return nil, cred, resume, res, true, false
 	}
 	if err != nil {
-		return st.failed(rec, err.Error()), false
+		return nil, cred, resume, st.failed(rec, err.Error()), false, false
 	}
 	if state == loop.PaneDead {
 		// The dead agent pane is cleared by the spawn itself, which
@@ -260,16 +292,26 @@ func (st *starter[R, Res]) spawn(ctx context.Context, rec *R, state loop.PaneSta
 		// an operator opened in it, lives on.
 		if _, err := transitionIn(ctx, s, k, EvClearDead, nil, nil, s.event(k.logEvent("dead_pane_cleared"), loop.LevelInfo,
 			k.subject(), loop.F("tmux_target", target))); err != nil {
-			return st.failed(rec, err.Error()), false
+			return nil, cred, resume, st.failed(rec, err.Error()), false, false
 		}
 	}
+	return claimed, cred, resume, res, false, true
+}
+
+// prepare checks what the kind plans to spawn and readies it: the harness
+// binary, the directory's trust, the hooks. ok is false when the start
+// ends here, with res and again as spawn returns them.
+func (st *starter[R, Res]) prepare(ctx context.Context, rec *R) (p spawnPlan, bin string, res Res, again, ok bool) {
+	s, k := st.s, st.k
 	p, no := k.plan(rec)
 	if no != nil {
-		return st.spawnFailed(ctx, rec, no.detail, no.fields...)
+		res, again = st.spawnFailed(ctx, rec, no.detail, no.fields...)
+		return p, "", res, again, false
 	}
 	bin, err := st.binary(p)
 	if err != nil {
-		return st.spawnFailed(ctx, rec, err.Error(), loop.F("harness", p.harness))
+		res, again = st.spawnFailed(ctx, rec, err.Error(), loop.F("harness", p.harness))
+		return p, "", res, again, false
 	}
 	if err := seedTrust(&p); err != nil {
 		st.pending = append(st.pending, s.event("workspace.trust_failed", loop.LevelWarning,
@@ -278,58 +320,59 @@ func (st *starter[R, Res]) spawn(ctx context.Context, rec *R, state loop.PaneSta
 	if hookedHarness(p.adapter.Name()) && s.HookBinary != "" {
 		// Every spawn of a CLI with hooks declares the hooks the-loop hears it by.
 		if err := st.wireHooks(&p); err != nil {
-			return st.spawnFailed(ctx, rec, loop.ErrorMessage(err), loop.F("harness", p.harness))
+			res, again = st.spawnFailed(ctx, rec, loop.ErrorMessage(err), loop.F("harness", p.harness))
+			return p, "", res, again, false
 		}
 	}
-	id := k.claim(claimed).HarnessSessionID
-	note := "" // what the row says of a resume that fell back
-	if resume {
-		argv, err := resumeArgv(p.adapter, id, p.args, p.resumePrompt)
-		if err == nil {
-			err = k.spawnIn(ctx, st.runner, st.spec(cred, p, bin, argv, id))
-		}
-		if err != nil && st.spawned(ctx, id) {
-			return st.up(ctx, EvResumed, p, id, loop.OutcomeResumed, "")
-		}
-		if err != nil {
-			// The resume never ran, so it did not fail its probe: the
-			// conversation stays recorded and whatever holds the name is
-			// left alone.
-			return st.spawnFailed(ctx, rec, loop.ErrorMessage(err), loop.F("harness", p.harness), loop.F("tmux_target", target))
-		}
-		if s.survives(ctx, st.runner, st.socket, target, tmux.ResumeProbe()) || st.spawned(ctx, id) {
-			return st.up(ctx, EvResumed, p, id, loop.OutcomeResumed, "")
-		}
-		last := lastLine(ctx, st.runner, target)
-		err = fmt.Errorf("the resumed pane did not survive the probe (%s)", last)
-		if detail := clearOwn(ctx, st.runner, target, id); detail != "" {
-			return st.spawnFailed(ctx, rec, detail, loop.F("tmux_target", target))
-		}
-		id = s.newID()
-		note = fmt.Sprintf("resume of %s failed (%s); started fresh as %s", k.claim(claimed).HarnessSessionID, last, id)
-		if _, terr := transitionIn(ctx, s, k, EvResumeFailed, func(r *R) error {
-			c := k.claim(r)
-			c.HarnessSessionID, c.Resume = id, false
-			h := k.hearing(r)
-			h.Tokens, h.TokensThrough = nil, "" // a new conversation counts from zero
-			return nil
-		}, nil, append(st.takePending(), s.event(k.logEvent("resume_failed"), loop.LevelWarning,
-			k.subject(), loop.F("harness_session_id", k.claim(claimed).HarnessSessionID),
-			loop.F("error", loop.ErrorMessage(err))))...); terr != nil {
-			return st.failed(rec, terr.Error()), false
-		}
-	}
-	argv, err := p.adapter.FreshArgv(id, p.args, p.freshPrompt)
+	return p, bin, res, false, true
+}
+
+// resume spawns the claimed conversation again. done is true when the start
+// ends here (up, or failed: res and again as spawn returns them); else the
+// resume did not survive its probe, its pane is cleared and the start goes
+// on fresh as id, with note saying so.
+func (st *starter[R, Res]) resume(ctx context.Context, rec, claimed *R, cred agentCredential, p spawnPlan, bin string) (id, note string, res Res, again, done bool) {
+	s, k, target := st.s, st.k, st.k.target()
+	id = k.claim(claimed).HarnessSessionID
+	argv, err := resumeArgv(p.adapter, id, p.args, p.resumePrompt)
 	if err == nil {
 		err = k.spawnIn(ctx, st.runner, st.spec(cred, p, bin, argv, id))
 	}
-	if err != nil && !st.spawned(ctx, id) {
-		return st.spawnFailed(ctx, rec, loop.ErrorMessage(err), loop.F("harness", p.harness), loop.F("tmux_target", target))
+	if err != nil && st.spawned(ctx, id) {
+		res, again = st.up(ctx, EvResumed, p, id, loop.OutcomeResumed, "")
+		return id, "", res, again, true
 	}
-	if id, err = st.captured(ctx, p, id); err != nil { // a CLI that chooses its own id (codex)
-		return st.captureFailed(ctx, rec, p, err)
+	if err != nil {
+		// The resume never ran, so it did not fail its probe: the
+		// conversation stays recorded and whatever holds the name is
+		// left alone.
+		res, again = st.spawnFailed(ctx, rec, loop.ErrorMessage(err), loop.F("harness", p.harness), loop.F("tmux_target", target))
+		return id, "", res, again, true
 	}
-	return st.up(ctx, EvStarted, p, id, loop.OutcomeStarted, note)
+	if s.survives(ctx, st.runner, st.socket, target, st.cfg.Routing.Tmux.ResumeProbe()) || st.spawned(ctx, id) {
+		res, again = st.up(ctx, EvResumed, p, id, loop.OutcomeResumed, "")
+		return id, "", res, again, true
+	}
+	last := lastLine(ctx, st.runner, target)
+	err = fmt.Errorf("the resumed pane did not survive the probe (%s)", last)
+	if detail := clearOwn(ctx, st.runner, target, id); detail != "" {
+		res, again = st.spawnFailed(ctx, rec, detail, loop.F("tmux_target", target))
+		return id, "", res, again, true
+	}
+	id = s.newID()
+	note = fmt.Sprintf("resume of %s failed (%s); started fresh as %s", k.claim(claimed).HarnessSessionID, last, id)
+	if _, terr := transitionIn(ctx, s, k, EvResumeFailed, func(r *R) error {
+		c := k.claim(r)
+		c.HarnessSessionID, c.Resume = id, false
+		h := k.hearing(r)
+		h.Tokens, h.TokensThrough = nil, "" // a new conversation counts from zero
+		return nil
+	}, nil, append(st.takePending(), s.event(k.logEvent("resume_failed"), loop.LevelWarning,
+		k.subject(), loop.F("harness_session_id", k.claim(claimed).HarnessSessionID),
+		loop.F("error", loop.ErrorMessage(err))))...); terr != nil {
+		return id, note, st.failed(rec, terr.Error()), false, true
+	}
+	return id, note, res, false, false
 }
 
 // spawned reports, for a start interrupted (ctx done: Ctrl-C) while it

@@ -73,137 +73,167 @@ func StopBound(cfg *config.Config) time.Duration {
 }
 
 func (s *Service) stopOne(ctx context.Context, cfg *config.Config, block *config.StandingConfig, name string) loop.StandingRow {
-	var def *loop.StandingDefinition
+	st := &standingStop{s: s, cfg: cfg, name: name, target: loop.TmuxTargetFor(name)}
 	if d, ok := block.Get(name); ok {
-		def = &d
-	}
-	row := func(rec *loop.StandingRecord, outcome, detail string) loop.StandingRow {
-		r := rowFor(name, def, rec, false)
-		r.Outcome, r.Detail = outcome, detail
-		return r
+		st.def = &d
 	}
 	unlock, err := s.lockCtx(ctx, name)
 	defer unlock()
 	if err != nil {
-		return row(nil, loop.OutcomeFailed, loop.ErrorMessage(err)+"; nothing was stopped — run the stop again once it finishes")
+		return st.row(nil, loop.OutcomeFailed, loop.ErrorMessage(err)+"; nothing was stopped — run the stop again once it finishes")
 	}
-	target := loop.TmuxTargetFor(name)
 	for attempt := 0; attempt < 20; attempt++ {
-		rec, err := s.read(name)
-		if err != nil {
-			return row(nil, loop.OutcomeFailed, err.Error())
+		if r, done := st.attempt(ctx); done {
+			return r
 		}
-		if rec == nil || (rec.Status == loop.StatusAbsent && rec.Claim == nil) {
-			return row(nil, loop.OutcomeNotRunning, "the-loop has no record of this session; nothing of its own to stop")
-		}
-		// A store opened read-only (one a newer the-loop wrote) is never
-		// written: its claims stay as they are and nothing is recorded.
-		readOnly := s.DB.ReadOnly()
-		if rec.Claim != nil && !readOnly {
-			if err := clearClaim(ctx, s, standingKind{name: name}, rec); err != nil {
-				return row(rec, loop.OutcomeFailed, loop.ErrorMessage(err))
-			}
-			continue
-		}
-		runner := s.Runner(rec.TmuxSocket)
-		seen := rec.Rev
-		notRunning := func(detail string) (loop.StandingRow, bool) {
-			if readOnly {
-				return row(rec, loop.OutcomeNotRunning, detail), true
-			}
-			out, err := s.transition(ctx, name, EvNotRunning, func(r *loop.StandingRecord) error {
-				if r.Rev != seen || r.Claim != nil {
-					return errStale
-				}
-				if r.LastDown == nil && r.Status == loop.StatusRunning { // what ended it was not recorded
-					r.LastDown = &loop.Down{Why: "an operator's stop found its agent already gone", At: s.stamp()}
-				}
-				return nil
-			})
-			if errors.Is(err, errStale) || errors.Is(err, ErrTransition) {
-				return loop.StandingRow{}, false
-			}
-			if err != nil {
-				return row(rec, loop.OutcomeFailed, err.Error()), true
-			}
-			return row(out, loop.OutcomeNotRunning, detail), true
-		}
-		switch probe(ctx, runner, target) {
-		case loop.PaneUnknown:
-			return row(rec, loop.OutcomeFailed, fmt.Sprintf("tmux did not answer whether %s exists; the record is kept as it was", target))
-		case loop.PaneAbsent:
-			if r, done := notRunning(""); done {
-				return r
-			}
-			continue
-		}
-		// the-loop releases what the-loop started: a session under this
-		// name that does not carry the record's tag is never signalled.
-		mine, err := ours(ctx, runner, target, rec.TagFor(rec.HarnessSessionID))
-		if err != nil {
-			return row(rec, loop.OutcomeFailed, loop.ErrorMessage(err))
-		}
-		if !mine {
-			if r, done := notRunning(notOurs(target, rec.TmuxSocket, "it is not the agent the-loop started for this record; not signalling it")); done {
-				return r
-			}
-			continue
-		}
-		if !readOnly {
-			claim := s.newClaim("stop")
-			_, err = s.transition(ctx, name, EvClaimStop, func(r *loop.StandingRecord) error {
-				if r.Rev != seen || r.Claim != nil {
-					return errStale
-				}
-				r.Claim = claim
-				return nil
-			})
-			if errors.Is(err, errStale) || errors.Is(err, ErrTransition) {
-				continue
-			}
-			if err != nil {
-				return row(rec, loop.OutcomeFailed, err.Error())
-			}
-		}
-		grace := time.Duration(cfg.Routing.Tmux.HarnessKillGraceSeconds * float64(time.Second))
-		// The order is load-bearing: the agent flushes its conversation on
-		// SIGTERM; a kill-session straight away would lose it.
-		termErr := runner.TerminateHarnessIn(ctx, target, loop.StandingRef(name), grace)
-		// The kill runs even when the stop's bound has passed (then the
-		// terminate escalated at once): bounded on its own.
-		kctx, kcancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		killErr := runner.KillTarget(kctx, target)
-		if killErr != nil && runner.State(kctx, target) == loop.PaneAbsent {
-			killErr = nil
-		}
-		if killErr == nil && termErr != nil && loop.ErrorCode(termErr) != loop.ENOTFOUND {
-			// The session is gone but part of the agent's process tree may
-			// have outlived SIGKILL (decisions D12): say so.
-			killErr = loop.Internal("%s: %s", target, loop.ErrorMessage(termErr))
-		}
-		kcancel()
-		if readOnly {
-			if killErr != nil {
-				return row(rec, loop.OutcomeFailed, loop.ErrorMessage(killErr)+"; nothing recorded: the store is read-only")
-			}
-			return row(rec, loop.OutcomeStopped, "stopped "+target+"; nothing recorded: the store is read-only")
-		}
-		if killErr != nil {
-			out, err := s.transition(ctx, name, EvStopFailed, downBy(s, "stopped by an operator's stop, which could not end it all: "+loop.ErrorMessage(killErr)), s.event("standing.stop_failed", loop.LevelWarning,
-				loop.F("standing", name), loop.F("tmux_target", target), loop.F("error", loop.ErrorMessage(killErr))))
-			if err != nil {
-				out = rec
-			}
-			return row(out, loop.OutcomeFailed, loop.ErrorMessage(killErr))
-		}
-		out, err := s.transition(ctx, name, EvStopped, downBy(s, "stopped by an operator's stop"), s.event("standing.stopped", loop.LevelInfo,
-			loop.F("standing", name), loop.F("tmux_target", target)))
-		if err != nil {
-			return row(rec, loop.OutcomeFailed, "stopped "+target+" but the record could not be written: "+err.Error())
-		}
-		return row(out, loop.OutcomeStopped, "stopped "+target)
 	}
-	return row(nil, loop.OutcomeFailed, "the record kept changing under the stop; try again")
+	return st.row(nil, loop.OutcomeFailed, "the record kept changing under the stop; try again")
+}
+
+// standingStop is one stop of standing session name, under its lock.
+type standingStop struct {
+	s      *Service
+	cfg    *config.Config
+	name   string
+	target string
+	def    *loop.StandingDefinition
+}
+
+// row is the stop's row for rec with outcome and detail.
+func (st *standingStop) row(rec *loop.StandingRecord, outcome, detail string) loop.StandingRow {
+	r := rowFor(st.name, st.def, rec, false)
+	r.Outcome, r.Detail = outcome, detail
+	return r
+}
+
+// attempt reads the record and stops what it finds; done is false when the
+// record changed under it (the stop looks again).
+func (st *standingStop) attempt(ctx context.Context) (loop.StandingRow, bool) {
+	s, name, target := st.s, st.name, st.target
+	rec, err := s.read(name)
+	if err != nil {
+		return st.row(nil, loop.OutcomeFailed, err.Error()), true
+	}
+	if rec == nil || (rec.Status == loop.StatusAbsent && rec.Claim == nil) {
+		return st.row(nil, loop.OutcomeNotRunning, "the-loop has no record of this session; nothing of its own to stop"), true
+	}
+	// A store opened read-only (one a newer the-loop wrote) is never
+	// written: its claims stay as they are and nothing is recorded.
+	readOnly := s.DB.ReadOnly()
+	if rec.Claim != nil && !readOnly {
+		if err := clearClaim(ctx, s, standingKind{name: name}, rec); err != nil {
+			return st.row(rec, loop.OutcomeFailed, loop.ErrorMessage(err)), true
+		}
+		return loop.StandingRow{}, false
+	}
+	runner := s.Runner(rec.TmuxSocket)
+	switch probe(ctx, runner, target) {
+	case loop.PaneUnknown:
+		return st.row(rec, loop.OutcomeFailed, fmt.Sprintf("tmux did not answer whether %s exists; the record is kept as it was", target)), true
+	case loop.PaneAbsent:
+		return st.notRunning(ctx, rec, readOnly, "")
+	}
+	// the-loop releases what the-loop started: a session under this
+	// name that does not carry the record's tag is never signalled.
+	mine, err := ours(ctx, runner, target, rec.TagFor(rec.HarnessSessionID))
+	if err != nil {
+		return st.row(rec, loop.OutcomeFailed, loop.ErrorMessage(err)), true
+	}
+	if !mine {
+		return st.notRunning(ctx, rec, readOnly, notOurs(target, rec.TmuxSocket, "it is not the agent the-loop started for this record; not signalling it"))
+	}
+	if !readOnly {
+		claim := s.newClaim("stop")
+		_, err = s.transition(ctx, name, EvClaimStop, func(r *loop.StandingRecord) error {
+			if r.Rev != rec.Rev || r.Claim != nil {
+				return errStale
+			}
+			r.Claim = claim
+			return nil
+		})
+		if errors.Is(err, errStale) || errors.Is(err, ErrTransition) {
+			return loop.StandingRow{}, false
+		}
+		if err != nil {
+			return st.row(rec, loop.OutcomeFailed, err.Error()), true
+		}
+	}
+	return st.end(ctx, rec, runner, readOnly), true
+}
+
+// notRunning records that rec's session was found not running (its pane
+// absent, or not the-loop's); done is false when the record changed
+// meanwhile.
+func (st *standingStop) notRunning(ctx context.Context, rec *loop.StandingRecord, readOnly bool, detail string) (loop.StandingRow, bool) {
+	if readOnly {
+		return st.row(rec, loop.OutcomeNotRunning, detail), true
+	}
+	s := st.s
+	out, err := s.transition(ctx, st.name, EvNotRunning, func(r *loop.StandingRecord) error {
+		if r.Rev != rec.Rev || r.Claim != nil {
+			return errStale
+		}
+		if r.LastDown == nil && r.Status == loop.StatusRunning { // what ended it was not recorded
+			r.LastDown = &loop.Down{Why: "an operator's stop found its agent already gone", At: s.stamp()}
+		}
+		return nil
+	})
+	if errors.Is(err, errStale) || errors.Is(err, ErrTransition) {
+		return loop.StandingRow{}, false
+	}
+	if err != nil {
+		return st.row(rec, loop.OutcomeFailed, err.Error()), true
+	}
+	return st.row(out, loop.OutcomeNotRunning, detail), true
+}
+
+// end ends the claimed session's agent and records how the stop went.
+func (st *standingStop) end(ctx context.Context, rec *loop.StandingRecord, runner loop.Runner, readOnly bool) loop.StandingRow {
+	s, name, target := st.s, st.name, st.target
+	killErr := endAgent(ctx, runner, target, loop.StandingRef(name), st.cfg.Routing.Tmux.HarnessKillGraceSeconds)
+	if readOnly {
+		if killErr != nil {
+			return st.row(rec, loop.OutcomeFailed, loop.ErrorMessage(killErr)+"; nothing recorded: the store is read-only")
+		}
+		return st.row(rec, loop.OutcomeStopped, "stopped "+target+"; nothing recorded: the store is read-only")
+	}
+	if killErr != nil {
+		out, err := s.transition(ctx, name, EvStopFailed, downBy(s, "stopped by an operator's stop, which could not end it all: "+loop.ErrorMessage(killErr)), s.event("standing.stop_failed", loop.LevelWarning,
+			loop.F("standing", name), loop.F("tmux_target", target), loop.F("error", loop.ErrorMessage(killErr))))
+		if err != nil {
+			out = rec
+		}
+		return st.row(out, loop.OutcomeFailed, loop.ErrorMessage(killErr))
+	}
+	out, err := s.transition(ctx, name, EvStopped, downBy(s, "stopped by an operator's stop"), s.event("standing.stopped", loop.LevelInfo,
+		loop.F("standing", name), loop.F("tmux_target", target)))
+	if err != nil {
+		return st.row(rec, loop.OutcomeFailed, "stopped "+target+" but the record could not be written: "+err.Error())
+	}
+	return st.row(out, loop.OutcomeStopped, "stopped "+target)
+}
+
+// endAgent ends target's agent: SIGTERM to its process tree, SIGKILL after
+// graceSeconds, then the tmux session killed. The order is load-bearing:
+// the agent flushes its conversation on SIGTERM; a kill-session straight
+// away would lose it. The error says what could not be ended.
+func endAgent(ctx context.Context, runner loop.Runner, target, label string, graceSeconds float64) error {
+	grace := time.Duration(graceSeconds * float64(time.Second))
+	termErr := runner.TerminateHarnessIn(ctx, target, label, grace)
+	// The kill runs even when the stop's bound has passed (then the
+	// terminate escalated at once): bounded on its own.
+	kctx, kcancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer kcancel()
+	killErr := runner.KillTarget(kctx, target)
+	if killErr != nil && runner.State(kctx, target) == loop.PaneAbsent {
+		killErr = nil
+	}
+	if killErr == nil && termErr != nil && loop.ErrorCode(termErr) != loop.ENOTFOUND {
+		// The session is gone but part of the agent's process tree may
+		// have outlived SIGKILL (decisions D12): say so.
+		killErr = loop.Internal("%s: %s", target, loop.ErrorMessage(termErr))
+	}
+	return killErr
 }
 
 // downBy is a transition's mutate recording why the session went down.

@@ -164,7 +164,15 @@ func (s *Service) Reply(ctx context.Context, cfg *config.Config, req loop.WorkIt
 		ev := s.event("session.reply_sent", loop.LevelInfo, loop.F("work_item", name), loop.F("actor", actor), loop.F("outcome", outcome))
 		return delivered(ctx, s, workItemKind{ref: item}, WorkItemEvReply, func(r *loop.WorkItemRecord) { r.LastEventAt = s.stamp() }, ev)
 	}
-	sess.Words = talk.Words{Noun: "reply",
+	sess.Words = replyWords(name)
+	res, err := talk.Deliver(ctx, sess)
+	return loop.ReplyResult{WorkItem: name, Delivered: res.Delivered, Outcome: res.Outcome, Reply: res.Reply, ExitCode: res.ExitCode, Messages: res.Messages}, err
+}
+
+// replyWords are a reply's sentences (talk.Words): its remedies name the
+// sessions verbs and the ticket.
+func replyWords(name string) talk.Words {
+	return talk.Words{Noun: "reply",
 		NotReady: func(why string) string {
 			return fmt.Sprintf("error: %s; nothing was delivered — answer it yourself with `the-loop sessions attach %[2]s`, or answer on the ticket", why, name)
 		},
@@ -175,8 +183,6 @@ func (s *Service) Reply(ctx context.Context, cfg *config.Config, req loop.WorkIt
 		Line:         replyLine,
 		Who:          "the session for " + name, Where: "the-loop sessions attach " + name,
 	}
-	res, err := talk.Deliver(ctx, sess)
-	return loop.ReplyResult{WorkItem: name, Delivered: res.Delivered, Outcome: res.Outcome, Reply: res.Reply, ExitCode: res.ExitCode, Messages: res.Messages}, err
 }
 
 // noPane refuses a reply to a work item whose session has no live pane.
