@@ -67,8 +67,8 @@ func (c agentCredential) spec(harness string, spec loop.SpawnSpec) loop.SpawnSpe
 }
 
 // writeMCPConfig writes the agent's MCP config: one server, the-loop's
-// (credential.MCPServer). A file (or a directory above it) another user owns or
-// others may write is refused.
+// (credential.MCPServer). A file (or a directory above it) another user
+// owns or others may write is refused (fileperm.CheckPrivatePath).
 func writeMCPConfig(cfg *config.Config, target string, server map[string]any) (string, error) {
 	path := credential.MCPConfigPath(cfg, target)
 	if err := fileperm.CheckPrivatePath(cfg.StateDir(), path, "MCP config file (standingSessions.mcp)"); err != nil {

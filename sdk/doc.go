@@ -4,7 +4,9 @@
 // keeps alive in tmux — and work items' sessions. It imports only the
 // standard library and the-loop's root package, whose services its
 // namespaces implement over REST (the CLI uses the same client whenever
-// the service answers).
+// the service answers). It also holds the hook route's wire format, which
+// `the-loop hook` writes and the service's route reads (NewHookRequest,
+// Client.PostHook, ReadHookDelivery).
 //
 //	client := sdk.Local("/home/me/project/.the-loop") // the state root's socket, on the service's machine
 //	rows, err := client.Standing.List(ctx)                        // loop.StandingService

@@ -3,7 +3,11 @@
 // the CLI config and the state root belong to the operator or root and no
 // other user may write them; the directories above them have no
 // other-write bit unless sticky; symlinks are resolved and each link
-// checked. The CLI and the service both use it. Standard library only.
+// checked. It also holds the stricter rule for what the-loop itself writes
+// under the state root (CheckPrivate, CheckPrivatePath): this user's, with
+// no group or other write bit, from the state root down. The CLI and the
+// service both use it. It may import the standard library and the root
+// package only.
 package fileperm
 
 import (
