@@ -15,12 +15,6 @@ const module = "github.com/the-loop-dev/the-loop"
 // archDoc is the page whose tables the tests below hold the code to.
 const archDoc = "docs/architecture.md"
 
-// comingRooms are the rooms the doc lists before their package exists:
-// hearing, supervision and threadlog are being added, split out of
-// lifecycle, on branches of their own. Only these may be listed without a
-// package; the exception goes once they are merged.
-var comingRooms = []string{"hearing", "supervision", "threadlog"}
-
 // deps lists the packages pkgs depend on (go list -deps), test files left
 // out.
 func deps(t *testing.T, pkgs ...string) []string {
@@ -158,7 +152,7 @@ func TestDeps_EveryImportIsInItsRoomsRow(t *testing.T) {
 			continue
 		}
 		for _, n := range names(r.cell) {
-			if _, ok := pkgs[n]; !ok && !slices.Contains(comingRooms, n) {
+			if _, ok := pkgs[n]; !ok {
 				t.Errorf("%s's may-import row %s names %s, which is no package of ours", archDoc, r.line, n)
 			}
 		}
@@ -184,7 +178,7 @@ func TestDeps_EveryImportIsInItsRoomsRow(t *testing.T) {
 
 // TestDeps_TheRoomsTablesListEveryPackage: the doc's rooms table and its
 // may-import table each list every package `go list ./...` prints, and no
-// room that does not exist (but for comingRooms).
+// room that does not exist.
 func TestDeps_TheRoomsTablesListEveryPackage(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs go list")
@@ -195,7 +189,7 @@ func TestDeps_TheRoomsTablesListEveryPackage(t *testing.T) {
 		for _, r := range docTable(t, header) {
 			for _, room := range r.rooms {
 				listed[room] = true
-				if _, ok := pkgs[room]; !ok && !slices.Contains(comingRooms, room) {
+				if _, ok := pkgs[room]; !ok {
 					t.Errorf("%s's table %q lists %s, which is no package of ours", archDoc, header, room)
 				}
 			}
