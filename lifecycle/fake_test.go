@@ -2,7 +2,6 @@ package lifecycle
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -154,18 +153,6 @@ func newHookWorld(t *testing.T) *hookWorld {
 	return &hookWorld{t: t, s: s, h: h, r: r, cfg: cfg, id: res.Sessions[0].HarnessSessionID}
 }
 
-// hook applies one payload (fields as JSON) to the session.
-func (w *hookWorld) hook(fields map[string]any, parents ...int) {
-	w.t.Helper()
-	if _, ok := fields["session_id"]; !ok {
-		fields["session_id"] = w.id
-	}
-	data, _ := json.Marshal(fields)
-	if err := w.h.ApplyHook(context.Background(), w.cfg.StateDir(), loop.HookDelivery{Session: "standing:supervisor", Payload: data, Parents: parents}); err != nil {
-		w.t.Fatal(err)
-	}
-}
-
 func (w *hookWorld) record() *loop.StandingRecord {
 	w.t.Helper()
 	rec, err := w.s.read("supervisor")
@@ -207,9 +194,6 @@ func (w *hookWorld) setHarness(name string) {
 		w.t.Fatal(err)
 	}
 }
-
-// newConversation is the id a clear moves a record to in the hook tests.
-const newConversation = "7c9e6679-7425-40de-944b-e07fc1f90ae7"
 
 func chmod(t *testing.T, path string, mode os.FileMode) {
 	t.Helper()

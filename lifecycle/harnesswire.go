@@ -136,10 +136,3 @@ func (s *Service) lookupHarness(name, subject string) (loop.Harness, error) {
 	}
 	return s.Harness(name, subject)
 }
-
-// capturesID reports whether the harness named name chooses its own
-// conversation id (loop.Harness.CapturesSessionID).
-func (s *Service) capturesID(name, subject string) bool {
-	adapter, err := s.lookupHarness(name, subject)
-	return err == nil && adapter.CapturesSessionID()
-}

@@ -8,18 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/internal/credential"
 )
-
-// refused checks that err refuses path (EINVALID, the message naming it
-// and its remedy).
-func refused(t *testing.T, err error, path, remedy string) {
-	t.Helper()
-	if err == nil || loop.ErrorCode(err) != loop.EINVALID || !strings.Contains(err.Error(), path+":") || !strings.Contains(err.Error(), remedy) {
-		t.Fatalf("got %v, want an EINVALID refusal naming %s with %q", err, path, remedy)
-	}
-}
 
 func TestStart_RefusesHookSettingsOthersMayWrite(t *testing.T) {
 	for _, c := range []struct {
