@@ -1,6 +1,7 @@
 package loop_test
 
 import (
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -252,5 +253,35 @@ func TestComments_CheckerRefusesPlantedReferences(t *testing.T) {
 	wrapped := "// The CLI (decisions\n// D3, D4).\npackage p\n"
 	if got := c.checkSource("wrapped.go", []byte(wrapped)); len(got) != 0 {
 		t.Errorf("wrapped citation refused: %v", got)
+	}
+}
+
+// outsideIn is every problem of text (a document's name, for the message)
+// that one of outside's wordings finds, a line each.
+func outsideIn(name, text string) []string {
+	var out []string
+	for i, line := range strings.Split(text, "\n") {
+		for _, o := range outside {
+			if m := o.re.FindString(line); m != "" {
+				out = append(out, fmt.Sprintf("%s:%d: %q %s", name, i+1, m, o.hint))
+			}
+		}
+	}
+	return out
+}
+
+// TestOpenAPI_DescriptionsCiteNothingOutside: the contract's descriptions
+// are read by every client's author; like the comments, they state facts
+// and cite no issue, requirement or page outside the repository.
+func TestOpenAPI_DescriptionsCiteNothingOutside(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("http", "openapi.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range outsideIn("http/openapi.yaml", string(raw)) {
+		t.Error(p)
+	}
+	if got := outsideIn("planted", "description: Refuses a say (issue 29).\n"); len(got) != 1 {
+		t.Fatalf("a planted issue number: %q, want one problem", got)
 	}
 }
