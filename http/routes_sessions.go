@@ -26,27 +26,13 @@ func (s *Server) sessionRoutes(v1 string) []route {
 // every work-item session's row, [] when none.
 func (s *Server) listSessions(c echo.Context) error {
 	rows, err := s.opt.WorkItems.List(c.Request().Context(), c.QueryParam("status"))
-	if err != nil {
-		return err
-	}
-	if rows == nil {
-		rows = []loop.WorkItemRow{}
-	}
-	return writeJSON(c, http.StatusOK, rows)
+	return listed(c, rows, err)
 }
 
 // getSession answers GET /api/v1/sessions/one?ref=: one work item's
 // session (404 when none is registered; ref is required).
 func (s *Server) getSession(c echo.Context) error {
-	refs, ok := c.QueryParams()["ref"]
-	if !ok || len(refs) == 0 {
-		return unprocessable("query.ref: field required")
-	}
-	row, err := s.opt.WorkItems.Get(c.Request().Context(), refs[0])
-	if err != nil {
-		return err
-	}
-	return writeJSON(c, http.StatusOK, row)
+	return one(c, "ref", s.opt.WorkItems.Get)
 }
 
 // startSession answers POST /api/v1/sessions/start {ref, harness: "",

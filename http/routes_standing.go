@@ -23,23 +23,35 @@ func verbContext(c echo.Context) context.Context {
 // listStanding answers GET /standing-sessions: every row, [] when none.
 func (s *Server) listStanding(c echo.Context) error {
 	rows, err := s.opt.Standing.List(c.Request().Context())
-	if err != nil {
-		return err
-	}
-	if rows == nil {
-		rows = []loop.StandingRow{}
-	}
-	return writeJSON(c, http.StatusOK, rows)
+	return listed(c, rows, err)
 }
 
 // getStanding answers GET /standing-sessions/one?name=: one row (404 when it
 // is neither declared nor recorded; name is required).
 func (s *Server) getStanding(c echo.Context) error {
-	names, ok := c.QueryParams()["name"]
-	if !ok || len(names) == 0 {
-		return unprocessable("query.name: field required")
+	return one(c, "name", s.opt.Standing.Get)
+}
+
+// listed answers a list verb's rows (of either kind): [] when there are
+// none, never null.
+func listed[R any](c echo.Context, rows []R, err error) error {
+	if err != nil {
+		return err
 	}
-	row, err := s.opt.Standing.Get(c.Request().Context(), names[0])
+	if rows == nil {
+		rows = []R{}
+	}
+	return writeJSON(c, http.StatusOK, rows)
+}
+
+// one answers a get verb (of either kind) of the row the query parameter
+// key names: 422 when the query lacks it.
+func one[R any](c echo.Context, key string, get func(ctx context.Context, id string) (R, error)) error {
+	ids, ok := c.QueryParams()[key]
+	if !ok || len(ids) == 0 {
+		return unprocessable("query.%s: field required", key)
+	}
+	row, err := get(c.Request().Context(), ids[0])
 	if err != nil {
 		return err
 	}
