@@ -69,27 +69,11 @@ func (s *Server) startSession(c echo.Context) error {
 // closed one or one without a live pane is 404; a delivery that fails is
 // 200 with delivered false.
 func (s *Server) replySession(c echo.Context) error {
-	o, err := readObject(c)
+	r, err := readTalk(c, "ref", func(o *object) { _ = o.boolean("comment", true) })
 	if err != nil {
 		return err
 	}
-	ref := o.str("ref", true, "")
-	text := o.str("text", true, "")
-	actor := o.str("actor", false, "")
-	_ = o.boolean("comment", true)
-	wait := o.boolean("wait", false)
-	timeout := o.number("timeoutSeconds", 0)
-	if err := o.err(); err != nil {
-		return err
-	}
-	if wait && timeout < 0 || !wait && timeout != 0 {
-		return loop.Invalid("timeoutSeconds %v: give a number of seconds above 0, and only with wait true", timeout)
-	}
-	ctx := verbContext(c)
-	if wait { // a client that goes away stops the wait; what was pasted stays delivered
-		ctx = c.Request().Context()
-	}
-	res, err := s.opt.WorkItems.Reply(ctx, loop.WorkItemReplyRequest{Ref: ref, Text: text, Actor: actor, Wait: wait, TimeoutSeconds: timeout})
+	res, err := s.opt.WorkItems.Reply(r.ctx, loop.WorkItemReplyRequest{Ref: r.id, Text: r.text, Actor: r.actor, Wait: r.wait, TimeoutSeconds: r.timeout})
 	if err != nil {
 		return err
 	}

@@ -130,26 +130,11 @@ func (s *Server) controlStanding(c echo.Context) error {
 // wait: false, timeoutSeconds}: 200 with the outcome and, for a waiting
 // say, the reply.
 func (s *Server) sayToStanding(c echo.Context) error {
-	o, err := readObject(c)
+	r, err := readTalk(c, "name", nil)
 	if err != nil {
 		return err
 	}
-	name := o.str("name", true, "")
-	text := o.str("text", true, "")
-	actor := o.str("actor", false, "")
-	wait := o.boolean("wait", false)
-	timeout := o.number("timeoutSeconds", 0)
-	if err := o.err(); err != nil {
-		return err
-	}
-	if wait && timeout < 0 || !wait && timeout != 0 {
-		return loop.Invalid("timeoutSeconds %v: give a number of seconds above 0, and only with wait true", timeout)
-	}
-	ctx := verbContext(c)
-	if wait { // a client that goes away stops the wait; what was pasted stays delivered
-		ctx = c.Request().Context()
-	}
-	res, err := s.opt.Standing.Say(ctx, loop.StandingSayRequest{Name: name, Text: text, Actor: actor, Wait: wait, TimeoutSeconds: timeout,
+	res, err := s.opt.Standing.Say(r.ctx, loop.StandingSayRequest{Name: r.id, Text: r.text, Actor: r.actor, Wait: r.wait, TimeoutSeconds: r.timeout,
 		Caller: agentCaller(c.Request().Context())})
 	if err != nil {
 		return err
@@ -158,6 +143,43 @@ func (s *Server) sayToStanding(c echo.Context) error {
 		res.Messages = []loop.Message{}
 	}
 	return writeJSON(c, http.StatusOK, res)
+}
+
+// talkRequest is a say's or a reply's body as both routes read it.
+type talkRequest struct {
+	id, text, actor string
+	wait            bool
+	timeout         float64
+	// ctx is the verb's: the request's own while it waits (a client that
+	// goes away stops the wait; what was pasted stays delivered).
+	ctx context.Context
+}
+
+// readTalk reads a say's or a reply's body: key (the session's name or
+// ref), text and actor, what also reads, then wait and timeoutSeconds (a
+// number of seconds above 0, and only with wait true).
+func readTalk(c echo.Context, key string, also func(o *object)) (talkRequest, error) {
+	o, err := readObject(c)
+	if err != nil {
+		return talkRequest{}, err
+	}
+	r := talkRequest{id: o.str(key, true, ""), text: o.str("text", true, ""), actor: o.str("actor", false, "")}
+	if also != nil {
+		also(o)
+	}
+	r.wait = o.boolean("wait", false)
+	r.timeout = o.number("timeoutSeconds", 0)
+	if err := o.err(); err != nil {
+		return talkRequest{}, err
+	}
+	if r.wait && r.timeout < 0 || !r.wait && r.timeout != 0 {
+		return talkRequest{}, loop.Invalid("timeoutSeconds %v: give a number of seconds above 0, and only with wait true", r.timeout)
+	}
+	r.ctx = verbContext(c)
+	if r.wait {
+		r.ctx = c.Request().Context()
+	}
+	return r, nil
 }
 
 // agentCaller is the agent whose credential carries the request (nil for
