@@ -182,7 +182,10 @@ func (p *Poller) Poll(ctx context.Context, cfg *config.Config) (loop.PollSummary
 }
 
 // poll is Poll's cycle, p.mu held; threadErrors counts the threads that
-// could not be read.
+// could not be read. Each step that can end the cycle early does so in the
+// order Poll documents: the channel's settings, the kept replies, Slack's
+// rate limit, the outbox, the bound threads, the token; then every thread
+// is read in readOrder.
 func (p *Poller) poll(ctx context.Context, cfg *config.Config, threadErrors *int) (loop.PollSummary, error) {
 	var sum loop.PollSummary
 	if why := Skipped(cfg); why != "" {
@@ -209,67 +212,129 @@ func (p *Poller) poll(ctx context.Context, cfg *config.Config, threadErrors *int
 		sum.Skipped = loop.ErrorMessage(err)
 		return sum, nil
 	}
-	self, asked := "", false
+	c := &cycle{p: p, cfg: cfg, client: client, sum: &sum, threadErrors: threadErrors}
 	for _, th := range threads {
-		channel := th.Channel
-		if channel == "" {
-			channel = cfg.Slack.Channel
-		}
-		replies, err := client.Replies(ctx, channel, th.ThreadTS, th.Cursor)
-		if err != nil {
-			if ctx.Err() != nil {
-				return sum, ctx.Err()
-			}
-			if errors.Is(err, slack.ErrNoToken) {
-				sum.Skipped = loop.ErrorMessage(err)
-				return sum, nil
-			}
-			var limited *slack.RateLimitError
-			if errors.As(err, &limited) {
-				p.rateLimited(limited.RetryAfter, th)
-				return sum, nil
-			}
-			*threadErrors++
-			p.log().Warn("slack: could not read a thread; it is read again next cycle",
-				"thread", th.ThreadTS, "work_item", th.Ref, "channel", channel, "error", loop.ErrorMessage(err))
-			continue
-		}
-		if len(replies) > 0 && !asked {
-			asked = true
-			if self, err = client.AuthTest(ctx); err != nil {
-				p.log().Warn("slack: auth.test failed; only messages with a bot_id count as the bot's own", "error", loop.ErrorMessage(err))
-			}
-		}
-		for _, r := range replies {
-			if p.notices[r.TS] {
-				delete(p.notices, r.TS)
-				if _, _, err := p.Threads.RecordReply(ctx, th.ThreadTS, r.TS, func(string) []loop.Event { return nil }); err != nil {
-					return sum, err
-				}
-				continue
-			}
-			in := Inbound{Thread: th.ThreadTS, Channel: channel, TS: r.TS, Author: r.User, Text: r.Text,
-				IsBot: r.BotID != "" || r.Subtype == "bot_message" || (self != "" && r.User == self)}
-			outcome, err := p.process(ctx, cfg, in)
-			if err != nil {
-				return sum, err
-			}
-			switch outcome {
-			case outcomeSkipped:
-				continue
-			case outcomeDelivered:
-				sum.Delivered++
-				sum.Processed++
-			case outcomeProcessed:
-				sum.Processed++
-			default:
-				sum.Dropped++
-			}
-			sum.Replies++
+		if stop, err := c.readThread(ctx, th); stop {
+			return sum, err
 		}
 	}
 	p.resume = "" // every thread had its turn
 	return sum, nil
+}
+
+// cycle is the state one poll cycle carries from thread to thread while
+// it reads them: the summary it adds to, the count of threads that could
+// not be read, and the bot's own member id, asked of Slack (auth.test) at
+// most once, when the first replies arrive.
+type cycle struct {
+	p            *Poller
+	cfg          *config.Config
+	client       *slack.Client
+	sum          *loop.PollSummary
+	threadErrors *int
+	self         string // the bot's member id ("" until asked, or when auth.test failed)
+	asked        bool   // whether auth.test was called this cycle
+}
+
+// readThread reads the replies of th after its cursor (every page) and
+// processes them in order. It reports stop when the cycle ends at th: the
+// context ended, the token went missing, Slack rate-limited the poller, or
+// the store failed (err). A thread that could not be read otherwise is
+// counted, logged and left for the next cycle.
+func (c *cycle) readThread(ctx context.Context, th loop.BoundThread) (stop bool, err error) {
+	channel := th.Channel
+	if channel == "" {
+		channel = c.cfg.Slack.Channel
+	}
+	replies, err := c.client.Replies(ctx, channel, th.ThreadTS, th.Cursor)
+	if err != nil {
+		return c.readFailed(ctx, th, channel, err)
+	}
+	if len(replies) > 0 {
+		c.learnSelf(ctx)
+	}
+	for _, r := range replies {
+		if err := c.take(ctx, th, channel, r); err != nil {
+			return true, err
+		}
+	}
+	return false, nil
+}
+
+// readFailed decides what a failed read of th means for the cycle: the
+// context's end is its error; a missing token skips the rest of the
+// cycle; a rate limit ends it where it stands (rateLimited), so the next
+// cycle starts at th; anything else is this thread's alone — counted,
+// logged, and read again next cycle while the others are read now.
+func (c *cycle) readFailed(ctx context.Context, th loop.BoundThread, channel string, err error) (stop bool, _ error) {
+	if ctx.Err() != nil {
+		return true, ctx.Err()
+	}
+	if errors.Is(err, slack.ErrNoToken) {
+		c.sum.Skipped = loop.ErrorMessage(err)
+		return true, nil
+	}
+	var limited *slack.RateLimitError
+	if errors.As(err, &limited) {
+		c.p.rateLimited(limited.RetryAfter, th)
+		return true, nil
+	}
+	*c.threadErrors++
+	c.p.log().Warn("slack: could not read a thread; it is read again next cycle",
+		"thread", th.ThreadTS, "work_item", th.Ref, "channel", channel, "error", loop.ErrorMessage(err))
+	return false, nil
+}
+
+// learnSelf asks Slack for the bot's own member id the first time a cycle
+// has replies to judge, so that the bot's posts without a bot_id are known
+// as its own too. When auth.test fails, only a bot_id marks them.
+func (c *cycle) learnSelf(ctx context.Context) {
+	if c.asked {
+		return
+	}
+	c.asked = true
+	var err error
+	if c.self, err = c.client.AuthTest(ctx); err != nil {
+		c.p.log().Warn("slack: auth.test failed; only messages with a bot_id count as the bot's own", "error", loop.ErrorMessage(err))
+	}
+}
+
+// take processes one reply read from th and counts its outcome. A reply
+// that is one of the poller's own notices only moves the thread's cursor.
+// Only a store failure is an error.
+func (c *cycle) take(ctx context.Context, th loop.BoundThread, channel string, r slack.Reply) error {
+	p := c.p
+	if p.notices[r.TS] {
+		delete(p.notices, r.TS)
+		_, _, err := p.Threads.RecordReply(ctx, th.ThreadTS, r.TS, func(string) []loop.Event { return nil })
+		return err
+	}
+	in := Inbound{Thread: th.ThreadTS, Channel: channel, TS: r.TS, Author: r.User, Text: r.Text,
+		IsBot: r.BotID != "" || r.Subtype == "bot_message" || (c.self != "" && r.User == c.self)}
+	outcome, err := p.process(ctx, c.cfg, in)
+	if err != nil {
+		return err
+	}
+	countOutcome(c.sum, outcome)
+	return nil
+}
+
+// countOutcome adds one processed reply's outcome to sum: a reply another
+// cycle took is not counted; every other is a reply read, and processed,
+// delivered (and processed) or dropped.
+func countOutcome(sum *loop.PollSummary, outcome string) {
+	switch outcome {
+	case outcomeSkipped:
+		return
+	case outcomeDelivered:
+		sum.Delivered++
+		sum.Processed++
+	case outcomeProcessed:
+		sum.Processed++
+	default:
+		sum.Dropped++
+	}
+	sum.Replies++
 }
 
 // readOrder is the order a cycle reads threads in: bound to a live
@@ -460,135 +525,6 @@ func (p *Poller) dropped(ref, thread, why string) {
 	if err := svc.Emit(svc.NewEvent("channel.dropped", loop.LevelWarning, loop.F("channel", ChannelSlack),
 		loop.F("reason", ReasonUndeliverable), loop.F("work_item", ref), loop.F("error", why))); err != nil {
 		p.log().Warn("channels: could not record channel.dropped", "work_item", ref, "thread", thread, "error", err.Error())
-	}
-}
-
-// expiry is what a thread is told once its kept replies ran out of time.
-type expiry struct {
-	thread, channel, ref, why string
-	n                         int
-}
-
-// retryKept tries the replies kept for sessions that could not take them,
-// oldest first. Each is taken from the store in the
-// transaction that records the attempt, before anything is pasted, so it
-// is delivered at most once; one that still cannot be delivered goes back
-// in its place, and the rest of its thread waits behind it, in order. A
-// reply kept channels.slack.retrySeconds or longer is dropped
-// (channel.dropped, undeliverable), and its thread is told so in one post;
-// one whose thread is no longer bound to its ref (the session was deleted)
-// is dropped unmapped. Only a store failure is an error.
-func (p *Poller) retryKept(ctx context.Context, cfg *config.Config, sum *loop.PollSummary) error {
-	svc := p.Threads
-	kept, err := svc.PendingReplies(ctx)
-	if err != nil || len(kept) == 0 {
-		return err
-	}
-	window := cfg.Slack.RetryWindow()
-	secs := int(window / time.Second)
-	now := p.now()
-	blocked := map[string]bool{}
-	var expired []*expiry
-	ch := loop.F("channel", ChannelSlack)
-	for _, pr := range kept {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		if now.Sub(pr.QueuedAt) >= window {
-			taken, _, err := svc.TakeReply(ctx, pr.Seq, func(pr loop.PendingReply, _ string) []loop.Event {
-				return []loop.Event{svc.NewEvent("channel.dropped", loop.LevelWarning, ch, loop.F("reason", ReasonUndeliverable),
-					loop.F("work_item", pr.Ref), loop.F("thread", pr.Thread), loop.F("actor", pr.Author),
-					loop.F("error", fmt.Sprintf("not delivered within %d s (channels.slack.retrySeconds): %s", secs, pr.Error)))}
-			})
-			if err != nil {
-				return err
-			}
-			if taken == nil {
-				continue
-			}
-			sum.Dropped++
-			i := slices.IndexFunc(expired, func(e *expiry) bool { return e.thread == taken.Thread })
-			if i < 0 {
-				expired = append(expired, &expiry{thread: taken.Thread, channel: taken.Channel, ref: taken.Ref})
-				i = len(expired) - 1
-			}
-			expired[i].n++
-			expired[i].why = taken.Error
-			continue
-		}
-		if blocked[pr.Thread] {
-			continue
-		}
-		taken, ref, err := svc.TakeReply(ctx, pr.Seq, func(pr loop.PendingReply, ref string) []loop.Event {
-			if ref == pr.Ref {
-				return nil
-			}
-			return []loop.Event{svc.NewEvent("channel.dropped", loop.LevelInfo, ch, loop.F("reason", ReasonUnmapped),
-				loop.F("thread", pr.Thread), loop.F("work_item", pr.Ref))}
-		})
-		if err != nil {
-			return err
-		}
-		if taken == nil {
-			continue
-		}
-		if ref != taken.Ref {
-			sum.Dropped++
-			continue
-		}
-		in := Inbound{Thread: taken.Thread, Channel: taken.Channel, TS: taken.TS, WorkItem: taken.Ref,
-			Author: taken.Author, Text: taken.Text}
-		if _, standing := loop.ParseStandingRef(in.WorkItem); !standing && p.WorkItems == nil {
-			p.dropped(in.WorkItem, in.Thread, "no work-item session can take a Slack reply in this version of the-loop")
-			sum.Dropped++
-			continue
-		}
-		delivered, why, retry := p.deliver(ctx, cfg, in)
-		switch {
-		case delivered:
-			sum.Delivered++
-		case retry:
-			taken.Attempts++
-			taken.Error = why
-			if _, err := svc.KeepReply(ctx, *taken, nil, nil); err != nil {
-				return err
-			}
-			blocked[taken.Thread] = true
-		default:
-			p.dropped(in.WorkItem, in.Thread, why)
-			sum.Dropped++
-		}
-	}
-	for _, e := range expired {
-		p.notify(ctx, cfg, e, secs)
-	}
-	return nil
-}
-
-// notify tells e's thread, in one post, that its kept replies were
-// dropped; read back, the post only moves the thread's cursor. A post that
-// fails is logged and recorded (channel.notice_failed); it is not tried
-// again.
-func (p *Poller) notify(ctx context.Context, cfg *config.Config, e *expiry, secs int) {
-	channel := e.channel
-	if channel == "" {
-		channel = cfg.Slack.Channel
-	}
-	text := p.Redactor.String(slack.Render(slack.UndeliveredNotice(e.ref, e.n, secs, e.why), cfg.Slack.Verbosity))
-	ts, err := p.clientFor(cfg.Slack).PostInThread(ctx, channel, e.thread, text)
-	if err == nil {
-		if p.notices == nil {
-			p.notices = map[string]bool{}
-		}
-		p.notices[ts] = true
-		return
-	}
-	msg := loop.ErrorMessage(err)
-	p.log().Warn("slack: could not tell a thread its replies were dropped", "thread", e.thread, "work_item", e.ref, "error", msg)
-	svc := p.Threads
-	if err := svc.Emit(svc.NewEvent("channel.notice_failed", loop.LevelWarning, loop.F("channel", ChannelSlack),
-		loop.F("work_item", e.ref), loop.F("thread", e.thread), loop.F("error", msg))); err != nil {
-		p.log().Warn("channels: could not record channel.notice_failed", "error", err.Error())
 	}
 }
 

@@ -426,129 +426,6 @@ func seconds(s float64) time.Duration {
 	return time.Duration(s * float64(time.Second))
 }
 
-// apply reads the typed settings out of doc (already migrated and pruned).
-// Values of the wrong type keep their default, so it never fails: the schema
-// has reported them (and LoadTolerant relies on this).
-func (c *Config) apply(doc map[string]any) {
-	if v, ok := doc["version"]; ok && v != nil {
-		c.Version = scalarString(v)
-	}
-	state := mapping(doc["state"])
-	c.StateRoot = nonEmpty(state, "root", c.StateRoot)
-
-	r := mapping(doc["routing"])
-	c.Routing.DefaultHarness = nonEmpty(r, "defaultHarness", c.Routing.DefaultHarness)
-	c.Routing.SpawnWorkdir = nonEmpty(r, "spawnWorkdir", c.Routing.SpawnWorkdir)
-	c.Routing.RegistryDir = str(r, "registryDir", c.Routing.RegistryDir)
-	for h, v := range mapping(r["harnessArgs"]) {
-		if args, ok := stringList(v); ok {
-			c.Routing.HarnessArgs[h] = args
-		}
-	}
-	c.Routing.HarnessEnv = StringMap(r["harnessEnv"])
-	c.Routing.HarnessBinaries = StringMap(r["harnessBinaries"])
-	t := mapping(r["tmux"])
-	tm := &c.Routing.Tmux
-	tm.RemainOnExit = boolean(t, "remainOnExit", tm.RemainOnExit)
-	tm.ResumeOnRespawn = boolean(t, "resumeOnRespawn", tm.ResumeOnRespawn)
-	tm.ResumeProbeSeconds = max(0, number(t, "resumeProbeSeconds", tm.ResumeProbeSeconds))
-	tm.HarnessKillGraceSeconds = max(0, number(t, "harnessKillGraceSeconds", tm.HarnessKillGraceSeconds))
-	tm.SocketName = str(t, "socketName", tm.SocketName)
-	tm.SubmitDelayMs = max(0, int(number(t, "submitDelayMs", float64(tm.SubmitDelayMs))))
-	tm.ReadySeconds = max(0, number(t, "readySeconds", tm.ReadySeconds))
-	if v := number(t, "submitSeconds", tm.SubmitSeconds); v > 0 {
-		tm.SubmitSeconds = v
-	}
-	tm.KeepSessionOnClose = boolean(t, "keepSessionOnClose", tm.KeepSessionOnClose)
-	tm.KillHarnessOnClose = boolean(t, "killHarnessOnClose", tm.KillHarnessOnClose)
-	ht := mapping(r["harnessTrust"])
-	c.Routing.HarnessTrust.Enabled = boolean(ht, "enabled", c.Routing.HarnessTrust.Enabled)
-	c.Routing.HarnessTrust.Scope = nonEmpty(ht, "scope", c.Routing.HarnessTrust.Scope)
-	c.Routing.HarnessTrust.AcceptBypassPermissions = nonEmpty(ht, "acceptBypassPermissions", c.Routing.HarnessTrust.AcceptBypassPermissions)
-	c.Routing.ControlKeywords = controlKeywords(mapping(mapping(r["control"])["keywords"]))
-
-	s := mapping(doc["service"])
-	c.Service.Enabled = boolean(s, "enabled", c.Service.Enabled)
-	c.Service.Host = nonEmpty(s, "host", c.Service.Host)
-	c.Service.Port = int(number(s, "port", float64(c.Service.Port)))
-	c.Service.Exposed = boolean(s, "exposed", c.Service.Exposed)
-	c.Service.AutoStart = boolean(s, "autoStart", c.Service.AutoStart)
-	c.Service.MCPEnabled = boolean(mapping(s["mcp"]), "enabled", c.Service.MCPEnabled)
-	c.Service.TokenEnv = str(s, "tokenEnv", c.Service.TokenEnv)
-	if p := str(s, "socket", ""); p != "" {
-		c.Service.Socket = p
-	}
-	if a := str(s, "auth", c.Service.Auth); a == AuthNone || a == AuthToken {
-		c.Service.Auth = a
-	}
-	c.StandingMCP = boolean(mapping(doc["standingSessions"]), "mcp", c.StandingMCP)
-	c.Supervision = readSupervision(mapping(doc["standingSessions"]), c.Supervision)
-	if hosts, ok := stringList(s["allowedHosts"]); ok {
-		c.Service.AllowedHosts = hosts
-	}
-	if n := int64(number(s, "maxBodyBytes", float64(c.Service.MaxBodyBytes))); n >= 1 {
-		c.Service.MaxBodyBytes = n
-	}
-	c.Service.WebEnabled = boolean(mapping(s["web"]), "enabled", c.Service.WebEnabled)
-	st := mapping(s["stream"])
-	c.Service.StreamEnabled = boolean(st, "enabled", c.Service.StreamEnabled)
-	c.Service.StreamMaxSubscribers = max(1, int(number(st, "maxSubscribers", float64(c.Service.StreamMaxSubscribers))))
-	c.Service.StreamKeepAliveSeconds = max(1, int(number(st, "keepAliveSeconds", float64(c.Service.StreamKeepAliveSeconds))))
-	lg := mapping(s["log"])
-	switch f := str(lg, "format", c.Service.Log.Format); f {
-	case "text", "json":
-		c.Service.Log.Format = f
-	}
-	switch l := str(lg, "level", c.Service.Log.Level); l {
-	case "debug", "info", "warn", "error":
-		c.Service.Log.Level = l
-	}
-	c.Service.Log.MaxSizeMB = max(1, int(number(lg, "maxSizeMB", float64(c.Service.Log.MaxSizeMB))))
-	c.Service.Log.MaxFiles = max(0, int(number(lg, "maxFiles", float64(c.Service.Log.MaxFiles))))
-
-	e := mapping(doc["eventLog"])
-	c.EventLog.Enabled = boolean(e, "enabled", c.EventLog.Enabled)
-	c.EventLog.Path = str(e, "path", c.EventLog.Path)
-	if n := int(number(e, "maxEvents", float64(c.EventLog.MaxEvents))); n >= 1 {
-		c.EventLog.MaxEvents = n
-	}
-	if n := int64(number(e, "maxBytes", float64(c.EventLog.MaxBytes))); n >= 1 {
-		c.EventLog.MaxBytes = n
-	}
-
-	sl := mapping(mapping(doc["channels"])["slack"])
-	c.Slack.Enabled = boolean(sl, "enabled", c.Slack.Enabled)
-	c.Slack.BotTokenEnv = nonEmpty(sl, "botTokenEnv", c.Slack.BotTokenEnv)
-	c.Slack.AppTokenEnv = nonEmpty(sl, "appTokenEnv", c.Slack.AppTokenEnv)
-	c.Slack.Channel = str(sl, "channel", c.Slack.Channel)
-	c.Slack.APIURL = str(sl, "apiUrl", c.Slack.APIURL)
-	if ev, ok := stringList(sl["events"]); ok {
-		c.Slack.Events = ev
-	}
-	switch v := str(sl, "verbosity", c.Slack.Verbosity); v {
-	case "quiet", "normal", "verbose":
-		c.Slack.Verbosity = v
-	} // unknown ⇒ normal, as the original
-	if users, ok := stringList(sl["authorizedUsers"]); ok {
-		c.Slack.AuthorizedUsers = users
-	}
-	read := mapping(sl["read"])
-	switch m := str(read, "mode", c.Slack.ReadMode); m {
-	case "poll", "socket", "off":
-		c.Slack.ReadMode = m
-	default:
-		c.Slack.ReadMode = "off" // unknown ⇒ off, never a reading mode
-	}
-	c.Slack.IntervalSeconds = max(5, int(number(read, "intervalSeconds", float64(c.Slack.IntervalSeconds))))
-	c.Slack.RetrySeconds = max(1, int(number(sl, "retrySeconds", float64(c.Slack.RetrySeconds))))
-	if v, ok := sl["postReplies"].(bool); ok {
-		c.Slack.PostReplies = v
-	}
-
-	gh := mapping(mapping(mapping(doc["integrations"])["github"])["cli"])
-	c.GitHubBinary = nonEmpty(gh, "binary", c.GitHubBinary)
-}
-
 // mapping returns v as a mapping, or nil.
 func mapping(v any) map[string]any {
 	m, _ := v.(map[string]any)
@@ -594,9 +471,6 @@ func number(m map[string]any, key string, def float64) float64 {
 	return def
 }
 
-// stringList returns v as strings when it is a list (elements stringified,
-// as the original does); ok is false for anything else. An empty list gives
-// an empty, non-nil slice.
 // StringMap is a mapping's string entries (scalars rendered as strings;
 // nil when v is not a mapping or is empty): routing.harnessEnv,
 // standingSessions.sessions[].env.
@@ -614,6 +488,9 @@ func StringMap(v any) map[string]string {
 	return out
 }
 
+// stringList returns v as strings when it is a list (elements stringified,
+// as the original does); ok is false for anything else. An empty list gives
+// an empty, non-nil slice.
 func stringList(v any) ([]string, bool) {
 	l, ok := v.([]any)
 	if !ok {

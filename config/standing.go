@@ -97,100 +97,130 @@ func parseStanding(doc map[string]any, r Routing) (*StandingConfig, []problem) {
 	var problems []problem
 	seen := map[string]int{}
 	for i, item := range list {
-		at := sessionsPath.child(i)
-		// 5. Entry not a mapping.
-		entry, ok := item.(map[string]any)
-		if !ok {
-			problems = append(problems, problem{path: at, msg: fmt.Sprintf("expected a mapping, got %s", kindOf(item)), cover: at})
+		def, found := parseEntry(i, item, seen, r)
+		if len(found) > 0 {
+			problems = append(problems, found...)
 			continue
-		}
-		bad := false
-		// 6. The name.
-		name, isString := entry["name"].(string)
-		switch {
-		case entry["name"] == nil:
-			problems = append(problems, problem{path: at, cover: at.child("name"),
-				msg: "name is missing; every entry needs one of lowercase letters/digits/hyphens starting with a letter or digit (max 40), as it becomes a tmux session and a file name"})
-			bad = true
-		case !isString || !loop.ValidName(name):
-			problems = append(problems, problem{path: at.child("name"), cover: at.child("name"),
-				msg: fmt.Sprintf("%s is not lowercase letters/digits/hyphens starting with a letter or digit (max 40), e.g. '%s'; the name becomes a tmux session and a file name", describe(entry["name"]), ValidNameLike(scalarString(entry["name"])))})
-			bad = true
-		default:
-			// 7. Duplicates.
-			if first, dup := seen[name]; dup {
-				problems = append(problems, problem{path: at, cover: at.child("name"),
-					msg: fmt.Sprintf("name '%s' is already declared at sessions[%d]; two entries with one name have no defined winner", name, first)})
-				bad = true
-			} else {
-				seen[name] = i
-			}
-		}
-		label := ""
-		if isString {
-			label = name
-		}
-		// 8. prompt and promptFile together.
-		if truthy(entry["prompt"]) && truthy(entry["promptFile"]) {
-			problems = append(problems, problem{path: at, label: label,
-				msg: "declares both `prompt` and `promptFile`; there is no precedence between them — keep one"})
-			bad = true
-		}
-		// 9. harnessArgs present but not a list.
-		argsRaw, hasArgs := entry["harnessArgs"]
-		args, argsOK := stringList(argsRaw)
-		if hasArgs && !argsOK {
-			problems = append(problems, problem{path: at, label: label, cover: at.child("harnessArgs"),
-				msg: fmt.Sprintf("harnessArgs must be a list of strings, got %s", kindOf(argsRaw))})
-			bad = true
-		}
-		// 9b. env present but not a mapping.
-		envRaw, hasEnv := entry["env"]
-		if _, envOK := envRaw.(map[string]any); hasEnv && envRaw != nil && !envOK {
-			problems = append(problems, problem{path: at, label: label, cover: at.child("env"),
-				msg: fmt.Sprintf("env must be a mapping of variable names to strings, got %s", kindOf(envRaw))})
-			bad = true
-		}
-		// 10. slack present but not a mapping.
-		slackRaw, hasSlack := entry["slack"]
-		slack, slackOK := slackRaw.(map[string]any)
-		if hasSlack && !slackOK {
-			problems = append(problems, problem{path: at, label: label, cover: at.child("slack"),
-				msg: fmt.Sprintf("slack must be a mapping, got %s", kindOf(slackRaw))})
-			bad = true
-		}
-		if bad {
-			continue
-		}
-		def := loop.StandingDefinition{
-			Name:         name,
-			Description:  str(entry, "description", ""),
-			Harness:      nonEmpty(entry, "harness", r.DefaultHarness),
-			Cwd:          nonEmpty(entry, "cwd", r.SpawnWorkdir),
-			Prompt:       str(entry, "prompt", ""),
-			PromptFile:   str(entry, "promptFile", ""),
-			Env:          StringMap(entry["env"]),
-			AutoStart:    true,
-			SlackEnabled: truthy(slack["enabled"]),
-			SlackChannel: str(slack, "channel", ""),
-			Declared:     true,
-			Restart:      str(entry, "restart", ""),
-		}
-		if v, ok := entry["autoStart"]; ok {
-			def.AutoStart = truthy(v)
-		}
-		if v, ok := slack["postReplies"]; ok {
-			b := truthy(v)
-			def.SlackPostReplies = &b
-		}
-		if hasArgs {
-			def.HarnessArgs = args // explicit, [] included: none
-		} else if inherited, ok := r.HarnessArgs[def.Harness]; ok {
-			def.HarnessArgs = slices.Clone(inherited)
 		}
 		out.Sessions = append(out.Sessions, def)
 	}
 	return out, problems
+}
+
+// parseEntry is steps 5–10 for the entry at sessions[i]: its shape, its
+// name (seen holds the names earlier entries declared, and gains this
+// one's when it is new), then the fields that exclude each other or must
+// be of one kind. An entry with any problem gives no definition: every one
+// of its problems is returned, in step order.
+func parseEntry(i int, item any, seen map[string]int, r Routing) (loop.StandingDefinition, []problem) {
+	at := sessionsPath.child(i)
+	// 5. Entry not a mapping.
+	entry, ok := item.(map[string]any)
+	if !ok {
+		return loop.StandingDefinition{}, []problem{{path: at, msg: fmt.Sprintf("expected a mapping, got %s", kindOf(item)), cover: at}}
+	}
+	name, isString, problems := checkName(at, i, entry, seen)
+	label := ""
+	if isString {
+		label = name
+	}
+	problems = append(problems, checkFields(at, label, entry)...)
+	if len(problems) > 0 {
+		return loop.StandingDefinition{}, problems
+	}
+	return definition(name, entry, r), nil
+}
+
+// checkName is steps 6 and 7 for the entry at at, sessions[i]: a name is
+// present, is a valid standing-session name, and no earlier entry declared
+// it (seen maps each name declared to its index; a new name is added). It returns the name as written, whether it
+// was a string (a string names the entry in the other steps' problems),
+// and the problem found, if any.
+func checkName(at keyPath, i int, entry map[string]any, seen map[string]int) (name string, isString bool, _ []problem) {
+	// 6. The name.
+	name, isString = entry["name"].(string)
+	switch {
+	case entry["name"] == nil:
+		return name, isString, []problem{{path: at, cover: at.child("name"),
+			msg: "name is missing; every entry needs one of lowercase letters/digits/hyphens starting with a letter or digit (max 40), as it becomes a tmux session and a file name"}}
+	case !isString || !loop.ValidName(name):
+		return name, isString, []problem{{path: at.child("name"), cover: at.child("name"),
+			msg: fmt.Sprintf("%s is not lowercase letters/digits/hyphens starting with a letter or digit (max 40), e.g. '%s'; the name becomes a tmux session and a file name", describe(entry["name"]), ValidNameLike(scalarString(entry["name"])))}}
+	}
+	// 7. Duplicates.
+	if first, dup := seen[name]; dup {
+		return name, isString, []problem{{path: at, cover: at.child("name"),
+			msg: fmt.Sprintf("name '%s' is already declared at sessions[%d]; two entries with one name have no defined winner", name, first)}}
+	}
+	seen[name] = i
+	return name, isString, nil
+}
+
+// checkFields is steps 8–10 for the entry at at (label is its name, when
+// it has a string one): prompt and promptFile are not both set, and
+// harnessArgs, env and slack, when present, are of their kind. It returns
+// every problem found, in step order.
+func checkFields(at keyPath, label string, entry map[string]any) []problem {
+	var problems []problem
+	// 8. prompt and promptFile together.
+	if truthy(entry["prompt"]) && truthy(entry["promptFile"]) {
+		problems = append(problems, problem{path: at, label: label,
+			msg: "declares both `prompt` and `promptFile`; there is no precedence between them — keep one"})
+	}
+	// 9. harnessArgs present but not a list.
+	argsRaw, hasArgs := entry["harnessArgs"]
+	if _, argsOK := stringList(argsRaw); hasArgs && !argsOK {
+		problems = append(problems, problem{path: at, label: label, cover: at.child("harnessArgs"),
+			msg: fmt.Sprintf("harnessArgs must be a list of strings, got %s", kindOf(argsRaw))})
+	}
+	// 9b. env present but not a mapping.
+	envRaw, hasEnv := entry["env"]
+	if _, envOK := envRaw.(map[string]any); hasEnv && envRaw != nil && !envOK {
+		problems = append(problems, problem{path: at, label: label, cover: at.child("env"),
+			msg: fmt.Sprintf("env must be a mapping of variable names to strings, got %s", kindOf(envRaw))})
+	}
+	// 10. slack present but not a mapping.
+	slackRaw, hasSlack := entry["slack"]
+	if _, slackOK := slackRaw.(map[string]any); hasSlack && !slackOK {
+		problems = append(problems, problem{path: at, label: label, cover: at.child("slack"),
+			msg: fmt.Sprintf("slack must be a mapping, got %s", kindOf(slackRaw))})
+	}
+	return problems
+}
+
+// definition builds the definition of a valid entry called name: the
+// routing defaults of r fill harness and cwd, autoStart is on unless the
+// entry says otherwise, and harnessArgs, when the entry gives none, are
+// its harness's from routing (an explicit list, [] included, is kept).
+func definition(name string, entry map[string]any, r Routing) loop.StandingDefinition {
+	slack, _ := entry["slack"].(map[string]any)
+	def := loop.StandingDefinition{
+		Name:         name,
+		Description:  str(entry, "description", ""),
+		Harness:      nonEmpty(entry, "harness", r.DefaultHarness),
+		Cwd:          nonEmpty(entry, "cwd", r.SpawnWorkdir),
+		Prompt:       str(entry, "prompt", ""),
+		PromptFile:   str(entry, "promptFile", ""),
+		Env:          StringMap(entry["env"]),
+		AutoStart:    true,
+		SlackEnabled: truthy(slack["enabled"]),
+		SlackChannel: str(slack, "channel", ""),
+		Declared:     true,
+		Restart:      str(entry, "restart", ""),
+	}
+	if v, ok := entry["autoStart"]; ok {
+		def.AutoStart = truthy(v)
+	}
+	if v, ok := slack["postReplies"]; ok {
+		b := truthy(v)
+		def.SlackPostReplies = &b
+	}
+	if args, hasArgs := entry["harnessArgs"]; hasArgs {
+		def.HarnessArgs, _ = stringList(args) // explicit, [] included: none
+	} else if inherited, ok := r.HarnessArgs[def.Harness]; ok {
+		def.HarnessArgs = slices.Clone(inherited)
+	}
+	return def
 }
 
 // ValidNameLike is a valid standing-session name close to s, to show next

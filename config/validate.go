@@ -121,121 +121,182 @@ func (c *schemaCompiler) compileNode(n *schemaNode, raw any, base, pointer strin
 	}
 }
 
-// keyword compiles one keyword of the schema at base#pointer into n.
+// keyword compiles one keyword of the schema at base#pointer into n: an
+// assertion on the value itself through its entry in valueKeywords, a
+// keyword that holds schemas by compiling them where they stand, an
+// annotation not at all. Any other keyword is refused, so that none is
+// silently ignored.
 func (c *schemaCompiler) keyword(n *schemaNode, kw string, v any, base, pointer string) error {
-	sub := func(raw any, elems ...string) (*schemaNode, error) {
-		p := pointer
-		for _, e := range elems {
-			p += "/" + strings.ReplaceAll(strings.ReplaceAll(e, "~", "~0"), "/", "~1")
-		}
-		return c.node(raw, base, p)
+	if compile, ok := valueKeywords[kw]; ok {
+		return compile(n, v)
 	}
 	var err error
 	switch kw {
-	case "type":
-		switch t := v.(type) {
-		case string:
-			n.types = []string{t}
-		case []any:
-			for _, e := range t {
-				s, ok := e.(string)
-				if !ok {
-					return fmt.Errorf("expected a type name, got %v", e)
-				}
-				n.types = append(n.types, s)
-			}
-		default:
-			return fmt.Errorf("expected a string or a list, got %T", v)
-		}
-	case "enum":
-		l, ok := v.([]any)
-		if !ok {
-			return fmt.Errorf("expected a list, got %T", v)
-		}
-		n.enum = l
-	case "const":
-		n.hasConst, n.constVal = true, v
-	case "minimum":
-		n.minimum, err = schemaNumber(v)
-	case "maximum":
-		n.maximum, err = schemaNumber(v)
-	case "exclusiveMinimum":
-		n.exclMin, err = schemaNumber(v)
-	case "exclusiveMaximum":
-		n.exclMax, err = schemaNumber(v)
-	case "minLength":
-		n.minLength, err = schemaCount(v)
-	case "maxLength":
-		n.maxLength, err = schemaCount(v)
-	case "minItems":
-		n.minItems, err = schemaCount(v)
-	case "maxItems":
-		n.maxItems, err = schemaCount(v)
-	case "uniqueItems":
-		b, ok := v.(bool)
-		if !ok {
-			return fmt.Errorf("expected a boolean, got %T", v)
-		}
-		n.unique = b
-	case "pattern":
-		s, ok := v.(string)
-		if !ok {
-			return fmt.Errorf("expected a string, got %T", v)
-		}
-		n.pattern, err = regexp.Compile(s)
 	case "items":
-		n.items, err = sub(v, "items")
+		n.items, err = c.sub(v, base, pointer, "items")
 	case "properties":
-		m, ok := v.(map[string]any)
-		if !ok {
-			return fmt.Errorf("expected an object, got %T", v)
-		}
-		n.props = make(map[string]*schemaNode, len(m))
-		for name := range m {
-			if n.props[name], err = sub(m[name], "properties", name); err != nil {
-				return err
-			}
-			n.allowed = append(n.allowed, name)
-		}
-		slices.Sort(n.allowed)
+		err = c.properties(n, v, base, pointer)
 	case "additionalProperties":
-		n.extra, err = sub(v, "additionalProperties")
-	case "required":
-		l, ok := v.([]any)
-		if !ok {
-			return fmt.Errorf("expected a list, got %T", v)
-		}
-		for _, e := range l {
-			s, ok := e.(string)
-			if !ok {
-				return fmt.Errorf("expected a key name, got %v", e)
-			}
-			n.required = append(n.required, s)
-		}
+		n.extra, err = c.sub(v, base, pointer, "additionalProperties")
 	case "$ref":
-		s, ok := v.(string)
-		if !ok {
-			return fmt.Errorf("expected a string, got %T", v)
-		}
-		b, err := url.Parse(base)
-		if err != nil {
-			return err
-		}
-		r, err := url.Parse(s)
-		if err != nil {
-			return err
-		}
-		abs := b.ResolveReference(r)
-		frag := abs.Fragment
-		abs.Fragment = ""
-		n.ref, err = c.at(abs.String(), frag)
-		return err
+		n.ref, err = c.ref(v, base)
 	default:
 		if !isAnnotation(kw) {
 			return fmt.Errorf("keyword not implemented by the config validator (config/validate.go); implement it before the schema uses it")
 		}
 	}
 	return err
+}
+
+// valueKeywords are the keywords that assert something of the value
+// itself, each with the function that reads its argument into a node (an
+// argument of the wrong kind is an error). It is only read.
+var valueKeywords = map[string]func(n *schemaNode, v any) error{
+	"type": compileType,
+	"enum": func(n *schemaNode, v any) error {
+		l, ok := v.([]any)
+		if !ok {
+			return fmt.Errorf("expected a list, got %T", v)
+		}
+		n.enum = l
+		return nil
+	},
+	"const": func(n *schemaNode, v any) error {
+		n.hasConst, n.constVal = true, v
+		return nil
+	},
+	"minimum":          numberKeyword(func(n *schemaNode) **float64 { return &n.minimum }),
+	"maximum":          numberKeyword(func(n *schemaNode) **float64 { return &n.maximum }),
+	"exclusiveMinimum": numberKeyword(func(n *schemaNode) **float64 { return &n.exclMin }),
+	"exclusiveMaximum": numberKeyword(func(n *schemaNode) **float64 { return &n.exclMax }),
+	"minLength":        countKeyword(func(n *schemaNode) **int { return &n.minLength }),
+	"maxLength":        countKeyword(func(n *schemaNode) **int { return &n.maxLength }),
+	"minItems":         countKeyword(func(n *schemaNode) **int { return &n.minItems }),
+	"maxItems":         countKeyword(func(n *schemaNode) **int { return &n.maxItems }),
+	"uniqueItems": func(n *schemaNode, v any) error {
+		b, ok := v.(bool)
+		if !ok {
+			return fmt.Errorf("expected a boolean, got %T", v)
+		}
+		n.unique = b
+		return nil
+	},
+	"pattern": func(n *schemaNode, v any) error {
+		s, ok := v.(string)
+		if !ok {
+			return fmt.Errorf("expected a string, got %T", v)
+		}
+		var err error
+		n.pattern, err = regexp.Compile(s)
+		return err
+	},
+	"required": compileRequired,
+}
+
+// numberKeyword is the compiler of a keyword whose argument is a number,
+// kept in the node's field that field returns.
+func numberKeyword(field func(n *schemaNode) **float64) func(n *schemaNode, v any) error {
+	return func(n *schemaNode, v any) error {
+		var err error
+		*field(n), err = schemaNumber(v)
+		return err
+	}
+}
+
+// countKeyword is the compiler of a keyword whose argument is a
+// non-negative integer, kept in the node's field that field returns.
+func countKeyword(field func(n *schemaNode) **int) func(n *schemaNode, v any) error {
+	return func(n *schemaNode, v any) error {
+		var err error
+		*field(n), err = schemaCount(v)
+		return err
+	}
+}
+
+// compileType reads type: one type name or a list of them.
+func compileType(n *schemaNode, v any) error {
+	switch t := v.(type) {
+	case string:
+		n.types = []string{t}
+	case []any:
+		for _, e := range t {
+			s, ok := e.(string)
+			if !ok {
+				return fmt.Errorf("expected a type name, got %v", e)
+			}
+			n.types = append(n.types, s)
+		}
+	default:
+		return fmt.Errorf("expected a string or a list, got %T", v)
+	}
+	return nil
+}
+
+// compileRequired reads required: a list of key names.
+func compileRequired(n *schemaNode, v any) error {
+	l, ok := v.([]any)
+	if !ok {
+		return fmt.Errorf("expected a list, got %T", v)
+	}
+	for _, e := range l {
+		s, ok := e.(string)
+		if !ok {
+			return fmt.Errorf("expected a key name, got %v", e)
+		}
+		n.required = append(n.required, s)
+	}
+	return nil
+}
+
+// sub compiles raw, a schema held by the keyword path elems of the schema
+// at base#pointer (each element escaped as a JSON pointer token).
+func (c *schemaCompiler) sub(raw any, base, pointer string, elems ...string) (*schemaNode, error) {
+	p := pointer
+	for _, e := range elems {
+		p += "/" + strings.ReplaceAll(strings.ReplaceAll(e, "~", "~0"), "/", "~1")
+	}
+	return c.node(raw, base, p)
+}
+
+// properties compiles properties, an object of schemas by key, into n,
+// and records the declared names, sorted, for the messages about unknown
+// keys.
+func (c *schemaCompiler) properties(n *schemaNode, v any, base, pointer string) error {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return fmt.Errorf("expected an object, got %T", v)
+	}
+	n.props = make(map[string]*schemaNode, len(m))
+	for name := range m {
+		var err error
+		if n.props[name], err = c.sub(m[name], base, pointer, "properties", name); err != nil {
+			return err
+		}
+		n.allowed = append(n.allowed, name)
+	}
+	slices.Sort(n.allowed)
+	return nil
+}
+
+// ref compiles the target of $ref v, resolved against base (the document's
+// $id): the document it names, at the JSON pointer of its fragment.
+func (c *schemaCompiler) ref(v any, base string) (*schemaNode, error) {
+	s, ok := v.(string)
+	if !ok {
+		return nil, fmt.Errorf("expected a string, got %T", v)
+	}
+	b, err := url.Parse(base)
+	if err != nil {
+		return nil, err
+	}
+	r, err := url.Parse(s)
+	if err != nil {
+		return nil, err
+	}
+	abs := b.ResolveReference(r)
+	frag := abs.Fragment
+	abs.Fragment = ""
+	return c.at(abs.String(), frag)
 }
 
 // resolvePointer follows a JSON pointer ("" or "/a/b") into doc.

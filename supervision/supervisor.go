@@ -247,7 +247,11 @@ func Delay(attempt int, max time.Duration, jitter float64) time.Duration {
 	return base + time.Duration(float64(base)*0.2*jitter)
 }
 
-// handle deals with one pane seen dead twice.
+// handle deals with one pane seen dead twice: it records the exit, then,
+// unless the session is not to be restarted (whyNotRestarted) or its
+// restarts hit the burst limit (countRestart), restarts it after its
+// backoff (restartAfter). Each record it writes is checked against the
+// record it read, so a change meanwhile (an operator's stop, say) ends it.
 func (sv *Supervisor) handle(ctx context.Context, rec *loop.StandingRecord, info loop.PaneInfo, w *watch) {
 	defer sv.work.Done()
 	defer func() {
@@ -266,26 +270,52 @@ func (sv *Supervisor) handle(ctx context.Context, rec *loop.StandingRecord, info
 		return // the record changed meanwhile
 	}
 	cfg := sv.Config()
-	def, known := lifecycle.DefinitionOf(cfg, exited)
-	policy := cfg.Supervision.PolicyOf(def)
-	var why string
-	switch {
-	case !known:
-		why = "its definition is gone: neither declared in standingSessions.sessions nor created"
-	case policy == loop.RestartNever:
-		why = "its restart policy is never"
-	case policy == loop.RestartOnFailure && !exit.Failure():
-		why = "it exited with status 0 and its restart policy is on-failure"
-	}
-	if why != "" {
+	if why := whyNotRestarted(cfg, exited, exit); why != "" {
 		if err := s.RecordNotRestarted(name, why); err != nil {
 			sv.log().Warn("supervisor: cannot record an event", "event", "standing.not_restarted", "error", err)
 		}
 		return
 	}
 	rp := cfg.Supervision.Restart
+	attempt, recent, limited := sv.countRestart(w, exited, rp)
+	if limited {
+		if err := s.GiveUpRestarts(ctx, exited, exit, recent, rp, sv.now()); err != nil {
+			sv.log().Warn("supervisor: cannot record a restart limit", "standing", name, "error", err)
+		}
+		return
+	}
+	sv.restartAfter(ctx, exited, exit, w, attempt, rp)
+}
+
+// whyNotRestarted says why the session of exited, which exited as exit
+// says, is not restarted under cfg ("" when it is): its definition is gone
+// (a record whose config entry was removed is never restarted), or its
+// restart policy is never, or on-failure and the exit was clean.
+func whyNotRestarted(cfg *config.Config, exited *loop.StandingRecord, exit *loop.ExitInfo) string {
+	def, known := lifecycle.DefinitionOf(cfg, exited)
+	policy := cfg.Supervision.PolicyOf(def)
+	switch {
+	case !known:
+		return "its definition is gone: neither declared in standingSessions.sessions nor created"
+	case policy == loop.RestartNever:
+		return "its restart policy is never"
+	case policy == loop.RestartOnFailure && !exit.Failure():
+		return "it exited with status 0 and its restart policy is on-failure"
+	}
+	return ""
+}
+
+// countRestart counts a restart of exited's session in w, under sv.mu.
+// The attempt count starts afresh for a pane another start left (an
+// operator's) and once the pane ran restart.resetSeconds; the history
+// keeps the restarts within restart.intervalSeconds. With restart.burst of
+// them already there, the restart is limited and not counted. It returns
+// the attempt (1-based), the restarts in the interval and whether the
+// restart is limited.
+func (sv *Supervisor) countRestart(w *watch, exited *loop.StandingRecord, rp config.RestartPolicy) (attempt, recent int, limited bool) {
 	now := sv.now()
 	sv.mu.Lock()
+	defer sv.mu.Unlock()
 	if w.own != generation(exited) {
 		w.attempts, w.history = 0, nil // a start of someone else's: counts start afresh
 	} else if started, err := time.Parse(loop.RecordTimeFormat, exited.StartedAt); err == nil && now.Sub(started) >= rp.Reset() {
@@ -298,19 +328,21 @@ func (sv *Supervisor) handle(ctx context.Context, rec *loop.StandingRecord, info
 		}
 	}
 	w.history = kept
-	limited := len(w.history) >= max(1, rp.Burst)
+	limited = len(w.history) >= max(1, rp.Burst)
 	if !limited {
 		w.attempts++
 		w.history = append(w.history, now)
 	}
-	attempt, recent := w.attempts, len(w.history)
-	sv.mu.Unlock()
-	if limited {
-		if err := s.GiveUpRestarts(ctx, exited, exit, recent, rp, sv.now()); err != nil {
-			sv.log().Warn("supervisor: cannot record a restart limit", "standing", name, "error", err)
-		}
-		return
-	}
+	return w.attempts, len(w.history), limited
+}
+
+// restartAfter restarts exited's session as attempt once its backoff
+// (Delay, jittered) has passed: the restart is scheduled on the record
+// first (standing.restarting), so a change meanwhile cancels it,
+// and ctx's end cancels the wait. A session that came up is the
+// supervisor's own start: its pane keeps w's counts.
+func (sv *Supervisor) restartAfter(ctx context.Context, exited *loop.StandingRecord, exit *loop.ExitInfo, w *watch, attempt int, rp config.RestartPolicy) {
+	s := sv.Service
 	jitter := rand.Float64()
 	if sv.Jitter != nil {
 		jitter = sv.Jitter()
@@ -318,7 +350,7 @@ func (sv *Supervisor) handle(ctx context.Context, rec *loop.StandingRecord, info
 	delay := Delay(attempt, rp.MaxDelay(), jitter)
 	scheduled, err := s.ScheduleRestart(ctx, exited, attempt, delay)
 	if err != nil {
-		sv.log().Warn("supervisor: cannot record a restart", "standing", name, "error", err)
+		sv.log().Warn("supervisor: cannot record a restart", "standing", exited.Name, "error", err)
 		return
 	}
 	if scheduled == nil {

@@ -94,7 +94,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/the-loop-dev/the-loop/runner"
 )
 
@@ -167,6 +166,11 @@ type toolCall struct {
 	id, name, arg string
 }
 
+// run is the fake session from its command line to its exit, and returns
+// its exit status: it reads the contract's arguments, opens the log,
+// refuses a resume with nothing to resume, loads the hooks, records the
+// start entry (and a settings error after it), draws the banner and then
+// serves the terminal, the turns and the signals until an exit.
 func run() int {
 	dir := os.Getenv("FAKE_AGENT_DIR")
 	if dir == "" {
@@ -174,92 +178,17 @@ func run() int {
 		return 2
 	}
 	contract := os.Getenv("FAKE_AGENT_CONTRACT")
-	var args args
-	switch contract {
-	case contractCodex:
-		args = parseCodexArgs(os.Args[1:])
-	case contractGemini:
-		args = parseGeminiArgs(os.Args[1:])
-	default:
-		args = parseArgs(os.Args[1:])
-	}
+	args := parseContractArgs(contract, os.Args[1:])
 	lf, err := openLog(filepath.Join(dir, "log.jsonl"))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "fakeagent:", err)
 		return 2
 	}
-	cwd, _ := os.Getwd()
-	a := &agent{log: lf, dir: dir, sessionID: args.sessionID, cwd: cwd, configDir: claudeConfigDir(),
-		model: args.model, permMode: args.permissionMode,
-		think:     time.Duration(envInt("FAKE_AGENT_TURN_MS", 50)) * time.Millisecond,
-		answerFmt: os.Getenv("FAKE_AGENT_ANSWER"), contract: contract, started: time.Now().UTC(), resumed: args.resume}
-	if a.model == "" {
-		a.model = map[string]string{contractCodex: "gpt-fake", contractGemini: "gemini-fake"}[contract]
+	a, start := newAgent(lf, dir, contract, args)
+	if !a.canResume(args, start) {
+		return 1
 	}
-	if a.model == "" {
-		a.model = "claude-opus-4-5"
-	}
-	if contract == contractCodex && !args.resume {
-		a.sessionID = "" // Codex chooses its id itself
-	}
-	if a.sessionID == "" {
-		a.sessionID = uuid.NewString()
-	}
-	logged := args.sessionID
-	if contract == contractCodex {
-		logged = a.sessionID // the id it chose (or resumes)
-	}
-	start := entry{Kind: "start", Pid: os.Getpid(), Argv: os.Args[1:], SessionID: logged,
-		Resume: args.resume, Prompt: args.prompt, Cwd: cwd, Env: selectedEnv()}
-
-	if args.resume && contract == contractCodex {
-		if a.codexPath = findCodexSession(args.sessionID); a.codexPath == "" {
-			a.log.write(start)
-			a.log.write(entry{Kind: "resume_failed", SessionID: args.sessionID})
-			fmt.Fprintf(os.Stderr, "ERROR: No saved session found with ID %s\n", args.sessionID)
-			return 1
-		}
-	}
-	if args.resume && contract == contractGemini {
-		if a.geminiPath = findGeminiSession(cwd, args.sessionID); a.geminiPath == "" {
-			a.log.write(start)
-			a.log.write(entry{Kind: "resume_failed", SessionID: args.sessionID})
-			fmt.Fprintf(os.Stderr, "Error resuming session: no session %s found for this project\n", args.sessionID)
-			return 1
-		}
-	}
-	if args.resume && contract == contractClaude {
-		if _, err := os.Stat(a.transcriptPath()); err != nil {
-			a.log.write(start)
-			a.log.write(entry{Kind: "resume_failed", SessionID: args.sessionID})
-			fmt.Fprintf(os.Stderr, "No conversation found with session ID: %s\n", args.sessionID)
-			return 1
-		}
-	}
-	if args.resume && contract == contractClaude {
-		a.lastUUID = a.lastTranscriptUUID()
-	}
-	var hooks hookSet
-	switch contract {
-	case contractCodex:
-		var enabled bool
-		hooks, enabled, a.untrusted, err = loadCodexHooks(args)
-		start.Text = fmt.Sprintf("codex hooks enabled=%v untrusted=%v no-daemon=%v", enabled, a.untrusted, args.noDaemon)
-		if a.untrusted {
-			hooks = hookSet{}
-		}
-	case contractGemini:
-		hooks, err = loadGeminiHooks()
-		if oerr := a.openGemini(); oerr != nil && err == nil {
-			err = oerr
-		}
-		if len(args.dropped) > 0 {
-			start.Text = "dropped positional: " + strings.Join(args.dropped, " ")
-		}
-	default:
-		hooks, err = loadSettings(args.settings)
-	}
-	a.hooks = hooks
+	err = a.loadHooks(args, &start)
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGHUP)
 
@@ -271,7 +200,15 @@ func run() int {
 
 	term := newTerminal(0)
 	fmt.Printf("fake agent %s starting…\r\n", args.sessionID)
+	return a.serve(term, args, sigs)
+}
 
+// serve runs the session's main loop once the start is recorded: the
+// input goroutine reads term (after the start-up delay), and the loop
+// answers whichever comes first — the prompt drawn, a submit, a turn's
+// think time ending, a signal, FAKE_AGENT_EXIT_AFTER_MS, the terminal's
+// end. It returns the exit status.
+func (a *agent) serve(term *terminal, args args, sigs <-chan os.Signal) int {
 	var exitAfter <-chan time.Time
 	if ms := envInt("FAKE_AGENT_EXIT_AFTER_MS", -1); ms >= 0 {
 		exitAfter = time.After(time.Duration(ms) * time.Millisecond)
@@ -289,14 +226,7 @@ func run() int {
 		select {
 		case <-ready:
 			ready = nil
-			source := "startup"
-			if args.resume {
-				source = "resume"
-			}
-			a.fire("SessionStart", map[string]any{"source": source, "model": a.model})
-			if args.prompt != "" {
-				a.process(args.prompt)
-			}
+			a.onReady(args)
 		case in := <-inputs:
 			if code, exit := a.handle(in); exit {
 				err := a.flush()
@@ -307,39 +237,76 @@ func run() int {
 		case <-a.timer.C:
 			a.finishTurn()
 		case sig := <-sigs:
-			if sig == syscall.SIGHUP {
-				a.log.write(entry{Kind: "sighup"})
-				return 129
+			if code, exit := a.onSignal(term, sig, ignoreTerm); exit {
+				return code
 			}
-			if ignoreTerm {
-				a.log.write(entry{Kind: "sigterm", Ignored: true})
-				continue
-			}
-			err := a.flush()
-			a.fire("SessionEnd", map[string]any{"reason": "other"})
-			a.log.write(entry{Kind: "sigterm", Error: errText(err)})
-			term.restore()
-			return 0
 		case <-exitAfter:
 			code := envInt("FAKE_AGENT_EXIT_CODE", 0)
-			err := a.flush()
-			a.fire("SessionEnd", map[string]any{"reason": "other"})
-			a.log.write(entry{Kind: "exit", Code: code, Error: errText(err)})
-			term.restore()
+			a.endSession(term, entry{Kind: "exit", Code: code})
 			return code
 		case err := <-eof:
-			select { // the terminal went away: a SIGHUP is usually on its way
-			case sig := <-sigs:
-				if sig == syscall.SIGHUP {
-					a.log.write(entry{Kind: "sighup"})
-					return 129
-				}
-			case <-time.After(200 * time.Millisecond):
-			}
-			a.log.write(entry{Kind: "eof", Error: errText(err)})
-			return 1
+			return a.onEOF(err, sigs)
 		}
 	}
+}
+
+// onReady starts the conversation once the prompt is drawn: SessionStart
+// (source startup, or resume), then the command line's prompt, if any, as
+// the first turn.
+func (a *agent) onReady(args args) {
+	source := "startup"
+	if args.resume {
+		source = "resume"
+	}
+	a.fire("SessionStart", map[string]any{"source": source, "model": a.model})
+	if args.prompt != "" {
+		a.process(args.prompt)
+	}
+}
+
+// onSignal answers sig and reports whether the agent exits, and with what
+// status: SIGHUP exits 129 at once, without flushing and without hooks;
+// SIGTERM is logged and ignored under FAKE_AGENT_IGNORE_TERM=1, else it
+// ends the session (endSession) and exits 0.
+func (a *agent) onSignal(term *terminal, sig os.Signal, ignoreTerm bool) (code int, exit bool) {
+	if sig == syscall.SIGHUP {
+		a.log.write(entry{Kind: "sighup"})
+		return 129, true
+	}
+	if ignoreTerm {
+		a.log.write(entry{Kind: "sigterm", Ignored: true})
+		return 0, false
+	}
+	a.endSession(term, entry{Kind: "sigterm"})
+	return 0, true
+}
+
+// endSession ends the session from outside the conversation (SIGTERM,
+// FAKE_AGENT_EXIT_AFTER_MS): the transcript flushed, SessionEnd (reason
+// other) fired, last logged with the flush's error, the terminal restored.
+func (a *agent) endSession(term *terminal, last entry) {
+	err := a.flush()
+	a.fire("SessionEnd", map[string]any{"reason": "other"})
+	last.Error = errText(err)
+	a.log.write(last)
+	term.restore()
+}
+
+// onEOF answers the terminal's end (err, from reading it) and returns the
+// exit status: a SIGHUP is usually on its way, so one that arrives within
+// 200 ms exits as SIGHUP does (129); otherwise the end is logged (eof) and
+// the agent exits 1.
+func (a *agent) onEOF(err error, sigs <-chan os.Signal) int {
+	select {
+	case sig := <-sigs:
+		if sig == syscall.SIGHUP {
+			a.log.write(entry{Kind: "sighup"})
+			return 129
+		}
+	case <-time.After(200 * time.Millisecond):
+	}
+	a.log.write(entry{Kind: "eof", Error: errText(err)})
+	return 1
 }
 
 // input discards what is typed during the start-up delay, then reads the
