@@ -104,8 +104,42 @@ func (e *exitError) Error() string { return fmt.Sprintf("exit %d", e.code) }
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	path, rest := config.FindFlag(args)
 	var cli CLI
+	kctx, exit := parse(&cli, rest, stdout, stderr)
+	if kctx == nil {
+		return exit
+	}
+	resolved, err := locateConfig(kctx, &cli, path, stderr)
+	if err != nil {
+		return exitCode(err, stderr)
+	}
+	if err := refuseAgentVerb(kctx.Command()); err != nil {
+		return exitCode(err, stderr)
+	}
+	app := &App{ConfigPath: resolved, Stdin: stdin, Stdout: stdout, Stderr: stderr, reads: readVerb(kctx.Command()), verb: kctx.Command()}
+	if app.reads && resolved == "" {
+		fmt.Fprintln(stderr, noConfigNote)
+	}
+	cmd := selected(kctx)
+	if p, ok := cmd.(preparer); ok {
+		if err := p.prepare(app); err != nil {
+			return exitCode(err, stderr)
+		}
+	}
+	inv := &invocation{app: app, picking: pickingOf(cmd)}
+	defer inv.close()
+	if err := inv.bind(kctx); err != nil {
+		return exitCode(err, stderr)
+	}
+	return exitCode(inv.finish(kctx.Run(app)), stderr)
+}
+
+// parse parses args (the flags and command after the -c flag's removal)
+// into cli. It returns nil with the exit status when there is nothing to
+// run: --help and friends (kong's own status), or a usage error (printed
+// with the usage, exit 2; 1 when kong cannot even be built).
+func parse(cli *CLI, args []string, stdout, stderr io.Writer) (*kong.Context, int) {
 	exit := -1
-	parser, err := kong.New(&cli,
+	parser, err := kong.New(cli,
 		kong.Name("the-loop"),
 		kong.Description("Keeps AI coding-agent sessions alive in tmux and lets operators talk to them."),
 		kong.UsageOnError(),
@@ -120,11 +154,11 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	)
 	if err != nil {
 		fmt.Fprintf(stderr, "error: %v\n", err)
-		return 1
+		return nil, 1
 	}
-	kctx, err := parser.Parse(rest)
+	kctx, err := parser.Parse(args)
 	if exit >= 0 { // --help and friends
-		return exit
+		return nil, exit
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "error: %s\n", termLines(err.Error()))
@@ -132,56 +166,86 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		if errors.As(err, &pe) {
 			_ = pe.Context.PrintUsage(true)
 		}
-		return 2
+		return nil, 2
 	}
-	resolved, err := locateConfig(kctx, &cli, path, stderr)
-	if err != nil {
-		return exitCode(err, stderr)
+	return kctx, 0
+}
+
+// selected is the command kong selected (a pointer to its struct in the
+// CLI), nil when there is none.
+func selected(kctx *kong.Context) any {
+	node := kctx.Selected()
+	if node == nil || !node.Target.CanAddr() {
+		return nil
 	}
-	if err := refuseAgentVerb(kctx.Command()); err != nil {
-		return exitCode(err, stderr)
-	}
-	app := &App{ConfigPath: resolved, Stdin: stdin, Stdout: stdout, Stderr: stderr, reads: readVerb(kctx.Command()), verb: kctx.Command()}
-	if app.reads && resolved == "" {
-		fmt.Fprintln(stderr, noConfigNote)
-	}
-	var cleanup []func()
-	defer func() {
-		for i := len(cleanup) - 1; i >= 0; i-- {
-			cleanup[i]()
-		}
-	}()
-	// A command's Run may take, besides *App, the verb's context (cancelled
-	// by Ctrl-C, ended at the verb's bound) and the services
-	// picked once for this invocation (hermit style): it never decides
-	// itself whether to go through the service. The context is made from
-	// the services (the bound is the config's), so a Run taking it takes
-	// them too.
-	var picked *services
-	var verbCtx context.Context
+	return node.Target.Addr().Interface()
+}
+
+// preparer is a command with checks and inputs of its own (its flags, a
+// message read from standard input) that come before its services are
+// picked: a mistake there is reported as such, whatever the config or the
+// service, and nothing is loaded or opened for it.
+type preparer interface{ prepare(a *App) error }
+
+// invocation is what one command's Run is given besides *App, bound once
+// with kong's providers (hermit style), each made only when Run takes it:
+// the config (*config.Config, loaded as the command's picking says), the
+// services picked once under it (services: the service's over its socket,
+// else this process's), and the verb's context (context.Context: cancelled
+// by Ctrl-C, ended at the verb's bound). A command never decides itself
+// whether to go through the service. The context is made from the services
+// (the bound is theirs), so a Run taking it takes them too.
+type invocation struct {
+	app     *App
+	picking picking
+	cleanup []func() // run last first when the command has run
+	picked  *services
+	verbCtx context.Context
+}
+
+// bind binds the providers into kctx.
+func (inv *invocation) bind(kctx *kong.Context) error {
 	if err := kctx.BindSingletonProvider(func(api services) (context.Context, error) {
-		ctx, stop := api.bound(false)
-		cleanup = append(cleanup, stop)
-		verbCtx = ctx
+		ctx, stop := api.bound(api.stop)
+		inv.cleanup = append(inv.cleanup, stop)
+		inv.verbCtx = ctx
 		return ctx, nil
 	}); err != nil {
-		return exitCode(loop.Internal("binding the verb context: %w", err), stderr)
+		return loop.Internal("binding the verb context: %w", err)
 	}
-	if err := kctx.BindSingletonProvider(func() (services, error) {
-		api, done, err := app.pickServices(false)
+	if err := kctx.BindSingletonProvider(func(cfg *config.Config) (services, error) {
+		api, done, err := inv.app.pickServices(cfg, inv.picking)
 		if err == nil {
-			cleanup = append(cleanup, done)
-			picked = &api
+			inv.cleanup = append(inv.cleanup, done)
+			inv.picked = &api
 		}
 		return api, err
 	}); err != nil {
-		return exitCode(loop.Internal("binding the services: %w", err), stderr)
+		return loop.Internal("binding the services: %w", err)
 	}
-	err = kctx.Run(app)
-	if picked != nil && verbCtx != nil {
-		err = picked.finish(verbCtx, stderr, err)
+	if err := kctx.BindSingletonProvider(func() (*config.Config, error) {
+		return inv.app.loadFor(inv.picking)
+	}); err != nil {
+		return loop.Internal("binding the config: %w", err)
 	}
-	return exitCode(err, stderr)
+	return nil
+}
+
+// finish words the error of a Run that took the services and their
+// context (services.finish); any other Run's error is its own.
+func (inv *invocation) finish(err error) error {
+	if inv.picked != nil && inv.verbCtx != nil {
+		return inv.picked.finish(inv.verbCtx, inv.app.Stderr, err)
+	}
+	return err
+}
+
+// close ends the verb's context and closes the store, in the reverse of
+// the order they were made.
+func (inv *invocation) close() {
+	for i := len(inv.cleanup) - 1; i >= 0; i-- {
+		inv.cleanup[i]()
+	}
 }
 
 // locateConfig finds the config the command uses (config.Locate) and says

@@ -33,24 +33,29 @@ func realAttacher() attacher {
 	}
 }
 
-// Run attaches this terminal to the agent's tmux session.
-func (c *StandingAttachCmd) Run(a *App) error { return c.attach(a, realAttacher()) }
+// prepare refuses, without a terminal, before anything is loaded.
+func (c *StandingAttachCmd) prepare(*App) error { return c.needTerminal(realAttacher()) }
 
-// attach finds the agent's own pane (a peek: the record's socket, the
-// session the-loop spawned) and execs `tmux [-L socket] attach-session
-// [-r] -t =<target>` in place of this process, read-only unless --write.
-// Without a terminal it refuses (EINVALID) before asking anything.
-func (c *StandingAttachCmd) attach(a *App, at attacher) error {
+// Run attaches this terminal to the agent's tmux session.
+func (c *StandingAttachCmd) Run(ctx context.Context, a *App, api services) error {
+	return c.attach(ctx, a, api, realAttacher())
+}
+
+// needTerminal refuses (EINVALID) an attach whose streams are not a
+// terminal: before anything is asked.
+func (c *StandingAttachCmd) needTerminal(at attacher) error {
 	if !at.terminal() {
 		return loop.Invalid("`standing attach` needs a terminal (standard input and output must be a TTY); "+
 			"read the agent's screen with `the-loop standing peek %s` instead", c.Name)
 	}
-	var pane loop.PeekResult
-	err := a.withServices(false, func(ctx context.Context, api services) error {
-		var err error
-		pane, err = api.Standing.Peek(ctx, c.Name, 1)
-		return err
-	})
+	return nil
+}
+
+// attach finds the agent's own pane (a peek: the record's socket, the
+// session the-loop spawned) and execs `tmux [-L socket] attach-session
+// [-r] -t =<target>` in place of this process, read-only unless --write.
+func (c *StandingAttachCmd) attach(ctx context.Context, a *App, api services, at attacher) error {
+	pane, err := api.Standing.Peek(ctx, c.Name, 1)
 	if err != nil {
 		return err
 	}

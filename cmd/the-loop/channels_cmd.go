@@ -30,14 +30,11 @@ type ChannelsPollCmd struct {
 }
 
 // Run polls once and prints the summary; a skipped cycle exits 1.
-func (c *ChannelsPollCmd) Run(a *App) error {
-	cfg, err := a.LoadConfig()
-	if err != nil {
-		return err
-	}
+func (c *ChannelsPollCmd) Run(a *App, cfg *config.Config) error {
 	ctx, stop := signalContext()
 	defer stop()
 	var sum loop.PollSummary
+	var err error
 	remote := false
 	if cfg.Service.Enabled {
 		if remote, err = a.viaService(cfg); err != nil {
@@ -103,11 +100,7 @@ type slackStatus struct {
 }
 
 // Run prints the resolved settings.
-func (c *ChannelsStatusCmd) Run(a *App) error {
-	cfg, err := a.LoadConfig()
-	if err != nil {
-		return err
-	}
+func (c *ChannelsStatusCmd) Run(a *App, cfg *config.Config) error {
 	st := resolveSlack(cfg)
 	if cfg.Service.Enabled {
 		st.ServiceTokenPresent = a.serviceSeesToken(cfg)

@@ -118,52 +118,83 @@ func complete(root *kong.Node, words []string, names func() []string) []string {
 		words = []string{""}
 	}
 	typed, cur := words[:len(words)-1], words[len(words)-1]
-	node := root
-	var pending *kong.Flag // the flag whose value the next word is
-	positional, dashdash := 0, false
+	at := walk(root, typed)
+	if cur == "=" && at.pending != nil { // bash: the cursor right after --flag=
+		cur = ""
+	}
+	if flag, value, ok := strings.Cut(cur, "="); ok && strings.HasPrefix(flag, "--") && !at.dashdash && at.pending == nil {
+		return joinedValues(at.node, flag, value, names)
+	}
+	return matching(at.candidates(cur, names), cur)
+}
+
+// cursor is where the words typed before the one being completed leave
+// the completion: the command reached, the flag whose value comes next,
+// how many positional arguments were given, and whether -- ended the
+// flags.
+type cursor struct {
+	node       *kong.Node
+	pending    *kong.Flag // the flag whose value the next word is
+	positional int
+	dashdash   bool
+}
+
+// walk follows typed from root: a subcommand's name descends (before any
+// positional argument), a flag that takes a value makes the next word its
+// value, anything else is a positional argument.
+func walk(root *kong.Node, typed []string) cursor {
+	at := cursor{node: root}
 	for _, w := range typed {
 		switch {
-		case pending != nil:
+		case at.pending != nil:
 			if w == "=" { // bash splits --flag=value at the "=" (COMP_WORDBREAKS)
 				continue
 			}
-			pending = nil
-		case dashdash:
-			positional++
+			at.pending = nil
+		case at.dashdash:
+			at.positional++
 		case w == "--":
-			dashdash = true
+			at.dashdash = true
 		case strings.HasPrefix(w, "-") && w != "-":
-			if f := findFlag(node, w); f != nil && !strings.Contains(w, "=") && !f.IsBool() && !f.IsCounter() {
-				pending = f
+			if f := findFlag(at.node, w); f != nil && !strings.Contains(w, "=") && !f.IsBool() && !f.IsCounter() {
+				at.pending = f
 			}
 		default:
-			if child := findChild(node, w); child != nil && positional == 0 {
-				node = child
+			if child := findChild(at.node, w); child != nil && at.positional == 0 {
+				at.node = child
 				continue
 			}
-			positional++
+			at.positional++
 		}
 	}
+	return at
+}
+
+// joinedValues offers --flag=value whole, as zsh and fish keep it one
+// word: the flag's values that begin with value, sorted.
+func joinedValues(node *kong.Node, flag, value string, names func() []string) []string {
 	var cands []string
-	if cur == "=" && pending != nil { // bash: the cursor right after --flag=
-		cur = ""
-	}
-	if flag, value, ok := strings.Cut(cur, "="); ok && strings.HasPrefix(flag, "--") && !dashdash && pending == nil {
-		// zsh and fish keep --flag=value as one word: offer it whole.
-		if f := findFlag(node, flag); f != nil {
-			for _, v := range flagValues(f, names) {
-				if strings.HasPrefix(v, value) {
-					cands = append(cands, flag+"="+v)
-				}
+	if f := findFlag(node, flag); f != nil {
+		for _, v := range flagValues(f, names) {
+			if strings.HasPrefix(v, value) {
+				cands = append(cands, flag+"="+v)
 			}
 		}
-		slices.Sort(cands)
-		return cands
 	}
-	switch {
-	case pending != nil:
-		cands = flagValues(pending, names)
-	case strings.HasPrefix(cur, "-") && !dashdash:
+	slices.Sort(cands)
+	return cands
+}
+
+// candidates are what may come at the cursor, before cur filters them: a
+// pending flag's values, the flags of the command and its parents for a
+// word that begins with -, the subcommands, or the positional argument's
+// values (session names for a NAME but the new one of standing create).
+func (at cursor) candidates(cur string, names func() []string) []string {
+	var cands []string
+	switch node := at.node; {
+	case at.pending != nil:
+		cands = flagValues(at.pending, names)
+	case strings.HasPrefix(cur, "-") && !at.dashdash:
 		for n := node; n != nil; n = n.Parent {
 			for _, f := range n.Flags {
 				if !f.Hidden {
@@ -171,14 +202,14 @@ func complete(root *kong.Node, words []string, names func() []string) []string {
 				}
 			}
 		}
-	case positional == 0 && hasCommands(node):
+	case at.positional == 0 && hasCommands(node):
 		for _, child := range node.Children {
 			if child.Type == kong.CommandNode && !child.Hidden {
 				cands = append(cands, child.Name)
 			}
 		}
-	case positional < len(node.Positional):
-		arg := node.Positional[positional]
+	case at.positional < len(node.Positional):
+		arg := node.Positional[at.positional]
 		switch {
 		case arg.Name == "name" && commandPath(node) != "standing create":
 			cands = names()
@@ -186,6 +217,12 @@ func complete(root *kong.Node, words []string, names func() []string) []string {
 			cands = arg.EnumSlice()
 		}
 	}
+	return cands
+}
+
+// matching is cands that begin with cur, without empty ones or repeats,
+// sorted.
+func matching(cands []string, cur string) []string {
 	out := cands[:0:0]
 	for _, c := range cands {
 		if strings.HasPrefix(c, cur) && c != "" && !slices.Contains(out, c) {

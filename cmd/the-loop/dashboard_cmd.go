@@ -19,11 +19,7 @@ type DashboardCmd struct {
 // works once, within 60 s. The code rides in the fragment, which the
 // browser keeps to itself: the login page exchanges it for a session
 // secret of its origin's own.
-func (c *DashboardCmd) Run(a *App) error {
-	cfg, err := a.LoadConfig()
-	if err != nil {
-		return err
-	}
+func (c *DashboardCmd) Run(a *App, cfg *config.Config) error {
 	if !cfg.Service.Enabled {
 		return loop.Invalid("the dashboard is served by the service, and service.enabled is false; set it to true and run `the-loop start`")
 	}

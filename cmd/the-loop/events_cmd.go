@@ -27,13 +27,13 @@ type EventsCmd struct {
 	layout tableLayout // the table's widths, kept for the rows --follow adds
 }
 
+// picking: the config is loaded tolerantly — a reader must not miss a
+// store over a problem in the config.
+func (c *EventsCmd) picking() picking { return picking{load: loadReading} }
+
 // Run reads the event log: through the service when it answers (it holds
 // the store), else from the store directly.
-func (c *EventsCmd) Run(a *App) error {
-	cfg, err := a.LoadTolerant()
-	if err != nil {
-		return err
-	}
+func (c *EventsCmd) Run(a *App, cfg *config.Config) error {
 	if _, err := store.ParseSince(c.Since, time.Now()); err != nil {
 		return loop.Invalid("--since '%s': %v (an ISO-8601 time, or an age like 30s, 5m, 2h, 1d)", c.Since, err)
 	}
@@ -114,11 +114,9 @@ func (a *App) eventReader(ctx context.Context, cfg *config.Config) (func(loop.Ev
 	if err != nil {
 		return nil, nil, err
 	}
-	api, done := a.remoteServices(cfg), func() {}
-	if !remote {
-		if api, done, err = a.localServices(cfg); err != nil {
-			return nil, nil, err
-		}
+	api, done, err := a.servicesFor(cfg, remote, picking{})
+	if err != nil {
+		return nil, nil, err
 	}
 	return func(q loop.EventQuery) ([]loop.Event, error) { return api.Events.Events(ctx, q) }, done, nil
 }

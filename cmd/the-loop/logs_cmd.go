@@ -11,6 +11,7 @@ import (
 	"time"
 
 	loop "github.com/the-loop-dev/the-loop"
+	"github.com/the-loop-dev/the-loop/config"
 	"github.com/the-loop-dev/the-loop/internal/servicelog"
 )
 
@@ -43,12 +44,11 @@ const logTailBytes = 1 << 20
 // logsPoll is how often -f looks for new lines.
 const logsPoll = 500 * time.Millisecond
 
+// picking: the config is loaded tolerantly, as events loads it.
+func (c *LogsCmd) picking() picking { return picking{load: loadReading} }
+
 // Run prints the latest lines, then follows with -f.
-func (c *LogsCmd) Run(a *App) error {
-	cfg, err := a.LoadTolerant()
-	if err != nil {
-		return err
-	}
+func (c *LogsCmd) Run(a *App, cfg *config.Config) error {
 	if c.Lines < 0 {
 		return loop.Invalid("--lines %d: expected 0 (none) or a positive count", c.Lines)
 	}

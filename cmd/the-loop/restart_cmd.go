@@ -17,11 +17,7 @@ type RestartCmd struct {
 }
 
 // Run restarts.
-func (c *RestartCmd) Run(a *App) error {
-	cfg, err := a.LoadConfig()
-	if err != nil {
-		return err
-	}
+func (c *RestartCmd) Run(a *App, cfg *config.Config) error {
 	ctx, stop := signalContext()
 	defer stop()
 	if err := refuseUnsafeService(cfg); err != nil {

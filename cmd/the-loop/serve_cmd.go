@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	nethttp "net/http"
 	"os"
 	"os/signal"
@@ -23,7 +24,11 @@ import (
 	"github.com/the-loop-dev/the-loop/internal/credential"
 	"github.com/the-loop-dev/the-loop/internal/fileperm"
 	"github.com/the-loop-dev/the-loop/internal/servicelog"
+	"github.com/the-loop-dev/the-loop/lifecycle"
 	"github.com/the-loop-dev/the-loop/metrics"
+	"github.com/the-loop-dev/the-loop/redact"
+	"github.com/the-loop-dev/the-loop/store"
+	"github.com/the-loop-dev/the-loop/supervision"
 	"github.com/the-loop-dev/the-loop/threadlog"
 )
 
@@ -36,7 +41,12 @@ type ServeCmd struct {
 }
 
 // Run serves until SIGTERM or SIGINT (SIGHUP re-reads the config), holding the store and the
-// single-instance lock of its state root.
+// single-instance lock of its state root. Its steps come in this order
+// because each needs the ones before: the log and its redactor before
+// anything can fail, the token and the lock before the store is opened,
+// the store before the rooms over it, the listeners before the server,
+// the socket's record (hooks find the service by it) once all of these
+// stand; what each opened is closed in the reverse order.
 func (c *ServeCmd) Run(a *App) error {
 	holder, err := config.NewHolder(a.ConfigPath)
 	if err != nil {
@@ -45,12 +55,7 @@ func (c *ServeCmd) Run(a *App) error {
 	cfg := holder.Current()
 	log, closeLog := servicelog.New(cfg.Service.Log, c.LogFile, a.Stderr)
 	defer closeLog.Close()
-	var last lastConfig // the redactor reads the config in force without reloading it (a reload logs through it)
-	last.p.Store(cfg)
-	red := newRedactor(last.get) // one redactor: the events, the log, Slack posts, MCP answers
-	log = red.Logger(log)
-	holder.Logger = log
-	current := last.track(restartNotes(holder.Current, cfg, log))
+	red, log, current := redactedLog(holder, cfg, log)
 	token, err := serveToken(cfg)
 	if err != nil {
 		return err
@@ -63,17 +68,72 @@ func (c *ServeCmd) Run(a *App) error {
 	// The metrics count from the events the store commits, every say's
 	// outcome, every request and every poll cycle (package metrics).
 	meter := metrics.New(loop.Version())
-	// The service log records every exit, restart and spawn failure (and
-	// the starts and stops around them) as the store commits them.
-	logEvents := servicelog.Events(log)
-	db, err := a.openStoreHeard(cfg, false, func(evs []loop.Event) {
-		meter.Observe(evs)
-		logEvents(evs)
-	})
+	db, err := a.openServiceStore(cfg, meter, log)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
+	w := a.wireService(current, db, holder, red, token, meter, log)
+	sock, ln, degraded, url, err := listenService(cfg)
+	if err != nil {
+		return err
+	}
+	defer sock.Close()
+	srv := w.server(cfg, current, url, token, meter, red, log)
+	srv.SetDegraded(degraded)
+	// Hook commands find the socket through the state root; payloads
+	// spooled while no one held the store are applied first.
+	if err := writeSocketRecord(cfg.StateDir(), cfg.SocketPath()); err != nil {
+		closeListener(ln)
+		return err
+	}
+	defer os.Remove(socketRecordPath(cfg.StateDir()))
+	w.ready(a, cfg, degraded, url, ln != nil, log)
+	return c.serve(srv, sock, ln, holder, current, w, log)
+}
+
+// redactedLog makes the one redactor (the events, the log, Slack posts,
+// MCP answers) and puts it in front of log, which the holder then logs its
+// reloads through. The redactor reads the config in force without
+// reloading it (a reload logs through it); current is the holder's config,
+// noting the keys a reload changed that take effect only on restart.
+func redactedLog(holder *config.Holder, cfg *config.Config, log *slog.Logger) (*redact.Redactor, *slog.Logger, func() *config.Config) {
+	var last lastConfig
+	last.p.Store(cfg)
+	red := newRedactor(last.get)
+	log = red.Logger(log)
+	holder.Logger = log
+	current := last.track(restartNotes(holder.Current, cfg, log))
+	return red, log, current
+}
+
+// openServiceStore opens the store for the service, held for its life: the
+// metrics count from the events the store commits, and the service log
+// records every exit, restart and spawn failure (and the starts and stops
+// around them) as the store commits them.
+func (a *App) openServiceStore(cfg *config.Config, meter *metrics.Metrics, log *slog.Logger) (*store.DB, error) {
+	logEvents := servicelog.Events(log)
+	return a.openStoreHeard(cfg, false, func(evs []loop.Event) {
+		meter.Observe(evs)
+		logEvents(evs)
+	})
+}
+
+// wired is the service's rooms over its store, as Run wires them: the
+// verbs, the standing verbs counted by the metrics, the supervisor and the
+// Slack poller.
+type wired struct {
+	svc      *lifecycle.Service
+	standing loop.StandingService
+	sup      *supervision.Supervisor
+	poller   *channels.Poller
+}
+
+// wireService wires the verbs over db under current: the redactor that
+// knows the operator's token and the recorded agent credentials, the
+// metrics' session counts, the supervisor (set before anything serves:
+// rows and hooks read it) and the Slack poller.
+func (a *App) wireService(current func() *config.Config, db *store.DB, holder *config.Holder, red *redact.Redactor, token string, meter *metrics.Metrics, log *slog.Logger) wired {
 	svc := a.Lifecycle(current, db, "service", true)
 	holder.OnRefused(reloadRefused(svc, log))
 	svc.Redactor = red
@@ -88,21 +148,35 @@ func (c *ServeCmd) Run(a *App) error {
 	svc.Supervisor = sup
 	poller := &channels.Poller{Redactor: red, Threads: &threadlog.Log{DB: svc.DB, Events: svc}, Standing: standing, WorkItems: &github.Mirror{WorkItems: svc.WorkItems(current), Events: svc}, Secrets: func(cfg *config.Config) []string { return credential.SecretValues(cfg, os.Getenv) }, Log: log,
 		Observe: meter.PollCycle}
-	sock, err := listenSocket(cfg)
+	return wired{svc: svc, standing: standing, sup: sup, poller: poller}
+}
+
+// listenService opens the service's socket, then its TCP listener (nil
+// when it runs on its socket alone; degraded then says why); url is where
+// it answers. When the TCP listener fails, the socket is closed again.
+func listenService(cfg *config.Config) (sock, ln net.Listener, degraded, url string, err error) {
+	sock, err = listenSocket(cfg)
 	if err != nil {
-		return err
+		return nil, nil, "", "", err
 	}
-	defer sock.Close()
-	ln, degraded, err := listenTCP(cfg)
+	ln, degraded, err = listenTCP(cfg)
 	if err != nil {
-		return err
+		sock.Close()
+		return nil, nil, "", "", err
 	}
-	url := "unix:" + cfg.SocketPath()
+	url = "unix:" + cfg.SocketPath()
 	if ln != nil {
 		url = "http://" + ln.Addr().String()
 	}
-	srv := loophttp.NewServer(loophttp.Options{
-		Standing:    standing,
+	return sock, ln, degraded, url, nil
+}
+
+// server is the service's HTTP server (REST, MCP, the dashboard) over the
+// wired rooms.
+func (w wired) server(cfg *config.Config, current func() *config.Config, url, token string, meter *metrics.Metrics, red *redact.Redactor, log *slog.Logger) *loophttp.Server {
+	svc := w.svc
+	return loophttp.NewServer(loophttp.Options{
+		Standing:    w.standing,
 		WorkItems:   svc.WorkItems(current),
 		Events:      svc,
 		Recorder:    svc,
@@ -111,7 +185,7 @@ func (c *ServeCmd) Run(a *App) error {
 		Version:     loop.Version(),
 		Logger:      log,
 		URL:         url,
-		Poller:      poller,
+		Poller:      w.poller,
 		Token:       token,
 		TokenSource: loophttp.TokenSource(cfg),
 		NoAuth:      cfg.Service.AuthOff(),
@@ -122,16 +196,15 @@ func (c *ServeCmd) Run(a *App) error {
 		Redactor:    red,
 		Environment: func(context.Context) loop.Environment { return ownEnvironment(current()) },
 	})
-	srv.SetDegraded(degraded)
-	// Hook commands find the socket through the state root; payloads
-	// spooled while no one held the store are applied first.
-	if err := writeSocketRecord(cfg.StateDir(), cfg.SocketPath()); err != nil {
-		closeListener(ln)
-		return err
-	}
-	defer os.Remove(socketRecordPath(cfg.StateDir()))
+}
+
+// ready finishes the start once the socket is recorded: an older
+// version's address record is removed, the payloads spooled while no one
+// held the store are applied, and the log (and, for a degraded service,
+// stderr) says where the service listens.
+func (w wired) ready(a *App, cfg *config.Config, degraded, url string, tcp bool, log *slog.Logger) {
 	_ = os.Remove(filepath.Join(cfg.StateDir(), "local", "service.addr")) // an older version's record
-	if err := svc.Hearing.ApplySpool(context.Background(), cfg.StateDir()); err != nil {
+	if err := w.svc.Hearing.ApplySpool(context.Background(), cfg.StateDir()); err != nil {
 		log.Warn("could not apply the spooled hook payloads", "spool", hearing.SpoolDir(cfg.StateDir()), "error", err)
 	}
 	if degraded != "" {
@@ -139,9 +212,18 @@ func (c *ServeCmd) Run(a *App) error {
 		fmt.Fprintln(a.Stderr, "warning: "+degraded)
 	}
 	log.Info("the-loop service listening", "socket", cfg.SocketPath(), "url", url, "pid", os.Getpid(), "config", a.ConfigPath)
-	if cfg.Service.WebEnabled && ln != nil {
+	if cfg.Service.WebEnabled && tcp {
 		log.Info("the dashboard", "url", url+"/", "login", "the-loop dashboard")
 	}
+}
+
+// serve runs the service until a listener fails or SIGTERM or SIGINT
+// comes: the Slack poll loop (decisions D22), the servers on the socket
+// and the TCP listener, the supervisor, the SIGHUP reload and (unless
+// --no-autostart) the autoStart sessions' start. The background work ends
+// before it returns — before the store closes; a signal shuts the server
+// down within 30 s.
+func (c *ServeCmd) serve(srv *loophttp.Server, sock, ln net.Listener, holder *config.Holder, current func() *config.Config, w wired, log *slog.Logger) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	hup, endHup := hangups()
@@ -149,7 +231,7 @@ func (c *ServeCmd) Run(a *App) error {
 	// The Slack poll loop (decisions D22) ends before the store closes.
 	var polling sync.WaitGroup
 	pollCtx, endPolling := context.WithCancel(ctx)
-	polling.Go(func() { poller.Run(pollCtx, current) })
+	polling.Go(func() { w.poller.Run(pollCtx, current) })
 	defer polling.Wait()
 	defer endPolling()
 	served := make(chan error, 2)
@@ -163,10 +245,10 @@ func (c *ServeCmd) Run(a *App) error {
 	defer background.Wait()
 	bgCtx, endBackground := context.WithCancel(ctx)
 	defer endBackground()
-	background.Go(func() { sup.Run(bgCtx) })
-	background.Go(func() { reloadOnHangup(bgCtx, hup, holder, current, svc, log) })
+	background.Go(func() { w.sup.Run(bgCtx) })
+	background.Go(func() { reloadOnHangup(bgCtx, hup, holder, current, w.svc, log) })
 	if !c.NoAutostart {
-		background.Go(func() { autoStart(bgCtx, svc, current(), log) })
+		background.Go(func() { autoStart(bgCtx, w.svc, current(), log) })
 	}
 	select {
 	case err := <-served:

@@ -27,6 +27,7 @@ type services struct {
 
 	cfg    *config.Config // the config the services were picked under
 	remote bool           // the service's, over REST
+	stop   bool           // a stop's: its context has the stop's bound
 	// newer is set when a stop opened a store a newer the-loop wrote
 	// read-only: the refusal, reported at the verb's end.
 	newer error
@@ -66,39 +67,63 @@ func (api services) finish(ctx context.Context, stderr io.Writer, err error) err
 	return api.newer
 }
 
-// withServices runs fn with the services picked once (pickServices) and
-// Ctrl-C cancelling it: for the commands that check their own arguments
-// before the config is loaded, and for the recovery verbs (tolerant).
-func (a *App) withServices(tolerant bool, fn func(ctx context.Context, api services) error) error {
-	return a.withServicesFor(tolerant, 0, fn)
+// loading is how a command loads the CLI config: strictly (the default),
+// tolerantly for a verb that reads but must not miss a store (events,
+// logs), or tolerantly for a stop, which works from the records alone
+// (decisions D8).
+type loading int
+
+const (
+	loadStrict  loading = iota // LoadConfig
+	loadReading                // LoadTolerant
+	loadStop                   // LoadForStop
+)
+
+// picking is how a command's config is loaded and its services picked: a
+// stop's services open a store a newer the-loop wrote read-only and carry
+// the stop's bound; a verb that waits up to wait for an agent's answer (a
+// say or a reply with --wait) carries waitBound's.
+type picking struct {
+	load loading
+	wait time.Duration
 }
 
-// withWaitingServices is withServices for a verb that waits up to wait for
-// an agent's answer (a say or a reply with --wait): its bound is
-// waitBound's, and the sdk client's per-request timeout allows it.
-func (a *App) withWaitingServices(wait time.Duration, fn func(ctx context.Context, api services) error) error {
-	return a.withServicesFor(false, wait, fn)
-}
+// picker is a command picked other than strictly with no wait: it says how
+// (the other commands take the zero picking).
+type picker interface{ picking() picking }
 
-// withServicesFor is withServices with the answer wait of a waiting verb
-// (0: none).
-func (a *App) withServicesFor(tolerant bool, wait time.Duration, fn func(ctx context.Context, api services) error) error {
-	api, done, err := a.pickServicesFor(tolerant, wait)
-	if err != nil {
-		return err
+// pickingOf is cmd's picking (the zero one when cmd is no picker).
+func pickingOf(cmd any) picking {
+	if p, ok := cmd.(picker); ok {
+		return p.picking()
 	}
-	defer done()
-	ctx, stop := api.bound(tolerant)
-	defer stop()
-	return api.finish(ctx, a.Stderr, fn(ctx, api))
+	return picking{}
 }
 
-// pickServices loads the config (tolerantly for the recovery verbs, stop
-// only: decisions D8) and picks the services: the service's when it is
+// loadFor loads the config as p says: a strict load's error refuses the
+// command; the tolerant loads refuse only a moved store or an unsafe
+// state root (reading), or nothing (stop).
+func (a *App) loadFor(p picking) (*config.Config, error) {
+	switch p.load {
+	case loadReading:
+		return a.LoadTolerant()
+	case loadStop:
+		return a.LoadForStop(), nil
+	}
+	return a.LoadConfig()
+}
+
+// pickServices picks the services under cfg once: the service's when it is
 // enabled and this state root's answers, else this process's (done closes
 // the store). Another project's service on the same address is never used.
-func (a *App) pickServices(tolerant bool) (api services, done func(), err error) {
-	return a.pickServicesFor(tolerant, 0)
+func (a *App) pickServices(cfg *config.Config, p picking) (api services, done func(), err error) {
+	remote := false
+	if cfg.Service.Enabled {
+		if remote, err = a.viaService(cfg); err != nil {
+			return services{}, nil, err
+		}
+	}
+	return a.servicesFor(cfg, remote, p)
 }
 
 // waitBound is the bound of a verb that waits up to wait for an answer:
@@ -111,62 +136,38 @@ func waitBound(cfg *config.Config, wait time.Duration) time.Duration {
 	return wait + tm.ReadyTimeout() + tm.SubmitWait() + 5*time.Second
 }
 
-// pickServicesFor is pickServices for a verb that waits up to wait for an
-// answer (0: none): the services carry its bound (waitBound).
-func (a *App) pickServicesFor(tolerant bool, wait time.Duration) (api services, done func(), err error) {
-	api, done, err = a.pickServicesIn(tolerant, wait)
-	if err == nil {
-		api.wait = waitBound(api.cfg, wait)
+// servicesFor are the services under cfg, picked by the caller (remote:
+// this state root's service answers): the service's verbs over its socket,
+// whose client's requests may last waitBound when it is longer than
+// verbBound; else the verbs run in this process under cfg, with the store
+// opened around each transaction (done closes it). A stop's store, when a
+// newer the-loop wrote it — which every other verb refuses — is opened
+// read-only (openForStop), so the stop still ends what it can decode and
+// records nothing; newer is then that refusal. A stop, or a verb that only
+// reads, where no store exists yet runs on an empty one and creates none
+// (emptyStore).
+func (a *App) servicesFor(cfg *config.Config, remote bool, p picking) (api services, done func(), err error) {
+	stop := p.load == loadStop
+	bound := waitBound(cfg, p.wait)
+	if remote {
+		c := a.clientFor(cfg, bound)
+		return services{Standing: c.Standing, WorkItems: c.WorkItems, Events: c, cfg: cfg, remote: true, stop: stop, wait: bound}, func() {}, nil
 	}
-	return api, done, err
-}
-
-func (a *App) pickServicesIn(tolerant bool, wait time.Duration) (api services, done func(), err error) {
-	var cfg *config.Config
-	if tolerant {
-		cfg = a.LoadForStop()
-	} else if cfg, err = a.LoadConfig(); err != nil {
-		return services{}, nil, err
-	}
-	if cfg.Service.Enabled {
-		remote, err := a.viaService(cfg)
-		if err != nil {
-			return services{}, nil, err
-		}
-		if remote {
-			return a.remoteServicesFor(cfg, waitBound(cfg, wait)), func() {}, nil
-		}
-	}
-	if tolerant {
-		return a.stopServices(cfg)
-	}
-	return a.localServices(cfg)
-}
-
-// remoteServices are this state root's service's verbs, over REST.
-func (a *App) remoteServices(cfg *config.Config) services {
-	return a.remoteServicesFor(cfg, 0)
-}
-
-// remoteServicesFor is remoteServices whose client's requests may last
-// bound when it is longer than verbBound (a waiting say's).
-func (a *App) remoteServicesFor(cfg *config.Config, bound time.Duration) services {
-	c := a.clientFor(cfg, bound)
-	return services{Standing: c.Standing, WorkItems: c.WorkItems, Events: c, cfg: cfg, remote: true}
-}
-
-// localServices are the verbs run in this process under cfg, with the
-// store opened around each transaction; done closes the store.
-func (a *App) localServices(cfg *config.Config) (api services, done func(), err error) {
-	if a.reads {
-		if db, done, ok, err := emptyStore(cfg); err != nil || ok {
+	if a.reads || stop {
+		if db, done, ok, err := emptyStore(cfg); err != nil || ok { // nothing recorded: create no store
 			if err != nil {
 				return services{}, nil, err
 			}
-			return a.inProcess(cfg, db, nil), done, nil
+			return a.inProcess(cfg, db, nil, stop, bound), done, nil
 		}
 	}
-	db, err := a.OpenStore(cfg, true)
+	var db *store.DB
+	var newer error
+	if stop {
+		db, newer, err = a.openForStop(cfg)
+	} else {
+		db, err = a.OpenStore(cfg, true)
+	}
 	if err != nil {
 		return services{}, nil, err
 	}
@@ -174,7 +175,7 @@ func (a *App) localServices(cfg *config.Config) (api services, done func(), err 
 		db.Close()
 		return services{}, nil, err
 	}
-	return a.inProcess(cfg, db, nil), func() { db.Close() }, nil
+	return a.inProcess(cfg, db, newer, stop, bound), func() { db.Close() }, nil
 }
 
 // refuseInPane refuses a verb an agent may not run when this process runs
@@ -207,31 +208,8 @@ func emptyStore(cfg *config.Config) (db *store.DB, done func(), ok bool, err err
 	return db, func() { db.Close(); _ = os.RemoveAll(dir) }, true, nil
 }
 
-// stopServices are localServices for a stop: a store a newer the-loop
-// wrote, which every other verb refuses, is opened read-only (openForStop),
-// so the stop still ends what it can decode and records nothing; newer is
-// then that refusal. Where no store exists, it stops from
-// an empty one and creates none.
-func (a *App) stopServices(cfg *config.Config) (api services, done func(), err error) {
-	if db, done, ok, err := emptyStore(cfg); err != nil || ok { // nothing recorded: create no store
-		if err != nil {
-			return services{}, nil, err
-		}
-		return a.inProcess(cfg, db, nil), done, nil
-	}
-	db, newer, err := a.openForStop(cfg)
-	if err != nil {
-		return services{}, nil, err
-	}
-	if err := a.refuseInPane(cfg, db); err != nil {
-		db.Close()
-		return services{}, nil, err
-	}
-	return a.inProcess(cfg, db, newer), func() { db.Close() }, nil
-}
-
 // inProcess are the verbs of this process over db under cfg.
-func (a *App) inProcess(cfg *config.Config, db *store.DB, newer error) services {
+func (a *App) inProcess(cfg *config.Config, db *store.DB, newer error, stop bool, wait time.Duration) services {
 	svc := a.Lifecycle(fixed(cfg), db, "cli", false)
-	return services{Standing: svc.Standing(fixed(cfg)), WorkItems: svc.WorkItems(fixed(cfg)), Events: svc, cfg: cfg, newer: newer}
+	return services{Standing: svc.Standing(fixed(cfg)), WorkItems: svc.WorkItems(fixed(cfg)), Events: svc, cfg: cfg, newer: newer, stop: stop, wait: wait}
 }

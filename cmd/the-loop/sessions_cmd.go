@@ -82,10 +82,13 @@ type SessionsStartCmd struct {
 	PromptFile string `name:"prompt-file" help:"Read the boot prompt from a file."`
 	Slack      bool   `help:"Announce it in Slack (channels.slack.channel) and bind the thread: replies there are recorded on the ticket and reach the session."`
 	Format     string `enum:"text,json" default:"text" help:"Output format (text or json)."`
+
+	req loop.WorkItemStartRequest // what prepare made of the flags
 }
 
-// Run starts.
-func (c *SessionsStartCmd) Run(a *App) error {
+// prepare makes the request from the flags (the boot prompt read from its
+// file, the directory made absolute), refusing a mistake in them.
+func (c *SessionsStartCmd) prepare(*App) error {
 	if c.Prompt != "" && c.PromptFile != "" {
 		return loop.Invalid("pass --prompt or --prompt-file, not both — there is no precedence between them")
 	}
@@ -104,16 +107,20 @@ func (c *SessionsStartCmd) Run(a *App) error {
 		}
 		req.Cwd = abs
 	}
-	return a.withServices(false, func(ctx context.Context, api services) error {
-		res, err := api.WorkItems.Start(ctx, req)
-		if err != nil {
-			return err
-		}
-		if c.Format == "json" {
-			return a.jsonResult(res, res.ExitCode)
-		}
-		return a.messages(res.Messages, res.ExitCode)
-	})
+	c.req = req
+	return nil
+}
+
+// Run starts.
+func (c *SessionsStartCmd) Run(ctx context.Context, a *App, api services) error {
+	res, err := api.WorkItems.Start(ctx, c.req)
+	if err != nil {
+		return err
+	}
+	if c.Format == "json" {
+		return a.jsonResult(res, res.ExitCode)
+	}
+	return a.messages(res.Messages, res.ExitCode)
 }
 
 // SessionsReplyCmd is `the-loop sessions reply --work-item REF (--text T |
@@ -126,10 +133,22 @@ type SessionsReplyCmd struct {
 	Wait     bool          `help:"Wait for the turn's answer and print it (the delivery line goes to stderr)."`
 	Timeout  time.Duration `help:"How long --wait waits for the answer." default:"5m"`
 	Format   string        `enum:"text,json" default:"text" help:"Output format (text or json)."`
+
+	req loop.WorkItemReplyRequest // what prepare made of the flags and the text
 }
 
-// Run replies.
-func (c *SessionsReplyCmd) Run(a *App) error {
+// picking: the service's answer comes within the wait, the ready and the
+// submit waits (waitBound).
+func (c *SessionsReplyCmd) picking() picking {
+	if !c.Wait {
+		return picking{}
+	}
+	return picking{wait: c.Timeout}
+}
+
+// prepare refuses a --timeout that is no positive duration and reads the
+// reply (from standard input with --text -) into the request.
+func (c *SessionsReplyCmd) prepare(a *App) error {
 	if c.Wait && c.Timeout <= 0 {
 		return loop.Invalid("--timeout %s is not a positive duration; give one such as 30s or 5m", c.Timeout)
 	}
@@ -141,24 +160,24 @@ func (c *SessionsReplyCmd) Run(a *App) error {
 	if c.Wait {
 		req.TimeoutSeconds = c.Timeout.Seconds()
 	}
-	var wait time.Duration // the service's answer comes within the wait, the ready and the submit waits (waitBound)
-	if c.Wait {
-		wait = c.Timeout
+	c.req = req
+	return nil
+}
+
+// Run replies.
+func (c *SessionsReplyCmd) Run(ctx context.Context, a *App, api services) error {
+	res, err := api.WorkItems.Reply(ctx, c.req)
+	if err != nil {
+		if c.Wait && ctx.Err() != nil {
+			fmt.Fprintf(a.Stderr, "stopped waiting for the answer of the session for %s: a reply already pasted stays delivered\n", termSafe(c.WorkItem))
+			return &exitError{code: 1}
+		}
+		return err
 	}
-	return a.withWaitingServices(wait, func(ctx context.Context, api services) error {
-		res, err := api.WorkItems.Reply(ctx, req)
-		if err != nil {
-			if c.Wait && ctx.Err() != nil {
-				fmt.Fprintf(a.Stderr, "stopped waiting for the answer of the session for %s: a reply already pasted stays delivered\n", termSafe(c.WorkItem))
-				return &exitError{code: 1}
-			}
-			return err
-		}
-		if res.Messages == nil {
-			res.Messages = []loop.Message{} // JSON shows [], never null
-		}
-		return a.writeSayResult(c.Format, res, loop.SayResult{Reply: res.Reply, ExitCode: res.ExitCode, Messages: res.Messages})
-	})
+	if res.Messages == nil {
+		res.Messages = []loop.Message{} // JSON shows [], never null
+	}
+	return a.writeSayResult(c.Format, res, loop.SayResult{Reply: res.Reply, ExitCode: res.ExitCode, Messages: res.Messages})
 }
 
 func (c *SessionsReplyCmd) text(stdin io.Reader) (string, error) {

@@ -69,12 +69,14 @@ type StandingStopCmd struct {
 	Format string `enum:"text,json" default:"text" help:"Output format (text or json)."`
 }
 
-// Run stops; it works from the records even when the config is broken.
-func (c *StandingStopCmd) Run(a *App) error {
-	return a.withServices(true, func(ctx context.Context, api services) error {
-		res, err := api.Standing.Control(ctx, loop.StandingControlRequest{Name: c.Name, Verb: loop.VerbStop})
-		return a.controlAs(c.Format, res, err)
-	})
+// picking: a stop works from the records even when the config is broken
+// (decisions D8), within the stop's bound.
+func (c *StandingStopCmd) picking() picking { return picking{load: loadStop} }
+
+// Run stops.
+func (c *StandingStopCmd) Run(ctx context.Context, a *App, api services) error {
+	res, err := api.Standing.Control(ctx, loop.StandingControlRequest{Name: c.Name, Verb: loop.VerbStop})
+	return a.controlAs(c.Format, res, err)
 }
 
 // StandingRestartCmd is `the-loop standing restart NAME`.
@@ -98,13 +100,25 @@ type StandingSayCmd struct {
 	Wait     bool          `help:"Wait for the turn's answer and print it (the delivery line goes to stderr)."`
 	Timeout  time.Duration `help:"How long --wait waits for the answer." default:"5m"`
 	Format   string        `enum:"text,json" default:"text" help:"Output format (text or json)."`
+
+	req loop.StandingSayRequest // what prepare made of the flags and the text
 }
 
 // maxSay bounds a message read from a file or stdin.
 const maxSay = 16 << 20
 
-// Run says.
-func (c *StandingSayCmd) Run(a *App) error {
+// picking: the service's answer comes within the wait, the ready and the
+// submit waits (waitBound).
+func (c *StandingSayCmd) picking() picking {
+	if !c.Wait {
+		return picking{}
+	}
+	return picking{wait: c.Timeout}
+}
+
+// prepare refuses a --timeout that is no positive duration and reads the
+// message (from standard input with --text -) into the request.
+func (c *StandingSayCmd) prepare(a *App) error {
 	if c.Wait && c.Timeout <= 0 {
 		return loop.Invalid("--timeout %s is not a positive duration; give one such as 30s or 5m", c.Timeout)
 	}
@@ -116,24 +130,24 @@ func (c *StandingSayCmd) Run(a *App) error {
 	if c.Wait {
 		req.TimeoutSeconds = c.Timeout.Seconds()
 	}
-	var wait time.Duration // the service's answer comes within the wait, the ready and the submit waits (waitBound)
-	if c.Wait {
-		wait = c.Timeout
+	c.req = req
+	return nil
+}
+
+// Run says.
+func (c *StandingSayCmd) Run(ctx context.Context, a *App, api services) error {
+	res, err := api.Standing.Say(ctx, c.req)
+	if err != nil {
+		if c.Wait && ctx.Err() != nil {
+			fmt.Fprintf(a.Stderr, "stopped waiting for the answer of standing session '%s': a message already pasted stays delivered; its answer will be in `the-loop standing transcript %s`\n", termSafe(c.Name), termSafe(c.Name))
+			return &exitError{code: 1}
+		}
+		return err
 	}
-	return a.withWaitingServices(wait, func(ctx context.Context, api services) error {
-		res, err := api.Standing.Say(ctx, req)
-		if err != nil {
-			if c.Wait && ctx.Err() != nil {
-				fmt.Fprintf(a.Stderr, "stopped waiting for the answer of standing session '%s': a message already pasted stays delivered; its answer will be in `the-loop standing transcript %s`\n", termSafe(c.Name), termSafe(c.Name))
-				return &exitError{code: 1}
-			}
-			return err
-		}
-		if res.Messages == nil {
-			res.Messages = []loop.Message{} // JSON shows [], never null
-		}
-		return a.writeSayResult(c.Format, res, res)
-	})
+	if res.Messages == nil {
+		res.Messages = []loop.Message{} // JSON shows [], never null
+	}
+	return a.writeSayResult(c.Format, res, res)
 }
 
 // writeSayResult prints a say's or a reply's result: v as JSON with
@@ -225,10 +239,13 @@ type StandingCreateCmd struct {
 	NoStart     bool     `name:"no-start" help:"Record it without starting it."`
 	Restart     string   `help:"Restart policy when its agent dies: on-failure, always or never (default standingSessions.restart.policy)."`
 	Format      string   `enum:"text,json" default:"text" help:"Output format (text or json)."`
+
+	req loop.StandingCreateRequest // what prepare made of the flags
 }
 
-// Run creates.
-func (c *StandingCreateCmd) Run(a *App, kctx *kong.Context) error {
+// prepare makes the request from the flags (the brief read from its file,
+// the directory made absolute), refusing a mistake in them.
+func (c *StandingCreateCmd) prepare(*App) error {
 	if c.Prompt != "" && c.PromptFile != "" {
 		return loop.Invalid("pass --prompt or --prompt-file, not both — there is no precedence between them")
 	}
@@ -251,14 +268,20 @@ func (c *StandingCreateCmd) Run(a *App, kctx *kong.Context) error {
 		}
 		req.Cwd = abs
 	}
+	c.req = req
+	return nil
+}
+
+// Run creates: a --harness-arg given (even none) replaces
+// routing.harnessArgs, an omitted one inherits them.
+func (c *StandingCreateCmd) Run(ctx context.Context, a *App, api services, kctx *kong.Context) error {
+	req := c.req
 	if flagSet(kctx, "harness-arg") {
 		args := append([]string{}, c.HarnessArg...)
 		req.HarnessArgs = &args
 	}
-	return a.withServices(false, func(ctx context.Context, api services) error {
-		res, err := api.Standing.Create(ctx, req)
-		return a.controlAs(c.Format, res, err)
-	})
+	res, err := api.Standing.Create(ctx, req)
+	return a.controlAs(c.Format, res, err)
 }
 
 // StandingDeleteCmd is `the-loop standing delete NAME`.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	loop "github.com/the-loop-dev/the-loop"
+	"github.com/the-loop-dev/the-loop/config"
 )
 
 // StartCmd is `the-loop start`: the service (detached, when enabled), then
@@ -13,11 +14,7 @@ type StartCmd struct {
 }
 
 // Run starts.
-func (c *StartCmd) Run(a *App) error {
-	cfg, err := a.LoadConfig()
-	if err != nil {
-		return err
-	}
+func (c *StartCmd) Run(a *App, cfg *config.Config) error {
 	ctx, stop := signalContext()
 	defer stop()
 	if err := refuseUnsafeService(cfg); err != nil {

@@ -120,10 +120,7 @@ func restFailure(cfg *config.Config, err error) string {
 // withStanding runs fn with the standing verbs picked once: the service's
 // over REST (remote), else this process's.
 func (a *App) withStanding(cfg *config.Config, remote bool, fn func(api loop.StandingService) error) error {
-	if remote {
-		return fn(a.remoteServices(cfg).Standing)
-	}
-	api, done, err := a.localServices(cfg)
+	api, done, err := a.servicesFor(cfg, remote, picking{})
 	if err != nil {
 		return err
 	}
@@ -181,7 +178,7 @@ func (a *App) stopAllBut(ctx context.Context, cfg *config.Config, keep []loop.St
 		// A store a newer the-loop wrote is opened read-only.
 		var api services
 		var done func()
-		if api, done, err = a.stopServices(cfg); err == nil {
+		if api, done, err = a.servicesFor(cfg, false, picking{load: loadStop}); err == nil {
 			newer = api.newer
 			res, err = stopExcept(ctx, api.Standing, keep)
 			done()

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	loop "github.com/the-loop-dev/the-loop"
+	"github.com/the-loop-dev/the-loop/config"
 )
 
 // StatusCmd is `the-loop status`: the service and every declared or recorded
@@ -17,11 +18,7 @@ type StatusCmd struct {
 }
 
 // Run reports.
-func (c *StatusCmd) Run(a *App) error {
-	cfg, err := a.LoadConfig()
-	if err != nil {
-		return err
-	}
+func (c *StatusCmd) Run(a *App, cfg *config.Config) error {
 	ctx, stop := signalContext()
 	defer stop()
 	rep := a.statusAll(ctx, cfg)

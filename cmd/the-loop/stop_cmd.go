@@ -1,5 +1,7 @@
 package main
 
+import "github.com/the-loop-dev/the-loop/config"
+
 // StopCmd is `the-loop stop`: every recorded standing session first, then
 // the service. It works with the service down, not answering, or a config
 // that no longer validates or is not safe to load, from a safe state root.
@@ -7,11 +9,13 @@ type StopCmd struct {
 	Format string `enum:"text,json" default:"text" help:"Output format (text or json: the report, as status gives it)."`
 }
 
+// picking: the config is loaded tolerantly for a stop (decisions D8).
+func (c *StopCmd) picking() picking { return picking{load: loadStop} }
+
 // Run stops.
-func (c *StopCmd) Run(a *App) error {
+func (c *StopCmd) Run(a *App, cfg *config.Config) error {
 	ctx, stop := signalContext()
 	defer stop()
-	cfg := a.LoadForStop()
 	if err := checkStateRoot(cfg); err != nil {
 		return err // its records could name anything to stop
 	}

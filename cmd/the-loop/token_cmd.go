@@ -5,6 +5,7 @@ import (
 	"os"
 
 	loop "github.com/the-loop-dev/the-loop"
+	"github.com/the-loop-dev/the-loop/config"
 	loophttp "github.com/the-loop-dev/the-loop/http"
 )
 
@@ -17,15 +18,12 @@ type TokenCmd struct {
 // Run prints the token, creating the token file (and the state root, 0700)
 // when there is none yet; with --rotate it writes a new one. A token that
 // service.tokenEnv names is the operator's to set: printed, never rotated.
-func (c *TokenCmd) Run(a *App) error {
-	cfg, err := a.LoadConfig()
-	if err != nil {
-		return err
-	}
+func (c *TokenCmd) Run(a *App, cfg *config.Config) error {
 	if cfg.Service.AuthOff() {
 		return loop.Invalid("service.auth is none: the service asks for no token; set service.auth: token to use one")
 	}
 	var token string
+	var err error
 	switch {
 	case cfg.Service.TokenEnv != "" && c.Rotate:
 		return loop.Invalid("the operator's token is the value of $%s (service.tokenEnv): change that variable, then `the-loop restart`", cfg.Service.TokenEnv)

@@ -21,24 +21,27 @@ type StandingTranscriptCmd struct {
 // at, usage}), text with terminal controls escaped. It is read by the
 // service when it answers — the agents it spawned inherited its
 // CLAUDE_CONFIG_DIR — else in this process, with this process's.
-func (c *StandingTranscriptCmd) Run(a *App) error {
+func (c *StandingTranscriptCmd) Run(ctx context.Context, a *App, api services) error {
+	res, err := api.Standing.Transcript(ctx, c.Name, c.Last)
+	if err != nil {
+		return err
+	}
+	if res.Entries == nil {
+		res.Entries = []loop.TranscriptEntry{}
+	}
+	if c.Format == "json" {
+		return writeJSON(a.Stdout, res.Entries)
+	}
+	renderTranscript(a.Stdout, a.Stderr, res)
+	return nil
+}
+
+// prepare refuses a --last out of range before anything is loaded.
+func (c *StandingTranscriptCmd) prepare(*App) error {
 	if c.Last < 1 || c.Last > lifecycle.MaxTranscriptLast {
 		return loop.Invalid("--last %d is out of range: ask for 1 to %d entries", c.Last, lifecycle.MaxTranscriptLast)
 	}
-	return a.withServices(false, func(ctx context.Context, api services) error {
-		res, err := api.Standing.Transcript(ctx, c.Name, c.Last)
-		if err != nil {
-			return err
-		}
-		if res.Entries == nil {
-			res.Entries = []loop.TranscriptEntry{}
-		}
-		if c.Format == "json" {
-			return writeJSON(a.Stdout, res.Entries)
-		}
-		renderTranscript(a.Stdout, a.Stderr, res)
-		return nil
-	})
+	return nil
 }
 
 // renderTranscript writes each entry as a header line (role, time, an

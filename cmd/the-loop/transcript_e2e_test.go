@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -227,13 +228,20 @@ func TestStandingAttach_ExecsTmuxOnTheRecordsSocket(t *testing.T) {
 		var got execCall
 		var stderr bytes.Buffer
 		a := &App{ConfigPath: e.cfg, Stdin: strings.NewReader(""), Stdout: &bytes.Buffer{}, Stderr: &stderr}
-		err := (&StandingAttachCmd{Name: "supervisor", Write: write}).attach(a, attacher{
+		cmd := &StandingAttachCmd{Name: "supervisor", Write: write}
+		at := attacher{
 			terminal: func() bool { return terminal },
 			exec: func(path string, argv, env []string) error {
 				got = execCall{path, argv, env}
 				return nil
 			},
-		})
+		}
+		// As Main runs it: the terminal checked first, then the services
+		// picked and the verb's context made for Run.
+		err := cmd.needTerminal(at)
+		if err == nil {
+			err = withPicked(a, picking{}, func(ctx context.Context, api services) error { return cmd.attach(ctx, a, api, at) })
+		}
 		return got, stderr.String(), err
 	}
 	tmuxPath, err := exec.LookPath("tmux")
@@ -258,4 +266,22 @@ func TestStandingAttach_ExecsTmuxOnTheRecordsSocket(t *testing.T) {
 	if loop.ErrorCode(err) != loop.EINVALID || got.path != "" {
 		t.Fatalf("attach without a terminal: %+v %v", got, err)
 	}
+}
+
+// withPicked runs fn as Main runs a command's Run: with the config loaded
+// and the services picked as p says, and the verb's context made from
+// them.
+func withPicked(a *App, p picking, fn func(ctx context.Context, api services) error) error {
+	cfg, err := a.loadFor(p)
+	if err != nil {
+		return err
+	}
+	api, done, err := a.pickServices(cfg, p)
+	if err != nil {
+		return err
+	}
+	defer done()
+	ctx, stop := api.bound(api.stop)
+	defer stop()
+	return api.finish(ctx, a.Stderr, fn(ctx, api))
 }
