@@ -2,6 +2,7 @@ package loop
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -159,4 +160,47 @@ func (e *Event) UnmarshalJSON(data []byte) error {
 		}
 	}
 	return nil
+}
+
+// EventQuery selects events from the log (the filters of `the-loop
+// events` and GET /api/v1/events). Its zero value selects every event.
+type EventQuery struct {
+	// Types are event-name patterns (path.Match syntax, "standing.*");
+	// an event matching any of them is selected.
+	Types []string `json:"type,omitempty"`
+	// Standing selects events of one standing session (field standing).
+	Standing string `json:"standing,omitempty"`
+	// WorkItem selects events of one work item; "standing:<name>" also
+	// selects that standing session's events (decisions D19).
+	WorkItem string `json:"workItem,omitempty"`
+	// Level is a minimum level: debug, info, warning or error.
+	Level string `json:"level,omitempty"`
+	// Since is an ISO-8601 time or an age (30s, 15m, 2h, 7d).
+	Since string `json:"since,omitempty"`
+	// Limit keeps the last Limit matching events; 0 means all. With After
+	// above zero, or Forward, it keeps the first Limit after After: a page.
+	Limit int `json:"limit,omitempty"`
+	// After selects events whose sequence number is above it: to follow
+	// the log, ask again with After set to the last Seq seen.
+	After uint64 `json:"after,omitempty"`
+	// Forward pages from After even when it is zero (the log's start):
+	// Limit keeps the oldest events after After rather than the newest.
+	Forward bool `json:"forward,omitempty"`
+}
+
+// EventLog reads the event log.
+type EventLog interface {
+	// Events returns the events q selects, oldest first, each with its
+	// Seq. EINVALID for a bad level, pattern or since.
+	Events(ctx context.Context, q EventQuery) ([]Event, error)
+}
+
+// EventWriter appends events that accompany no state change (api.request,
+// a Slack rate limit, a mirrored reply).
+type EventWriter interface {
+	// NewEvent builds an envelope stamped with the writer's clock, source
+	// and pid.
+	NewEvent(name, level string, fields ...Field) Event
+	// Emit appends evs in one transaction. Only EINTERNAL.
+	Emit(evs ...Event) error
 }

@@ -107,3 +107,12 @@ type PaneCapturer interface {
 
 // Clock is the injected time source.
 type Clock func() time.Time
+
+// PaneInfo is one target's state with, for a dead pane, its exit status or
+// the name of the signal that ended it (SIGKILL) where tmux reports them
+// (Code nil and Signal "": not reported).
+type PaneInfo struct {
+	State  PaneState
+	Code   *int
+	Signal string
+}

@@ -1,6 +1,7 @@
 package loop
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"slices"
@@ -190,4 +191,124 @@ func HeardPromptFor(prompts, seen []HeardPrompt, sum string, joins bool) string 
 		}
 	}
 	return ""
+}
+
+// Outcomes of a control verb, per row.
+const (
+	OutcomeStarted        = "started"
+	OutcomeResumed        = "resumed"
+	OutcomeAlreadyRunning = "already-running"
+	OutcomeFailed         = "failed"
+	OutcomeStopped        = "stopped"
+	OutcomeNotRunning     = "not-running"
+	OutcomeDeleted        = "deleted"
+	OutcomeMisconfigured  = "misconfigured"
+)
+
+// Message is one line a verb has for the operator, on stdout ("out") or
+// stderr ("err").
+type Message struct {
+	Stream string `json:"stream"`
+	Text   string `json:"text"`
+}
+
+// SayResult is what say returns (original §5.10).
+type SayResult struct {
+	Name      string `json:"name"`
+	Delivered bool   `json:"delivered"`
+	// Outcome is one of the Say* outcomes ("" for a say that failed
+	// before it was decided).
+	Outcome string `json:"outcome"`
+	// Reply is the turn's answer to the message once a waiting say got it;
+	// "" until answered.
+	Reply    string    `json:"reply"`
+	ExitCode int       `json:"exitCode"`
+	Messages []Message `json:"messages"`
+}
+
+// Outcomes of a say or a reply, decided in this order.
+const (
+	// SayQueued: the agent was working when the text was pasted and when
+	// it was submitted; the agent queued it for a turn of its own.
+	SayQueued = "queued"
+	// SaySubmitted: a UserPromptSubmit holding the text arrived in time.
+	SaySubmitted = "submitted"
+	// SayDelivered: pasted and submitted into an agent without hooks.
+	SayDelivered = "delivered"
+	// SayNotReady: the agent waits on a dialog, or its prompt is not up;
+	// nothing was pasted.
+	SayNotReady = "not-ready"
+	// SayNotSubmitted: no evidence after one more submit key; the text is
+	// left in the input box.
+	SayNotSubmitted = "not-submitted"
+)
+
+// AgentIdentity is the session an agent credential belongs to: exactly one
+// of Standing and WorkItem is set.
+type AgentIdentity struct {
+	// Standing is the standing session's name.
+	Standing string
+	// WorkItem is the work item's ref (e.g. github:owner/repo#12).
+	WorkItem string
+	// HarnessSessionID is the conversation the credential was made for.
+	HarnessSessionID string
+}
+
+// String names the session: "standing:<name>" or "work-item:<ref>".
+func (a AgentIdentity) String() string {
+	if a.Standing != "" {
+		return "standing:" + a.Standing
+	}
+	return "work-item:" + a.WorkItem
+}
+
+// AgentAuthenticator finds the running agent a credential belongs to.
+type AgentAuthenticator interface {
+	// AgentFor returns the identity of the running session token was made
+	// for; false when it is no running agent's (never an error: a store
+	// that cannot be read admits nobody).
+	AgentFor(ctx context.Context, token string) (AgentIdentity, bool)
+}
+
+// PaneAgents finds the agent whose pane a process runs in: a socket peer
+// in an agent's pane tree has an agent's rights.
+type PaneAgents interface {
+	// AgentOfProcess returns the running session one of whose agent
+	// panes' pids is in chain (a process and its ancestors, nearest
+	// first); false when none is (never an error: a tmux server that does
+	// not answer makes no agent).
+	AgentOfProcess(ctx context.Context, chain []int) (AgentIdentity, bool)
+}
+
+// Claim is an in-flight transition held by one process.
+type Claim struct {
+	Op  string `json:"op"` // "start" or "stop"
+	PID int    `json:"pid"`
+	// PIDStart is the start time of process PID (the system's own unit,
+	// runner.ProcessStart): a claim is live while that very process runs,
+	// never merely while some process holds the pid.
+	PIDStart         uint64 `json:"pidStart,omitempty"`
+	Since            string `json:"since"`
+	HarnessSessionID string `json:"harnessSessionId,omitempty"`
+	Resume           bool   `json:"resume,omitempty"`
+	// HeardID is, for a fresh start of a CLI that chooses its own
+	// conversation id (codex), the id its SessionStart hook named from the
+	// spawned pane while the start still reads it back: the hooks of that
+	// id are the start's. HarnessSessionID stays the pane's tag.
+	HeardID string `json:"heardId,omitempty"`
+	// Held is what the agent's hooks said while a start held the claim:
+	// appended to the log after the start's own event, when the claim is
+	// released, so a started or resumed event precedes its first turn.
+	Held []Event `json:"held,omitempty"`
+}
+
+// MaxHeldEvents bounds Claim.Held; the hooks' events past it go to the log
+// at once.
+const MaxHeldEvents = 64
+
+// TrustEntry is one trust entry the-loop added to an agent CLI's config:
+// the harness whose file holds it and the directory it trusts.
+type TrustEntry struct {
+	Harness string `json:"harness"`
+	Dir     string `json:"dir"`
 }

@@ -2,6 +2,7 @@ package loop
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -260,4 +261,79 @@ type CloseResult struct {
 	Closed   bool      `json:"closed"`
 	ExitCode int       `json:"exitCode"`
 	Messages []Message `json:"messages"`
+}
+
+// WorkItemReplyRequest is an operator's reply for a work item's running
+// session (REST's POST /api/v1/sessions/reply body).
+type WorkItemReplyRequest struct {
+	Ref   string `json:"ref"`
+	Text  string `json:"text"`
+	Actor string `json:"actor"`
+	// Wait and TimeoutSeconds are a say's (StandingSayRequest).
+	Wait           bool    `json:"wait,omitempty"`
+	TimeoutSeconds float64 `json:"timeoutSeconds,omitempty"`
+}
+
+// WorkItemCloseRequest closes a work item's session (REST's POST
+// /api/v1/sessions/close body).
+type WorkItemCloseRequest struct {
+	Ref string `json:"ref"`
+	// KeepTmux keeps (true) or kills (false) its tmux session; nil uses
+	// routing.tmux.keepSessionOnClose.
+	KeepTmux *bool `json:"keepTmux,omitempty"`
+}
+
+// WorkItemService is the work-item session verbs.
+type WorkItemService interface {
+	// List returns every work-item session's row; status "" selects all,
+	// else active, paused or closed. EINVALID for another status.
+	List(ctx context.Context, status string) ([]WorkItemRow, error)
+	// Get returns one work item's session. ENOTFOUND when none is
+	// registered; EINVALID for a ref that is not a work item's.
+	Get(ctx context.Context, ref string) (WorkItemRow, error)
+	// Start starts a work item's session or resumes its conversation; a
+	// start that failed is a result with outcome failed. EINVALID for a bad
+	// ref, a standing ref or an unknown harness.
+	Start(ctx context.Context, req WorkItemStartRequest) (WorkItemStartResult, error)
+	// Reply delivers a reply into a work item's live session (it never
+	// spawns one); a delivery that failed is a result with Delivered false.
+	// EINVALID for a bad ref or an empty text; ENOTFOUND when no live
+	// session takes it.
+	Reply(ctx context.Context, req WorkItemReplyRequest) (ReplyResult, error)
+	// Close ends a work item's session; one not active is a result with
+	// Closed false. EINVALID for a bad ref.
+	Close(ctx context.Context, req WorkItemCloseRequest) (CloseResult, error)
+}
+
+// WorkItemRecord is what the-loop keeps of a work item's session, in its
+// own store bucket apart from standing sessions (original §4.2). JSON keys
+// are the original's.
+type WorkItemRecord struct {
+	WorkItem         WorkItemInfo `json:"workItem"`
+	Harness          string       `json:"harness"`
+	HarnessSessionID string       `json:"harnessSessionId"`
+	Cwd              string       `json:"cwd"`
+	Status           string       `json:"status"` // active | paused | closed
+	CreatedAt        string       `json:"createdAt"`
+	LastEventAt      string       `json:"lastEventAt"`
+	TmuxTarget       string       `json:"tmuxTarget"`
+	RecentDeliveries []string     `json:"recentDeliveries"`
+	URL              string       `json:"url,omitempty"`
+	// PullRequests is kept as stored (the original's nested endpoints).
+	PullRequests json.RawMessage `json:"pullRequests,omitempty"`
+	// TmuxSocket is the `-L` socket name the session was spawned on ("" is
+	// the user's default server), so close never depends on the config.
+	TmuxSocket string `json:"tmuxSocket,omitempty"`
+	// Claim marks a start in flight; it is stored beside Status and never
+	// shown as a status.
+	Claim *Claim `json:"claim,omitempty"`
+	// AgentTokenHash is the hex sha256 of the credential handed to the
+	// agent of the current spawn (THE_LOOP_AGENT_TOKEN), replaced at every
+	// spawn; the credential itself is never stored.
+	AgentTokenHash string `json:"agentTokenHash,omitempty"`
+	// Broken, set only on a record a list could not decode (Status
+	// SessionBroken), says why, naming its key; it is never stored.
+	Broken string `json:"-"`
+	// Hearing is what its hooks told of the agent.
+	Hearing
 }

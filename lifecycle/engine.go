@@ -14,7 +14,7 @@ import (
 // and events in one store transaction), one stale-claim rule, one wait for
 // another process's claim. What differs between standing sessions and work
 // items — their record type, bucket, machine table, log-event names and tmux
-// target — is a kind: standingKind (service.go) and workItemKind
+// target — is a kind: standingKind (lifecycle/service.go) and workItemKind
 // (workitems_store.go).
 
 // kind is one namespace's records as the engine sees them; R is the record

@@ -139,49 +139,24 @@ type SessionsReplyCmd struct {
 
 // picking: the service's answer comes within the wait, the ready and the
 // submit waits (waitBound).
-func (c *SessionsReplyCmd) picking() picking {
-	if !c.Wait {
-		return picking{}
-	}
-	return picking{wait: c.Timeout}
-}
+func (c *SessionsReplyCmd) picking() picking { return talkWait{c.Wait, c.Timeout}.picking() }
 
 // prepare refuses a --timeout that is no positive duration and reads the
 // reply (from standard input with --text -) into the request.
 func (c *SessionsReplyCmd) prepare(a *App) error {
-	if c.Wait && c.Timeout <= 0 {
-		return loop.Invalid("--timeout %s is not a positive duration; give one such as 30s or 5m", c.Timeout)
-	}
-	text, err := c.text(a.Stdin)
-	if err != nil {
-		return err
-	}
-	req := loop.WorkItemReplyRequest{Ref: c.WorkItem, Text: text, Actor: c.Actor, Wait: c.Wait}
-	if c.Wait {
-		req.TimeoutSeconds = c.Timeout.Seconds()
-	}
-	c.req = req
-	return nil
+	text, seconds, err := talkWait{c.Wait, c.Timeout}.read(a, "reply", c.Text, c.TextFile)
+	c.req = loop.WorkItemReplyRequest{Ref: c.WorkItem, Text: text, Actor: c.Actor, Wait: c.Wait, TimeoutSeconds: seconds}
+	return err
 }
 
 // Run replies.
 func (c *SessionsReplyCmd) Run(ctx context.Context, a *App, api services) error {
 	res, err := api.WorkItems.Reply(ctx, c.req)
 	if err != nil {
-		if c.Wait && ctx.Err() != nil {
-			fmt.Fprintf(a.Stderr, "stopped waiting for the answer of the session for %s: a reply already pasted stays delivered\n", termSafe(c.WorkItem))
-			return &exitError{code: 1}
-		}
-		return err
+		return a.talkFailed(ctx, c.Wait, err, fmt.Sprintf("stopped waiting for the answer of the session for %s: a reply already pasted stays delivered", termSafe(c.WorkItem)))
 	}
-	if res.Messages == nil {
-		res.Messages = []loop.Message{} // JSON shows [], never null
-	}
+	res.Messages = noneNil(res.Messages)
 	return a.writeSayResult(c.Format, res, loop.SayResult{Reply: res.Reply, ExitCode: res.ExitCode, Messages: res.Messages})
-}
-
-func (c *SessionsReplyCmd) text(stdin io.Reader) (string, error) {
-	return messageText("reply", c.Text, c.TextFile, stdin)
 }
 
 // SessionsCloseCmd is `the-loop sessions close --work-item REF`.

@@ -109,44 +109,23 @@ const maxSay = 16 << 20
 
 // picking: the service's answer comes within the wait, the ready and the
 // submit waits (waitBound).
-func (c *StandingSayCmd) picking() picking {
-	if !c.Wait {
-		return picking{}
-	}
-	return picking{wait: c.Timeout}
-}
+func (c *StandingSayCmd) picking() picking { return talkWait{c.Wait, c.Timeout}.picking() }
 
 // prepare refuses a --timeout that is no positive duration and reads the
 // message (from standard input with --text -) into the request.
 func (c *StandingSayCmd) prepare(a *App) error {
-	if c.Wait && c.Timeout <= 0 {
-		return loop.Invalid("--timeout %s is not a positive duration; give one such as 30s or 5m", c.Timeout)
-	}
-	text, err := c.text(a.Stdin)
-	if err != nil {
-		return err
-	}
-	req := loop.StandingSayRequest{Name: c.Name, Text: text, Actor: c.Actor, Wait: c.Wait}
-	if c.Wait {
-		req.TimeoutSeconds = c.Timeout.Seconds()
-	}
-	c.req = req
-	return nil
+	text, seconds, err := talkWait{c.Wait, c.Timeout}.read(a, "say", c.Text, c.TextFile)
+	c.req = loop.StandingSayRequest{Name: c.Name, Text: text, Actor: c.Actor, Wait: c.Wait, TimeoutSeconds: seconds}
+	return err
 }
 
 // Run says.
 func (c *StandingSayCmd) Run(ctx context.Context, a *App, api services) error {
 	res, err := api.Standing.Say(ctx, c.req)
 	if err != nil {
-		if c.Wait && ctx.Err() != nil {
-			fmt.Fprintf(a.Stderr, "stopped waiting for the answer of standing session '%s': a message already pasted stays delivered; its answer will be in `the-loop standing transcript %s`\n", termSafe(c.Name), termSafe(c.Name))
-			return &exitError{code: 1}
-		}
-		return err
+		return a.talkFailed(ctx, c.Wait, err, fmt.Sprintf("stopped waiting for the answer of standing session '%s': a message already pasted stays delivered; its answer will be in `the-loop standing transcript %s`", termSafe(c.Name), termSafe(c.Name)))
 	}
-	if res.Messages == nil {
-		res.Messages = []loop.Message{} // JSON shows [], never null
-	}
+	res.Messages = noneNil(res.Messages)
 	return a.writeSayResult(c.Format, res, res)
 }
 
@@ -185,8 +164,51 @@ func (a *App) sayWithReply(res loop.SayResult) error {
 	return nil
 }
 
-func (c *StandingSayCmd) text(stdin io.Reader) (string, error) {
-	return messageText("say", c.Text, c.TextFile, stdin)
+// talkWait is a say's or a reply's --wait and --timeout.
+type talkWait struct {
+	wait    bool
+	timeout time.Duration
+}
+
+// picking: the service's answer comes within the wait, the ready and the
+// submit waits (waitBound).
+func (w talkWait) picking() picking {
+	if !w.wait {
+		return picking{}
+	}
+	return picking{wait: w.timeout}
+}
+
+// read refuses a --timeout that is no positive duration and reads the
+// verb's text (messageText): the text, and how many seconds a waiting
+// request waits (0 without --wait).
+func (w talkWait) read(a *App, verb, text, file string) (string, float64, error) {
+	if w.wait && w.timeout <= 0 {
+		return "", 0, loop.Invalid("--timeout %s is not a positive duration; give one such as 30s or 5m", w.timeout)
+	}
+	got, err := messageText(verb, text, file, a.Stdin)
+	if err != nil || !w.wait {
+		return got, 0, err
+	}
+	return got, w.timeout.Seconds(), nil
+}
+
+// talkFailed is a say's or a reply's error: a wait its context ended
+// prints stopped and exits 1 (what was pasted stays delivered).
+func (a *App) talkFailed(ctx context.Context, wait bool, err error, stopped string) error {
+	if wait && ctx.Err() != nil {
+		fmt.Fprintln(a.Stderr, stopped)
+		return &exitError{code: 1}
+	}
+	return err
+}
+
+// noneNil is msgs, [] for none: JSON shows [], never null.
+func noneNil(msgs []loop.Message) []loop.Message {
+	if msgs == nil {
+		return []loop.Message{}
+	}
+	return msgs
 }
 
 // messageText reads a say's or a reply's message: --text, --text-file, or
