@@ -9,16 +9,19 @@ import (
 	"unicode"
 )
 
+// Activity is what an agent does as its hooks report it.
+type Activity string
+
 // Activities of an agent as its hooks report them. A row shows
 // ActivityUnknown for a harness without hooks or a session spawned before
 // the-loop installed them.
 const (
-	ActivityStarting = "starting" // spawned, no SessionStart yet
-	ActivityIdle     = "idle"     // after SessionStart or a Stop
-	ActivityWorking  = "working"  // after UserPromptSubmit or PostToolUse, until the turn's Stop
-	ActivityWaiting  = "waiting"  // a permission or elicitation dialog during the turn
-	ActivityExited   = "exited"   // the pane is dead, or SessionEnd (not clear)
-	ActivityUnknown  = "unknown"
+	ActivityStarting Activity = "starting" // spawned, no SessionStart yet
+	ActivityIdle     Activity = "idle"     // after SessionStart or a Stop
+	ActivityWorking  Activity = "working"  // after UserPromptSubmit or PostToolUse, until the turn's Stop
+	ActivityWaiting  Activity = "waiting"  // a permission or elicitation dialog during the turn
+	ActivityExited   Activity = "exited"   // the pane is dead, or SessionEnd (not clear)
+	ActivityUnknown  Activity = "unknown"
 )
 
 // KeptAnswers is how many of its last answers a record keeps.
@@ -95,7 +98,7 @@ func PromptSum(text string) string {
 // both kinds of record (its keys inline).
 type Hearing struct {
 	// Activity is one of the Activity* values ("" before hooks: unknown).
-	Activity string `json:"activity,omitempty"`
+	Activity Activity `json:"activity,omitempty"`
 	// ActivityAt is when Activity last changed (RecordTimeFormat).
 	ActivityAt string `json:"activityAt,omitempty"`
 	// TurnPromptID is the prompt id of the running turn.
@@ -155,7 +158,7 @@ func (h *Hearing) LastAnswerAt() string {
 
 // ActivityOf is the activity a row shows: the heard one, exited once the
 // pane is not live, unknown when nothing was heard.
-func (h *Hearing) ActivityOf(running bool) string {
+func (h *Hearing) ActivityOf(running bool) Activity {
 	switch {
 	case h.Activity == "":
 		return ActivityUnknown
@@ -166,7 +169,7 @@ func (h *Hearing) ActivityOf(running bool) string {
 }
 
 // RowFields are the hearing's fields as a row shows them.
-func (h *Hearing) RowFields(running bool) (activity, at, lastAnswer string, tokens TokenUsage) {
+func (h *Hearing) RowFields(running bool) (activity Activity, at, lastAnswer string, tokens TokenUsage) {
 	activity = h.ActivityOf(running)
 	if activity != ActivityUnknown {
 		at = h.ActivityAt

@@ -90,26 +90,26 @@ func TmuxCommand(socket string) string {
 // StandingRow is one standing session as every surface shows it (original §5.2),
 // with outcome and detail on control results.
 type StandingRow struct {
-	Name             string `json:"name"`
-	Declared         bool   `json:"declared"`
-	Description      string `json:"description"`
-	AutoStart        bool   `json:"autoStart"`
-	Harness          string `json:"harness"`
-	Cwd              string `json:"cwd"`
-	TmuxTarget       string `json:"tmuxTarget"`
-	Ref              string `json:"ref"`
-	Status           string `json:"status"`
-	Running          bool   `json:"running"`
-	HarnessSessionID string `json:"harnessSessionId"`
-	SlackChannel     string `json:"slackChannel"`
-	SlackThread      string `json:"slackThread"`
-	StartedAt        string `json:"startedAt"`
-	LastMessageAt    string `json:"lastMessageAt"`
-	Origin           string `json:"origin,omitempty"`
+	Name             string         `json:"name"`
+	Declared         bool           `json:"declared"`
+	Description      string         `json:"description"`
+	AutoStart        bool           `json:"autoStart"`
+	Harness          string         `json:"harness"`
+	Cwd              string         `json:"cwd"`
+	TmuxTarget       string         `json:"tmuxTarget"`
+	Ref              string         `json:"ref"`
+	Status           StandingStatus `json:"status"`
+	Running          bool           `json:"running"`
+	HarnessSessionID string         `json:"harnessSessionId"`
+	SlackChannel     string         `json:"slackChannel"`
+	SlackThread      string         `json:"slackThread"`
+	StartedAt        string         `json:"startedAt"`
+	LastMessageAt    string         `json:"lastMessageAt"`
+	Origin           string         `json:"origin,omitempty"`
 	// Activity is what the agent's hooks last said it does (Activity*),
 	// since ActivityAt ("" when unknown).
-	Activity   string `json:"activity"`
-	ActivityAt string `json:"activityAt"`
+	Activity   Activity `json:"activity"`
+	ActivityAt string   `json:"activityAt"`
 	// LastAnswerAt is when the agent last answered a turn ("" when never).
 	LastAnswerAt string `json:"lastAnswerAt"`
 	// Tokens are the conversation's token totals.
@@ -251,15 +251,18 @@ type StandingService interface {
 	Peek(ctx context.Context, name string, lines int) (PeekResult, error)
 }
 
+// StandingStatus is the stored status of a standing session.
+type StandingStatus string
+
 // Stored status of a standing session: the-loop's last action, not liveness.
 // A name with no record shows StatusAbsent.
 const (
-	StatusRunning = "running"
-	StatusStopped = "stopped"
-	StatusAbsent  = "absent"
+	StatusRunning StandingStatus = "running"
+	StatusStopped StandingStatus = "stopped"
+	StatusAbsent  StandingStatus = "absent"
 	// StatusBroken is a record the store holds but cannot decode:
 	// listed with a detail naming its key, never acted on.
-	StatusBroken = "broken"
+	StatusBroken StandingStatus = "broken"
 )
 
 // Origins of a standing record (decisions D1): declared in the config, or
@@ -273,17 +276,17 @@ const (
 // the original's, plus origin, the tmux socket stopping needs, and the
 // in-flight claim (decisions D1, D2, D8).
 type StandingRecord struct {
-	Name             string `json:"name"`
-	Harness          string `json:"harness"`
-	HarnessSessionID string `json:"harnessSessionId"`
-	Cwd              string `json:"cwd"`
-	TmuxTarget       string `json:"tmuxTarget"`
-	Status           string `json:"status"`
-	CreatedAt        string `json:"createdAt"`
-	StartedAt        string `json:"startedAt"`
-	LastMessageAt    string `json:"lastMessageAt"`
-	SlackChannel     string `json:"slackChannel"`
-	SlackThread      string `json:"slackThread"`
+	Name             string         `json:"name"`
+	Harness          string         `json:"harness"`
+	HarnessSessionID string         `json:"harnessSessionId"`
+	Cwd              string         `json:"cwd"`
+	TmuxTarget       string         `json:"tmuxTarget"`
+	Status           StandingStatus `json:"status"`
+	CreatedAt        string         `json:"createdAt"`
+	StartedAt        string         `json:"startedAt"`
+	LastMessageAt    string         `json:"lastMessageAt"`
+	SlackChannel     string         `json:"slackChannel"`
+	SlackThread      string         `json:"slackThread"`
 
 	// The definition: for a created session the record is the declaration.
 	Description  string   `json:"description"`
@@ -414,7 +417,7 @@ const (
 // gave up on: more than standingSessions.restart.burst restarts within
 // intervalSeconds. `the-loop status` exits 1 for it; `standing start NAME`
 // clears it.
-const StatusFailed = "failed"
+const StatusFailed StandingStatus = "failed"
 
 // ValidRestartPolicy reports whether p is a restart policy ("" is not: it
 // means "inherit" where a definition carries it).

@@ -19,15 +19,18 @@ const DefaultGitHubHost = "github.com"
 // session ("loop-<slug>").
 const WorkItemTargetPrefix = "loop-"
 
+// SessionStatus is the stored status of a work item's session.
+type SessionStatus string
+
 // Work-item session statuses (original §4.2). The Go version records active
 // and closed; paused is the original's, accepted by list filters.
 const (
-	SessionActive = "active"
-	SessionPaused = "paused"
-	SessionClosed = "closed"
+	SessionActive SessionStatus = "active"
+	SessionPaused SessionStatus = "paused"
+	SessionClosed SessionStatus = "closed"
 	// SessionBroken is a stored record that does not decode:
 	// listed, with a detail naming its key, never acted on.
-	SessionBroken = "broken"
+	SessionBroken SessionStatus = "broken"
 )
 
 // The grammars below compile on first use, not in the package init every
@@ -197,23 +200,23 @@ type WorkItemInfo struct {
 // show it: the original's record fields, its flat ref, its control record
 // (always null: the Go version keeps none) and whether its pane runs.
 type WorkItemRow struct {
-	Ref              string       `json:"ref"`
-	WorkItem         WorkItemInfo `json:"workItem"`
-	Harness          string       `json:"harness"`
-	HarnessSessionID string       `json:"harnessSessionId"`
-	Cwd              string       `json:"cwd"`
-	Status           string       `json:"status"`
-	CreatedAt        string       `json:"createdAt"`
-	LastEventAt      *string      `json:"lastEventAt"`
-	TmuxTarget       string       `json:"tmuxTarget"`
-	RecentDeliveries []string     `json:"recentDeliveries"`
-	URL              string       `json:"url,omitempty"`
-	Control          any          `json:"control"`
-	Running          bool         `json:"running"`
+	Ref              string        `json:"ref"`
+	WorkItem         WorkItemInfo  `json:"workItem"`
+	Harness          string        `json:"harness"`
+	HarnessSessionID string        `json:"harnessSessionId"`
+	Cwd              string        `json:"cwd"`
+	Status           SessionStatus `json:"status"`
+	CreatedAt        string        `json:"createdAt"`
+	LastEventAt      *string       `json:"lastEventAt"`
+	TmuxTarget       string        `json:"tmuxTarget"`
+	RecentDeliveries []string      `json:"recentDeliveries"`
+	URL              string        `json:"url,omitempty"`
+	Control          any           `json:"control"`
+	Running          bool          `json:"running"`
 	// Detail says why a broken record (status broken) could not be read.
 	Detail string `json:"detail,omitempty"`
 	// Activity, ActivityAt, LastAnswerAt and Tokens are as on StandingRow.
-	Activity     string     `json:"activity"`
+	Activity     Activity   `json:"activity"`
 	ActivityAt   string     `json:"activityAt"`
 	LastAnswerAt string     `json:"lastAnswerAt"`
 	Tokens       TokenUsage `json:"tokens"`
@@ -309,16 +312,16 @@ type WorkItemService interface {
 // own store bucket apart from standing sessions (original §4.2). JSON keys
 // are the original's.
 type WorkItemRecord struct {
-	WorkItem         WorkItemInfo `json:"workItem"`
-	Harness          string       `json:"harness"`
-	HarnessSessionID string       `json:"harnessSessionId"`
-	Cwd              string       `json:"cwd"`
-	Status           string       `json:"status"` // active | paused | closed
-	CreatedAt        string       `json:"createdAt"`
-	LastEventAt      string       `json:"lastEventAt"`
-	TmuxTarget       string       `json:"tmuxTarget"`
-	RecentDeliveries []string     `json:"recentDeliveries"`
-	URL              string       `json:"url,omitempty"`
+	WorkItem         WorkItemInfo  `json:"workItem"`
+	Harness          string        `json:"harness"`
+	HarnessSessionID string        `json:"harnessSessionId"`
+	Cwd              string        `json:"cwd"`
+	Status           SessionStatus `json:"status"` // active | paused | closed
+	CreatedAt        string        `json:"createdAt"`
+	LastEventAt      string        `json:"lastEventAt"`
+	TmuxTarget       string        `json:"tmuxTarget"`
+	RecentDeliveries []string      `json:"recentDeliveries"`
+	URL              string        `json:"url,omitempty"`
 	// PullRequests is kept as stored (the original's nested endpoints).
 	PullRequests json.RawMessage `json:"pullRequests,omitempty"`
 	// TmuxSocket is the `-L` socket name the session was spawned on ("" is

@@ -580,7 +580,7 @@ func (s *Hearer) awaitAnswer(ctx context.Context, ref, id string) {
 }
 
 // setActivity sets h's activity, stamping when it changes.
-func (s *Hearer) setActivity(h *loop.Hearing, activity string) {
+func (s *Hearer) setActivity(h *loop.Hearing, activity loop.Activity) {
 	if h.Activity != activity {
 		h.Activity, h.ActivityAt = activity, s.now().Format(time.RFC3339)
 	}

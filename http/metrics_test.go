@@ -80,7 +80,7 @@ func TestMetrics_NotServedWithoutMetrics(t *testing.T) {
 func TestMetrics_MoveWithSessionsSaysAndRequests(t *testing.T) {
 	f := newFixture(t, fixtureOptions{sessions: []string{"alpha"}, meter: metrics.New("test-version")})
 	_, before, _ := f.scrape()
-	if got := metrics.Sum(before, "the_loop_standing_sessions", map[string]string{"status": loop.StatusRunning}); got != 0 {
+	if got := metrics.Sum(before, "the_loop_standing_sessions", map[string]string{"status": string(loop.StatusRunning)}); got != 0 {
 		t.Fatalf("running before any start: %v", got)
 	}
 	if got := metrics.Sum(before, "the_loop_standing_sessions", nil); got != 1 {
@@ -104,7 +104,7 @@ func TestMetrics_MoveWithSessionsSaysAndRequests(t *testing.T) {
 		t.Fatalf("unknown route: %d", r.status)
 	}
 	_, after, text := f.scrape()
-	if got := metrics.Sum(after, "the_loop_standing_sessions", map[string]string{"status": loop.StatusRunning}); got != 1 {
+	if got := metrics.Sum(after, "the_loop_standing_sessions", map[string]string{"status": string(loop.StatusRunning)}); got != 1 {
 		t.Errorf("running after the start: %v\n%s", got, text)
 	}
 	if got := metrics.Sum(after, "the_loop_says_total", map[string]string{"outcome": metrics.OutcomeError}); got != 1 {

@@ -220,7 +220,7 @@ func (k standingKind) next(state, event string) (string, error) {
 func (k standingKind) enter(rec *loop.StandingRecord, dst string) {
 	switch dst {
 	case StateRunning, StateStopped, StateFailed:
-		rec.Status, rec.Claim = dst, nil
+		rec.Status, rec.Claim = loop.StandingStatus(dst), nil
 	case StateFirstStart:
 		rec.Status = loop.StatusAbsent
 	}

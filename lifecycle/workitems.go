@@ -54,7 +54,7 @@ func shown(rec *loop.WorkItemRecord) bool { return WorkItemStateOf(rec) != WorkI
 // active, paused or closed), with liveness from one tmux query per socket
 // in use. Standing sessions are in a store of their own: never here.
 func (s *Service) ListWorkItems(ctx context.Context, cfg *config.Config, status string) ([]loop.WorkItemRow, error) {
-	switch status {
+	switch loop.SessionStatus(status) {
 	case "", loop.SessionActive, loop.SessionPaused, loop.SessionClosed:
 	default:
 		return nil, loop.Invalid("invalid status '%s' (one of active, paused, closed)", status)
@@ -67,7 +67,7 @@ func (s *Service) ListWorkItems(ctx context.Context, cfg *config.Config, status 
 	var keep []*loop.WorkItemRecord
 	bySocket := map[string][]string{}
 	for _, r := range recs {
-		if !shown(r) || (status != "" && r.Status != status) {
+		if !shown(r) || (status != "" && r.Status != loop.SessionStatus(status)) {
 			continue
 		}
 		keep = append(keep, r)

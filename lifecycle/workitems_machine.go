@@ -25,8 +25,8 @@ import (
 const (
 	WorkItemAbsent     = "absent"
 	WorkItemFirstStart = "first-start"
-	WorkItemActive     = loop.SessionActive
-	WorkItemClosed     = loop.SessionClosed
+	WorkItemActive     = string(loop.SessionActive)
+	WorkItemClosed     = string(loop.SessionClosed)
 	WorkItemReopening  = "reopening"
 	WorkItemRespawning = "respawning"
 )

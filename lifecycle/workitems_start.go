@@ -98,7 +98,7 @@ func (st *workItemStart) version(rec *loop.WorkItemRecord) string {
 	if rec == nil {
 		return "\x00"
 	}
-	return rec.Status + "\x00" + rec.HarnessSessionID
+	return string(rec.Status) + "\x00" + rec.HarnessSessionID
 }
 
 // conversation is resumable when the start keeps the record's harness.

@@ -92,7 +92,7 @@ func (k workItemKind) next(state, event string) (string, error) {
 // enter: active and closed are stored statuses (the claim ends); a claim
 // state stores the status it came from, none for a first start.
 func (k workItemKind) enter(rec *loop.WorkItemRecord, dst string) {
-	status := map[string]string{WorkItemActive: dst, WorkItemClosed: dst, WorkItemFirstStart: "",
+	status := map[string]loop.SessionStatus{WorkItemActive: loop.SessionStatus(dst), WorkItemClosed: loop.SessionStatus(dst), WorkItemFirstStart: "",
 		WorkItemReopening: loop.SessionClosed, WorkItemRespawning: loop.SessionActive}
 	rec.Status = status[dst]
 	if dst == WorkItemActive || dst == WorkItemClosed {

@@ -355,7 +355,7 @@ func (rc *rowsCollector) Collect(ch chan<- prometheus.Metric) {
 		} else {
 			counts := map[[2]string]int{}
 			for _, r := range rows {
-				counts[[2]string{r.Status, r.Activity}]++
+				counts[[2]string{string(r.Status), string(r.Activity)}]++
 			}
 			send(ch, rc.standingDesc, counts)
 		}
@@ -367,7 +367,7 @@ func (rc *rowsCollector) Collect(ch chan<- prometheus.Metric) {
 		} else {
 			counts := map[[2]string]int{}
 			for _, r := range rows {
-				counts[[2]string{r.Status, r.Activity}]++
+				counts[[2]string{string(r.Status), string(r.Activity)}]++
 			}
 			send(ch, rc.workDesc, counts)
 		}

@@ -185,7 +185,7 @@ func TestBindThread_CapNeverEvictsALiveSessionAndTombstonesGoFirst(t *testing.T)
 		if err := tx.PutStanding(stopped); err != nil {
 			return err
 		}
-		for ref, status := range map[string]string{active: loop.SessionActive, closed: loop.SessionClosed} {
+		for ref, status := range map[string]loop.SessionStatus{active: loop.SessionActive, closed: loop.SessionClosed} {
 			item, err := loop.ParseWorkItemRef(ref)
 			if err != nil {
 				return err

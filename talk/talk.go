@@ -28,7 +28,7 @@ type Session struct {
 	Framed string
 	// Activity is the agent's activity as the verb read it: a dialog up
 	// refuses the paste.
-	Activity string
+	Activity loop.Activity
 	// Hooks reports that the agent's hooks are heard: the paste is
 	// verified and its answer can be awaited.
 	Hooks bool

@@ -65,7 +65,7 @@ func renderSessions(stdout, stderr io.Writer, rows []loop.WorkItemRow) {
 		if activity == "" {
 			activity = loop.ActivityUnknown
 		}
-		table = append(table, []string{r.Ref, r.Harness, r.HarnessSessionID, or(r.TmuxTarget), r.Status, activity, "-", last})
+		table = append(table, []string{r.Ref, r.Harness, r.HarnessSessionID, or(r.TmuxTarget), string(r.Status), string(activity), "-", last})
 	}
 	writeTable(stdout, table)
 	if len(rows) == 0 {

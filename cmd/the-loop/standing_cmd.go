@@ -411,7 +411,7 @@ func renderList(stdout, stderr io.Writer, rows []loop.StandingRow) {
 			last = lastExit(r.LastExit, now)
 		}
 		table = append(table, []string{r.Name, or(r.Harness, "-"), r.TmuxTarget, yes(r.Declared), statusWord(r), yes(r.Running),
-			or(r.Activity, "unknown"), or(uptime(r, now), "-"), strconv.Itoa(r.Restarts), last, or(r.SlackThread, "-"), or(oneLine(r.Description), "-")})
+			or(string(r.Activity), "unknown"), or(uptime(r, now), "-"), strconv.Itoa(r.Restarts), last, or(r.SlackThread, "-"), or(oneLine(r.Description), "-")})
 		if r.Running && attach == "" {
 			attach = r.Name
 		}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/internal/testkit"
 )
 
@@ -295,7 +296,7 @@ standingSessions:
 	rows := e.rows()
 	type want struct {
 		declared, autoStart, live bool
-		status                    string
+		status                    loop.StandingStatus
 	}
 	expect := map[string]want{
 		"alpha": {false, false, true, "running"},

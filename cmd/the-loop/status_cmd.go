@@ -166,9 +166,9 @@ func statusWord(r loop.StandingRow) string {
 	case r.Status == loop.StatusRunning && !r.Running:
 		return "not running"
 	case r.Status == "":
-		return loop.StatusAbsent
+		return string(loop.StatusAbsent)
 	}
-	return r.Status
+	return string(r.Status)
 }
 
 // where says where a status row comes from (decisions D20).

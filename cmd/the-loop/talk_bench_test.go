@@ -47,7 +47,7 @@ func (e *env) waitIdle(b *testing.B) {
 		var busy []string
 		for _, r := range e.rows() {
 			if r.Activity != loop.ActivityIdle || r.LastAnswerAt == "" {
-				busy = append(busy, r.Name+":"+r.Activity)
+				busy = append(busy, r.Name+":"+string(r.Activity))
 			}
 		}
 		for _, ev := range e.events("--type", "hook.*") {
