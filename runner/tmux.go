@@ -324,14 +324,17 @@ func stderrOf(err error) string {
 }
 
 // sessionGone reports whether a tmux answer says the session (or the whole
-// server) does not exist; it decides ENOTFOUND for a failed operation.
+// server) does not exist — "no current target" too: a server left with no
+// session at all, as while its last one ends; it decides ENOTFOUND for a
+// failed operation.
 func sessionGone(err error) bool {
 	var ee *ExitError
 	if !errors.As(err, &ee) {
 		return false
 	}
 	s := strings.ToLower(ee.Stderr)
-	return strings.Contains(s, "can't find") || strings.Contains(s, "no such session") || noServer(s)
+	return strings.Contains(s, "can't find") || strings.Contains(s, "no such session") ||
+		strings.Contains(s, "no current target") || noServer(s)
 }
 
 // absentAnswer reports whether err is tmux answering that the session does
