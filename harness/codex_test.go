@@ -136,13 +136,16 @@ func TestCodex_PrepareTrustsExactlyCwd(t *testing.T) {
 	if fi, _ := os.Stat(cfg); fi.Mode().Perm() != 0o600 {
 		t.Fatalf("new config mode %v, want 0600", fi.Mode().Perm())
 	}
-	// A second Prepare changes nothing (not even the mtime).
-	before, _ := os.Stat(cfg)
-	time.Sleep(10 * time.Millisecond)
+	// A second Prepare changes nothing (not even the mtime): the file is
+	// dated an hour back, so a rewrite would show whatever the clock's grain.
+	past := time.Now().Add(-time.Hour).Truncate(time.Second)
+	if err := os.Chtimes(cfg, past, past); err != nil {
+		t.Fatal(err)
+	}
 	if err := c.Prepare(cwd, nil); err != nil {
 		t.Fatal(err)
 	}
-	if after, _ := os.Stat(cfg); !after.ModTime().Equal(before.ModTime()) {
+	if after, _ := os.Stat(cfg); !after.ModTime().Equal(past) {
 		t.Fatal("an already trusted cwd rewrote the file")
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -372,7 +373,9 @@ func filepathTranscript(conf, cwd, id string) string {
 func TestHooks_AStopWaitsForItsAnswerToReachTheTranscript(t *testing.T) {
 	w := newHookWorld(t)
 	conf := t.TempDir()
-	w.s.Harness = func(string, string) (loop.Harness, error) { return fakeHarness{claudeDir: conf}, nil }
+	looked := make(chan struct{}) // closed once the Stop has read the transcript without its answer
+	watched := readWatched{fakeHarness: fakeHarness{claudeDir: conf}, read: looked, once: new(sync.Once)}
+	w.s.Harness = func(string, string) (loop.Harness, error) { return watched, nil }
 	path := filepathTranscript(conf, w.record().Cwd, w.id)
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		t.Fatal(err)
@@ -380,10 +383,14 @@ func TestHooks_AStopWaitsForItsAnswerToReachTheTranscript(t *testing.T) {
 	if err := os.WriteFile(path, []byte(`{"type":"user","timestamp":"2026-01-01T00:00:00Z","message":{"role":"user","content":"hi"}}`+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	written := make(chan struct{})
+	written, applied := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(written)
-		time.Sleep(150 * time.Millisecond) // the answer lands while the Stop is being applied
+		select { // the answer lands while the Stop is being applied
+		case <-looked:
+		case <-applied:
+			return
+		}
 		f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
 		if err != nil {
 			return
@@ -391,15 +398,26 @@ func TestHooks_AStopWaitsForItsAnswerToReachTheTranscript(t *testing.T) {
 		_, _ = f.WriteString(`{"type":"assistant","timestamp":"2026-01-01T00:00:01Z","message":{"id":"m1","role":"assistant","content":[{"type":"text","text":"hello"}],"usage":{"input_tokens":10,"output_tokens":3}}}` + "\n")
 		f.Close()
 	}()
-	began := time.Now()
 	w.hook(map[string]any{"hook_event_name": "Stop", "prompt_id": "p1", "last_assistant_message": "hello"})
+	close(applied)
 	<-written
 	if got := w.row().Tokens; got.Input != 10 || got.Output != 3 {
-		t.Fatalf("tokens %+v after the Stop, want the answer written 150 ms into it counted", got)
+		t.Fatalf("tokens %+v after the Stop, want the answer written after its first look counted", got)
 	}
-	if took := time.Since(began); took > answerWait+time.Second {
-		t.Fatalf("the Stop took %v", took)
-	}
+}
+
+// readWatched is fakeHarness that closes read once its first TokenEntries
+// has answered.
+type readWatched struct {
+	fakeHarness
+	read chan struct{}
+	once *sync.Once
+}
+
+func (f readWatched) TokenEntries(cwd, id string, n int) ([]loop.TranscriptEntry, error) {
+	entries, err := f.fakeHarness.TokenEntries(cwd, id, n)
+	f.once.Do(func() { close(f.read) })
+	return entries, err
 }
 
 // TestHooks_AnAgentsSessionEndPokesTheSupervisor: a SessionEnd that ends

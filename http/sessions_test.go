@@ -186,7 +186,11 @@ func TestSessions_EveryRouteAndTheNamespaceBoundary(t *testing.T) {
 	if err != nil || again.Closed || again.ExitCode != 1 {
 		t.Fatalf("second close %+v %v", again, err)
 	}
-	time.Sleep(200 * time.Millisecond)
+	// A spawn would have respawned the pane before the refusal was sent; its
+	// agent logs its start a little later. The pane tells at once.
+	if panes, _ := testkit.TmuxRun(f.socket, "list-panes", "-t", "=loop-github-octo-repo-5:", "-F", "#{pane_dead}"); strings.Contains(panes, "0") {
+		t.Fatalf("a refused reply spawned an agent: the work item's panes read %q (1 is dead)", panes)
+	}
 	if n := len(f.agent.Entries("start")); n != starts {
 		t.Fatalf("a refused reply spawned an agent (%d starts, was %d)", n, starts)
 	}

@@ -53,8 +53,10 @@ func TestProbes_ConcurrentResumeProbesShareTheirTmuxQueries(t *testing.T) {
 			t.Errorf("s%02d survives = %v", i, ok)
 		}
 	}
-	if took := time.Since(start); took < probe || took > probe+time.Second {
-		t.Errorf("the probes took %s, want about %s", took, probe)
+	// Each waited its probe; that they ran side by side, not one after
+	// another, the shared queries below show (probes one by one share none).
+	if took := time.Since(start); took < probe {
+		t.Errorf("the probes took %s, less than the %s probe", took, probe)
 	}
 	// Each probe polls at least 4 times (every 50–150 ms for 400 ms): 80
 	// queries one by one. Shared, each aligned poll is one query for all.

@@ -24,7 +24,7 @@ func TestSlots_CapConcurrentHolders(t *testing.T) {
 			busy++
 			most = max(most, busy)
 			mu.Unlock()
-			time.Sleep(2 * time.Millisecond)
+			time.Sleep(2 * time.Millisecond) // hold the slot a while, so the holders overlap
 			mu.Lock()
 			busy--
 			mu.Unlock()

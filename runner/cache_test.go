@@ -97,7 +97,12 @@ func TestCachedRunner_ConcurrentCallersShareOneRefresh(t *testing.T) {
 	f.Panes["loop-standing-a"] = loop.PaneLive
 	hold := make(chan struct{})
 	inner := &countingRunner{fakeRunner: f, gate: func(int32) { <-hold }, asked: make(chan []string, 16)}
-	c, _ := newCached(inner)
+	c, clk := newCached(inner)
+	// Each caller reads the clock once, under the cache's lock, as it
+	// decides which refresh to wait for: once all have read it, all have
+	// joined the one refresh held in flight.
+	var looked atomic.Int32
+	c.now = func() time.Time { looked.Add(1); return clk.now() }
 	var wg sync.WaitGroup
 	results := make([]loop.PaneState, 16)
 	for i := range results {
@@ -108,7 +113,7 @@ func TestCachedRunner_ConcurrentCallersShareOneRefresh(t *testing.T) {
 		}()
 	}
 	<-inner.asked
-	time.Sleep(50 * time.Millisecond) // let the others pile up on the flight
+	eventually(t, func() bool { return looked.Load() == int32(len(results)) })
 	close(hold)
 	wg.Wait()
 	if n := inner.queries.Load(); n != 1 {
@@ -278,10 +283,10 @@ func TestCachedRunner_StatesAnswersStaleWhileRefreshing(t *testing.T) {
 	}
 }
 
-// eventually polls cond for up to a second.
+// eventually polls cond for up to ten seconds.
 func eventually(t *testing.T, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(time.Second)
+	deadline := time.Now().Add(10 * time.Second)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatal("condition never held")

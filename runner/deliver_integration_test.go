@@ -3,6 +3,7 @@ package runner_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -38,12 +39,10 @@ func TestDeliverTo_HostileTextArrivesAsOneSanitisedMessage(t *testing.T) {
 	if err := r.DeliverTo(context.Background(), "loop-standing-say", text, 0); err != nil {
 		t.Fatal(err)
 	}
-	agent.WaitForKind(t, "message", 15*time.Second)
-	time.Sleep(300 * time.Millisecond) // a second message would be right behind
-	msgs := agent.Messages()
+	msgs := messagesBefore(t, r, "loop-standing-say", agent)
 	want := runner.Sanitize(text)
 	if len(msgs) != 1 || msgs[0] != want {
-		t.Fatalf("got %d messages (first %d bytes), want one of %d bytes equal to Sanitize(text)", len(msgs), len(msgs[0]), len(want))
+		t.Fatalf("got %d messages (of %v bytes), want one of %d bytes equal to Sanitize(text)", len(msgs), sizes(msgs), len(want))
 	}
 	if strings.ContainsAny(msgs[0], "\x1b\x03\r") {
 		t.Fatal("control characters reached the agent")
@@ -82,6 +81,25 @@ func TestDeliverTo_ConcurrentDeliveriesArriveWhole(t *testing.T) {
 			t.Fatalf("a delivery did not arrive whole; got %d messages of sizes %v", len(agent.Messages()), sizes(agent.Messages()))
 		}
 	}
+}
+
+// endMarker is the last message messagesBefore delivers.
+const endMarker = "end of the messages"
+
+// messagesBefore delivers endMarker to target, waits until the agent has
+// logged it and returns the messages logged before it. The fake logs each
+// message as its terminal hands it over, in order, so once the marker is
+// in the log so is everything delivered before it: a message split in two,
+// or one that should have been discarded, is among them.
+func messagesBefore(t *testing.T, r *runner.Tmux, target string, agent *testkit.Agent) []string {
+	t.Helper()
+	if err := r.DeliverTo(context.Background(), target, endMarker, 0); err != nil {
+		t.Fatal(err)
+	}
+	testkit.Eventually(t, func() bool { return slices.Contains(agent.Messages(), endMarker) }, 15*time.Second,
+		"the end marker never arrived; messages: %d", len(agent.Messages()))
+	msgs := agent.Messages()
+	return msgs[:slices.Index(msgs, endMarker)]
 }
 
 func sizes(ms []string) []int {
@@ -134,9 +152,7 @@ func TestDeliverTo_WithoutWaitingInputTypedDuringStartUpIsLost(t *testing.T) {
 	if err := r.DeliverTo(context.Background(), "loop-standing-early", "typed on time", 0); err != nil {
 		t.Fatal(err)
 	}
-	agent.WaitForKind(t, "message", 10*time.Second)
-	time.Sleep(200 * time.Millisecond)
-	if got := agent.Messages(); len(got) != 1 || got[0] != "typed on time" {
+	if got := messagesBefore(t, r, "loop-standing-early", agent); len(got) != 1 || got[0] != "typed on time" {
 		t.Fatalf("messages = %q; want only the one delivered after readiness (the early one discarded)", got)
 	}
 }
@@ -149,13 +165,18 @@ func TestWaitReady_FailsWhenThePromptDoesNotComeUp(t *testing.T) {
 	spawnFake(t, r, "loop-standing-stuck", agent)
 
 	begin := time.Now()
+	// The context never ends: only the 300ms timeout can make WaitReady
+	// give up, and it must, long before the agent's 30s start-up is over.
 	err := r.WaitReady(context.Background(), "loop-standing-stuck", testkit.FakeReady, 300*time.Millisecond)
 	want := "the agent in loop-standing-stuck is not ready for input after 0.3s (its prompt is not up); nothing was delivered"
 	if !errors.Is(err, runner.ErrNotReady) || loop.ErrorMessage(err) != want {
 		t.Fatalf("WaitReady = %v, want %q", err, want)
 	}
-	if took := time.Since(begin); took < 300*time.Millisecond || took > 5*time.Second {
-		t.Fatalf("WaitReady took %v for a 300ms timeout", took)
+	if took := time.Since(begin); took < 300*time.Millisecond {
+		t.Fatalf("WaitReady gave up after %v, before its 300ms timeout", took)
+	}
+	if snap, err := r.Snapshot(context.Background(), "loop-standing-stuck"); err != nil || testkit.FakeReady(snap) {
+		t.Fatalf("the agent's prompt is up (%v): WaitReady waited for it instead of its timeout", err)
 	}
 }
 

@@ -71,7 +71,18 @@ func TestOperatorWindows_DoNotDivertWhatIsMeantForTheAgent(t *testing.T) {
 	if m := agent.WaitForKind(t, "message", 10*time.Second); m.Text != "meant for the agent" {
 		t.Fatalf("message = %q", m.Text)
 	}
-	time.Sleep(200 * time.Millisecond)
+	// A marker typed into each cat after the delivery: tmux hands a pane its
+	// input in order and the cat's tty echoes it in order, so once the
+	// marker shows, anything delivered to that pane before it shows too.
+	for _, id := range cats {
+		if _, err := testkit.TmuxRun(socket, "send-keys", "-t", id, "-l", "typed after the delivery"); err != nil {
+			t.Fatal(err)
+		}
+		testkit.Eventually(t, func() bool {
+			screen, _ := testkit.TmuxRun(socket, "capture-pane", "-p", "-t", id)
+			return strings.Contains(screen, "typed after the delivery")
+		}, 10*time.Second, "the marker never showed in the operator's pane %s", id)
+	}
 	for _, id := range cats {
 		if screen, _ := testkit.TmuxRun(socket, "capture-pane", "-p", "-t", id); strings.Contains(screen, "meant for") {
 			t.Fatalf("the operator's pane %s got the delivery: %q", id, screen)

@@ -51,7 +51,7 @@ func TestDeliverTo_WaitsTheLongerDelay(t *testing.T) {
 			mu.Lock()
 			slept = append(slept, d)
 			mu.Unlock()
-			time.Sleep(d)
+			time.Sleep(d) // the wait itself still happens: the paste must settle before the submit key
 			return nil
 		}
 	})

@@ -50,7 +50,9 @@ func TestTerminateHarnessIn_SIGTERMLetsTheAgentFlushItsConversation(t *testing.T
 		t.Fatal(err)
 	}
 	agent.WaitFor(t, func(e testkit.Entry) bool { return e.Kind == "start" && e.Resume }, 10*time.Second)
-	time.Sleep(200 * time.Millisecond)
+	// The fake checks the conversation before it draws its prompt: a prompt
+	// means the resume was taken.
+	waitReady(t, r, "loop-standing-flush")
 	if len(agent.Entries("resume_failed")) != 0 || r.State(ctx, "loop-standing-flush") != loop.PaneLive {
 		t.Fatal("the resumed agent did not stay up")
 	}

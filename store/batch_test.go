@@ -11,11 +11,14 @@ import (
 )
 
 // holdFirst makes the first fn given to it wait until want more calls are
-// pending on b, so that they all land in the batch after it.
-func holdFirst(b *batcher, want int) func() {
+// pending on b, so that they all land in the batch after it; leading is
+// closed once that first fn runs.
+func holdFirst(b *batcher, want int) (hold func(), leading <-chan struct{}) {
 	var once sync.Once
+	lead := make(chan struct{})
 	return func() {
 		once.Do(func() {
+			close(lead)
 			deadline := time.Now().Add(10 * time.Second)
 			for time.Now().Before(deadline) {
 				b.mu.Lock()
@@ -27,7 +30,7 @@ func holdFirst(b *batcher, want int) func() {
 				time.Sleep(time.Millisecond)
 			}
 		})
-	}
+	}, lead
 }
 
 func TestBatch_ConcurrentWritesShareACommitAndAFailureStaysItsOwn(t *testing.T) {
@@ -35,18 +38,18 @@ func TestBatch_ConcurrentWritesShareACommitAndAFailureStaysItsOwn(t *testing.T) 
 		t.Run(fmt.Sprintf("transient=%v", transient), func(t *testing.T) {
 			db := openTest(t, Options{Transient: transient})
 			const n = 20
-			hold := holdFirst(&db.batch, n-1)
+			hold, leading := holdFirst(&db.batch, n-1)
 			var mu sync.Mutex
 			txs := map[int]bool{} // the bbolt transaction ids the committed fns ran in
 			errs := make([]error, n)
 			var wg sync.WaitGroup
 			for i := range n {
+				if i == 1 {
+					<-leading // the first one leads, alone in its batch
+				}
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					if i > 0 {
-						time.Sleep(time.Millisecond) // the first one leads
-					}
 					errs[i] = db.Batch(func(tx *Tx) error {
 						hold()
 						if err := tx.PutStanding(&loop.StandingRecord{Name: fmt.Sprintf("s%02d", i), Status: loop.StatusRunning}); err != nil {
@@ -124,18 +127,18 @@ func TestView_ConcurrentReadsShareOneOpenInTransientMode(t *testing.T) {
 		t.Fatal(err)
 	}
 	const n = 10
-	hold := holdFirst(&db.views, n-1)
+	hold, leading := holdFirst(&db.views, n-1)
 	var mu sync.Mutex
 	txs := map[*Tx]bool{}
 	errs := make([]error, n)
 	var wg sync.WaitGroup
 	for i := range n {
+		if i == 1 {
+			<-leading // the first one leads, alone in its read
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if i > 0 {
-				time.Sleep(time.Millisecond)
-			}
 			errs[i] = db.View(func(tx *Tx) error {
 				hold()
 				mu.Lock()

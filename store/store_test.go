@@ -491,7 +491,8 @@ func TestTransient_LongUpdateMakesOthersWaitThenTimeOut(t *testing.T) {
 
 	// A waiter with time to spare gets in once the holder is done.
 	waited := make(chan error)
-	start = time.Now()
+	var returned time.Time
+	refused := closedAgain(t, path)
 	go func() {
 		db, err := Open(path, Options{Transient: true, Timeout: 10 * time.Second})
 		if err == nil {
@@ -502,9 +503,15 @@ func TestTransient_LongUpdateMakesOthersWaitThenTimeOut(t *testing.T) {
 				return nil
 			})
 		}
+		returned = time.Now()
 		waited <- err
 	}()
-	time.Sleep(300 * time.Millisecond)
+	select { // the waiter has tried the lock and been refused
+	case <-refused:
+	case err := <-waited:
+		t.Fatalf("the waiter's Open returned (%v) while the file was held", err)
+	}
+	released := time.Now()
 	close(release)
 	if err := <-done; err != nil {
 		t.Fatal(err)
@@ -512,8 +519,8 @@ func TestTransient_LongUpdateMakesOthersWaitThenTimeOut(t *testing.T) {
 	if err := <-waited; err != nil {
 		t.Fatalf("waiting Open: %v", err)
 	}
-	if d := time.Since(start); d < 300*time.Millisecond {
-		t.Errorf("waiting Open returned after %v, before the holder let go", d)
+	if returned.Before(released) {
+		t.Errorf("waiting Open returned %v before the holder let go", released.Sub(returned))
 	}
 }
 

@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/alecthomas/kong"
 
@@ -180,13 +179,12 @@ func TestCompletion_NamesFromAHeldStoreAreBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer held.Close()
-	start := time.Now()
-	// The service is disabled: only the config's names can be had.
+	// The service is disabled: only the config's names can be had. The store
+	// stays held until the test ends, so a completion that answers at all
+	// gave up on it by itself (store.StandingNames's test holds that it
+	// gives up on the wait it is given).
 	if got := runShell(t, dir, env, binary, "__complete", "--", "standing", "stop", ""); got != "declared-one\n" {
 		t.Errorf("names beside a held store: %q", got)
-	}
-	if took := time.Since(start); took > 3*time.Second {
-		t.Errorf("completion took %s beside a held store", took)
 	}
 }
 

@@ -181,7 +181,7 @@ type slowSink struct {
 
 func (s slowSink) ApplyHook(ctx context.Context, root string, d loop.HookDelivery) error {
 	err := s.svc.ApplyHook(ctx, root, d)
-	time.Sleep(s.delay)
+	time.Sleep(s.delay) // the stimulus: answer only after the command has given up on the POST
 	return err
 }
 

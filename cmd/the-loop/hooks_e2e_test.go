@@ -218,10 +218,10 @@ func TestHooks_ThroughTheServiceRoute(t *testing.T) {
 }
 
 // hookRun runs `the-loop hook` as Claude Code would, with the agent's
-// credential, and checks it exits 0 within its bound: the hook gives up at
-// 1.8 s by itself (hookDeadline); the check allows 2 s more for starting
-// and reaping a race-built binary on a loaded machine, so it catches a
-// hook that waits on a hung service or a locked store, not scheduling.
+// credential, and checks it exits 0: it returns at all, the hook giving up
+// at 1.8 s by itself (hookDeadline) on a hung service or a locked store.
+// How long it takes is the benchmarks' figure, not a test's: a loaded
+// machine stretches it.
 func hookRun(t *testing.T, e *env, ref, payload string) {
 	t.Helper()
 	cmd := exec.Command(binary, "hook", "--state-root", filepath.Join(e.dir, ".the-loop"), "--session", ref)
@@ -232,8 +232,8 @@ func hookRun(t *testing.T, e *env, ref, payload string) {
 	cmd.Stdout, cmd.Stderr = &out, &out
 	began := time.Now()
 	err := cmd.Run()
-	if took := time.Since(began); err != nil || took > 4*time.Second {
-		t.Fatalf("the-loop hook (%.40q…): %v after %v\n%s", payload, err, took, out.String())
+	if err != nil {
+		t.Fatalf("the-loop hook (%.40q…): %v after %v\n%s", payload, err, time.Since(began), out.String())
 	}
 }
 

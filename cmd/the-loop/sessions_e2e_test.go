@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	loop "github.com/the-loop-dev/the-loop"
 )
@@ -146,7 +145,11 @@ func TestSessions_StartReplyCloseBesideAStandingSession(t *testing.T) {
 	if !strings.Contains(r.stderr, "error: no session registered for github:octo/repo#6 — a reply never spawns one;") {
 		t.Fatalf("reply to an unknown session: %s", r)
 	}
-	time.Sleep(300 * time.Millisecond)
+	// A spawn would have left a live pane before the refusal was printed;
+	// its agent logs its start a little later. The pane tells at once.
+	if e.alive("loop-github-octo-repo-5") || e.alive("loop-github-octo-repo-6") {
+		t.Fatal("a refused reply spawned an agent: a pane of the closed or the unknown work item is live")
+	}
 	if n := len(e.starts()); n != starts {
 		t.Fatalf("a refused reply spawned an agent (%d starts, was %d)", n, starts)
 	}
@@ -258,7 +261,11 @@ func TestSessions_ThroughTheService(t *testing.T) {
 		t.Fatalf("reply after close: %s", r)
 	}
 	e.must(1, "sessions", "reply", "--work-item", "github:octo/repo#6", "--text", "hello?")
-	time.Sleep(300 * time.Millisecond)
+	// A spawn would have left a live pane before the refusal was printed;
+	// its agent logs its start a little later. The pane tells at once.
+	if e.alive("loop-github-octo-repo-5") || e.alive("loop-github-octo-repo-6") {
+		t.Fatal("a refused reply spawned an agent: a pane of the closed or the unknown work item is live")
+	}
 	if n := len(e.starts()); n != starts {
 		t.Fatalf("a refused reply spawned an agent (%d starts, was %d)", n, starts)
 	}

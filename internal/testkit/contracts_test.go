@@ -178,6 +178,17 @@ func sameLineShapes(t *testing.T, cli, fakePath string, need []string) {
 	}
 }
 
+// serverGone waits until the tmux server on socket has exited, as it does
+// with its last session: a new-session sent while it is still going fails
+// ("server exited unexpectedly").
+func serverGone(t *testing.T, socket string) {
+	t.Helper()
+	testkit.Eventually(t, func() bool {
+		_, err := testkit.TmuxRun(socket, "list-sessions")
+		return err != nil && (strings.Contains(err.Error(), "no server running") || strings.Contains(err.Error(), "error connecting"))
+	}, 10*time.Second, "the tmux server on %s did not exit with its last session", socket)
+}
+
 // pasteSubmit pastes text into target and presses Enter after delay.
 func pasteSubmit(t *testing.T, socket, target, text string, delay time.Duration) {
 	t.Helper()
@@ -187,7 +198,7 @@ func pasteSubmit(t *testing.T, socket, target, text string, delay time.Duration)
 	if _, err := testkit.TmuxRun(socket, "paste-buffer", "-p", "-d", "-b", "c", "-t", target); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(delay)
+	time.Sleep(delay) // the gap between paste and key is the stimulus: the CLIs treat a quick one differently
 	if _, err := testkit.TmuxRun(socket, "send-keys", "-t", target, "Enter"); err != nil {
 		t.Fatal(err)
 	}
@@ -256,6 +267,7 @@ func TestFakeAgent_CodexContractMatchesTheRecordings(t *testing.T) {
 	if _, err := testkit.TmuxRun(socket, "kill-session", "-t", target); err != nil {
 		t.Fatal(err)
 	}
+	serverGone(t, socket)
 
 	argv = append(argv, "--dangerously-bypass-hook-trust")
 	fresh, _ = codex.FreshArgv("", argv, "-- first")
@@ -290,6 +302,7 @@ func TestFakeAgent_CodexContractMatchesTheRecordings(t *testing.T) {
 	if _, err := testkit.TmuxRun(socket, "kill-session", "-t", target); err != nil {
 		t.Fatal(err)
 	}
+	serverGone(t, socket)
 	resume, _ := codex.ResumeArgv(id, argv, "again")
 	if _, err := testkit.TmuxRun(socket, append([]string{"new-session", "-d", "-s", target, "-x", "120", "-y", "40", "-c", cwd,
 		agent.CodexPath()}, resume...)...); err != nil {

@@ -1,0 +1,31 @@
+package testkit
+
+import (
+	"testing"
+	"time"
+)
+
+// Await waits for ch to deliver and returns what it delivered. It is for a
+// call that must return at all (a stop behind a stuck verb, a loop whose
+// context ended): it waits as long as the test may run, not a wall-clock
+// figure a loaded machine can miss. A little before the test's deadline
+// (go test -timeout) it fails the test with the formatted message; a test
+// without a deadline waits for ever.
+func Await[V any](t testing.TB, ch <-chan V, format string, args ...any) V {
+	t.Helper()
+	var late <-chan time.Time
+	if d, ok := t.(interface{ Deadline() (time.Time, bool) }); ok {
+		if deadline, ok := d.Deadline(); ok {
+			left := time.Until(deadline)
+			late = time.After(left - min(left/10, 30*time.Second))
+		}
+	}
+	select {
+	case v := <-ch:
+		return v
+	case <-late:
+		t.Fatalf("still waiting as the test's deadline nears: "+format, args...)
+	}
+	var zero V
+	return zero
+}
