@@ -22,8 +22,9 @@ import (
 	"github.com/the-loop-dev/the-loop/store"
 )
 
-// Hearing the agent. Claude Code runs `the-loop hook` for each
-// of HookEvents; the payload reaches ApplyHook through the service's hook
+// Hearing the agent. An agent CLI runs `the-loop hook` for each hook its
+// adapter wires (loop.Harness.WireHooks; Claude Code's are
+// harness.ClaudeHookEvents); the payload reaches ApplyHook through the service's hook
 // route, or the store directly, or the spool (SpoolHook) when the store is
 // locked. A payload is applied only to the session it names and only when
 // its session_id is that session's recorded conversation (a SessionStart
