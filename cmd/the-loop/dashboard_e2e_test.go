@@ -90,6 +90,28 @@ func js[T any](t testing.TB, ctx context.Context, expression string) T {
 	return v
 }
 
+// clickUntil clicks selector until done (a JavaScript expression) is true,
+// 20 s at most: a row the live page re-renders between finding the node and
+// clicking it ("Could not find node with given id") is found and clicked
+// again.
+func clickUntil(t testing.TB, ctx context.Context, what, selector, done string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool]("!!("+done+")")); err == nil && ok {
+			return
+		}
+		err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(selector)))
+		if ok, _ := chromedp.Run(ctx, chromedp.Evaluate[bool]("!!("+done+")")); ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("clicking %s (%s) never gave %s: last click %v", selector, what, done, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
 // waitJS polls expression until it is true (20 s at most), failing with
 // the page's text otherwise.
 func waitJS(t testing.TB, ctx context.Context, what, expression string) {
@@ -365,10 +387,7 @@ func TestDashboardBrowser_CreateThenDelete(t *testing.T) {
 	if row, ok := e.rows()["scratch"]; !ok || row.Declared || row.Description != "made in the browser" {
 		t.Fatalf("scratch after create: %+v %v", row, ok)
 	}
-	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#standing-rows tr[data-name="scratch"] button.danger`))); err != nil {
-		t.Fatal(err)
-	}
-	waitJS(t, ctx, "the confirmation", `document.getElementById('confirm').open`)
+	clickUntil(t, ctx, "the confirmation", `#standing-rows tr[data-name="scratch"] button.danger`, `document.getElementById('confirm').open`)
 	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#confirm-ok"))); err != nil {
 		t.Fatal(err)
 	}
@@ -552,10 +571,8 @@ func TestDashboardBrowser_DebugRowsAndLongDetails(t *testing.T) {
 	if shown := js[string](t, ctx, said+`.innerText`); strings.Contains(shown, long) || len(shown) > 300 {
 		t.Fatalf("the long detail shows whole (%d characters): %q", len(shown), shown)
 	}
-	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#event-rows tr[data-event="standing.said"] td.details summary`))); err != nil {
-		t.Fatal(err)
-	}
-	waitJS(t, ctx, "the whole detail", said+`.innerText.includes(`+fmt.Sprintf("%q", long)+`)`)
+	clickUntil(t, ctx, "the whole detail", `#event-rows tr[data-event="standing.said"] td.details summary`,
+		`document.querySelector('#event-rows tr[data-event="standing.said"] td.details')?.innerText.includes(`+fmt.Sprintf("%q", long)+`)`)
 	// Asked for, the debug rows show.
 	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`.debug-toggle input`))); err != nil {
 		t.Fatal(err)
