@@ -65,10 +65,6 @@ func (*Codex) Name() string { return "codex" }
 // Binary returns "codex".
 func (*Codex) Binary() string { return "codex" }
 
-// AssignsSessionID reports false: Codex chooses the conversation id itself
-// (see SessionIDOf).
-func (*Codex) AssignsSessionID() bool { return false }
-
 // JoinsRunningTurn reports true: a message submitted while a turn runs
 // joins that turn (0.171.0: its UserPromptSubmit carries the running
 // turn's turn_id, and the turn's one Stop answers it), where Claude Code

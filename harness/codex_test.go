@@ -53,7 +53,7 @@ func TestCodex_Argv(t *testing.T) {
 	if _, err := c.ResumeArgv("", nil, "p"); loop.ErrorCode(err) != loop.EINVALID {
 		t.Fatalf("resume without an id: %v, want EINVALID", err)
 	}
-	if c.Name() != "codex" || c.Binary() != "codex" || c.AssignsSessionID() {
+	if c.Name() != "codex" || c.Binary() != "codex" || !c.CapturesSessionID() {
 		t.Fatal("codex names or id assignment wrong")
 	}
 }

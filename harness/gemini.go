@@ -52,9 +52,6 @@ func (*Gemini) Name() string { return "gemini" }
 // Binary returns "gemini".
 func (*Gemini) Binary() string { return "gemini" }
 
-// AssignsSessionID reports true: --session-id takes the id the-loop chose.
-func (*Gemini) AssignsSessionID() bool { return true }
-
 // SubmitDelay returns GeminiSubmitDelay: a say into a Gemini pane must wait
 // at least this long between the paste and the submit key.
 func (*Gemini) SubmitDelay() time.Duration { return GeminiSubmitDelay }

@@ -49,7 +49,7 @@ func TestGemini_Argv(t *testing.T) {
 			t.Fatalf("no id: %v, want EINVALID", err)
 		}
 	}
-	if g.Name() != "gemini" || g.Binary() != "gemini" || !g.AssignsSessionID() || g.SubmitDelay() < 200e6 {
+	if g.Name() != "gemini" || g.Binary() != "gemini" || g.CapturesSessionID() || g.SubmitDelay() < 200e6 {
 		t.Fatal("gemini names, id assignment or submit delay wrong")
 	}
 }

@@ -28,9 +28,6 @@ type Hearer struct {
 	// session's panes (nil: a SessionStart of source clear is never
 	// trusted).
 	Runner func(socket string) loop.Runner
-	// Getenv reads the environment (CLAUDE_CONFIG_DIR for transcripts);
-	// nil means os.Getenv.
-	Getenv func(string) string
 	// Clock stamps the record's times (nil: time.Now).
 	Clock loop.Clock
 	// NewID returns a new id for a turn heard without one (nil: uuid4).

@@ -82,17 +82,11 @@ func newTestService(t *testing.T, r *fakeRunner) *lifecycle.Service {
 }
 
 // hearerFor is the hearing room beside s, as cmd/the-loop wires it; it
-// follows s's Harness, Runner, Getenv and Clock as a test changes them.
+// follows s's Harness, Runner and Clock as a test changes them.
 func hearerFor(s *lifecycle.Service) *Hearer {
 	return &Hearer{DB: s.DB, Events: s,
 		Harness: func(name, subject string) (loop.Harness, error) { return s.Harness(name, subject) },
 		Runner:  func(socket string) loop.Runner { return s.Runner(socket) },
-		Getenv: func(k string) string {
-			if s.Getenv == nil {
-				return ""
-			}
-			return s.Getenv(k)
-		},
 		Clock: func() time.Time {
 			if s.Clock == nil {
 				return time.Now()

@@ -123,7 +123,7 @@ func hearerFor(s *Service) *hearing.Hearer {
 	return &hearing.Hearer{DB: s.DB, Events: s,
 		Harness: func(name, subject string) (loop.Harness, error) { return s.Harness(name, subject) },
 		Runner:  func(socket string) loop.Runner { return s.Runner(socket) },
-		Getenv:  s.getenv, Clock: s.now, Ended: s.SessionEnded}
+		Clock:   s.now, Ended: s.SessionEnded}
 }
 
 // hookWorld is a started standing session "supervisor" whose spawns
