@@ -30,3 +30,12 @@ type HookSink interface {
 	// is ignored (nil error).
 	ApplyHook(ctx context.Context, stateRoot string, d HookDelivery) error
 }
+
+// The variables a gemini spawn's environment names its hooks' state root
+// and session by: the one hook entry the-loop keeps in the Gemini CLI's
+// user settings (`the-loop hook --from-env`) serves every session, and
+// does nothing where they are unset (the operator's own runs of the CLI).
+const (
+	HookStateRootEnv = "THE_LOOP_HOOK_STATE_ROOT"
+	HookSessionEnv   = "THE_LOOP_HOOK_SESSION"
+)

@@ -6,6 +6,7 @@ import (
 
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/config"
+	"github.com/the-loop-dev/the-loop/lifecycle/engine"
 	"github.com/the-loop-dev/the-loop/store"
 )
 
@@ -23,7 +24,7 @@ type Announcer interface {
 // to "standing:<name>" in one transition (standing.announced), failure is
 // standing.announce_failed. The session is up either way; rec is returned
 // as it now stands.
-func (st *standingStart) announce(ctx context.Context, rec *loop.StandingRecord) *loop.StandingRecord {
+func (st *standingStart) Announce(ctx context.Context, rec *loop.StandingRecord) *loop.StandingRecord {
 	s, def := st.s, st.def
 	if s.Announcer == nil || rec == nil || !def.SlackEnabled || !st.cfg.Slack.Enabled || rec.SlackThread != "" {
 		return rec
@@ -32,7 +33,7 @@ func (st *standingStart) announce(ctx context.Context, rec *loop.StandingRecord)
 	if channel == "" {
 		channel = st.cfg.Slack.Channel
 	}
-	thread, err := s.Announcer.Announce(ctx, st.cfg, loop.Announcement{Name: def.Name, Harness: rec.Harness, Target: st.target(), Channel: channel})
+	thread, err := s.Announcer.Announce(ctx, st.cfg, loop.Announcement{Name: def.Name, Harness: rec.Harness, Target: st.Target(), Channel: channel})
 	if err == nil && thread == "" {
 		err = fmt.Errorf("the channel returned no thread")
 	}
@@ -41,7 +42,7 @@ func (st *standingStart) announce(ctx context.Context, rec *loop.StandingRecord)
 		return rec
 	}
 	ref := loop.StandingRef(def.Name)
-	out, err := s.transitionWith(ctx, def.Name, EvAnnounced, func(r *loop.StandingRecord) error {
+	out, err := s.transitionWith(ctx, def.Name, engine.EvAnnounced, func(r *loop.StandingRecord) error {
 		if r.SlackThread != "" {
 			return loop.Internal("the record already names thread %s", r.SlackThread)
 		}

@@ -7,6 +7,7 @@ import (
 
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/config"
+	"github.com/the-loop-dev/the-loop/lifecycle/engine"
 	"github.com/the-loop-dev/the-loop/store"
 )
 
@@ -32,7 +33,7 @@ func (s *Service) CreateStanding(ctx context.Context, cfg *config.Config, req lo
 	if err := s.checkTrustCwd(cfg, cwd, req.Cwd == ""); err != nil {
 		return loop.StandingControlResult{}, err
 	}
-	rec, err := s.transition(ctx, name, EvCreate, func(r *loop.StandingRecord) error {
+	rec, err := s.transition(ctx, name, engine.EvCreate, func(r *loop.StandingRecord) error {
 		r.Harness = harness
 		r.Cwd = cwd
 		r.Description = req.Description
@@ -48,7 +49,7 @@ func (s *Service) CreateStanding(ctx context.Context, cfg *config.Config, req lo
 	}, s.event("standing.created", loop.LevelInfo, loop.F("standing", name), loop.F("harness", harness),
 		loop.F("cwd", cwd), loop.F("auto_start", req.AutoStart)))
 	if err != nil {
-		if errors.Is(err, ErrTransition) {
+		if errors.Is(err, engine.ErrTransition) {
 			return loop.StandingControlResult{}, loop.Invalid("standing session '%[1]s' already exists; `the-loop standing start %[1]s` to run it, or `the-loop standing delete %[1]s` to remove it first", name)
 		}
 		return loop.StandingControlResult{}, err
@@ -88,7 +89,7 @@ func (s *Service) DeleteStanding(ctx context.Context, cfg *config.Config, name s
 	if len(removed) > 0 {
 		deleted = s.event("standing.deleted", loop.LevelInfo, loop.F("standing", name), loop.F("trust_removed", removed))
 	}
-	_, err = s.transitionWith(ctx, name, EvDelete, nil, func(tx *store.Tx) error {
+	_, err = s.transitionWith(ctx, name, engine.EvDelete, nil, func(tx *store.Tx) error {
 		_, err := tx.UnbindRef(loop.StandingRef(name))
 		return err
 	}, append(evs, deleted)...)
@@ -147,7 +148,7 @@ func (s *Service) startCreated(ctx context.Context, cfg *config.Config, name str
 	if err != nil {
 		details = append(details, loop.ErrorMessage(err))
 	}
-	if _, terr := s.transition(ctx, name, EvCreateFailed, nil, s.event("standing.create_failed", loop.LevelError,
+	if _, terr := s.transition(ctx, name, engine.EvCreateFailed, nil, s.event("standing.create_failed", loop.LevelError,
 		loop.F("standing", name), loop.F("error", strings.Join(details, "; ")))); terr != nil && err == nil {
 		err = terr
 	}

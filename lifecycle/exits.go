@@ -8,6 +8,7 @@ import (
 
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/config"
+	"github.com/the-loop-dev/the-loop/lifecycle/engine"
 	"github.com/the-loop-dev/the-loop/talk"
 )
 
@@ -68,10 +69,10 @@ func (s *Service) RecordExit(ctx context.Context, rec *loop.StandingRecord, exit
 	if exit.Failure() {
 		level = loop.LevelWarning
 	}
-	unlock := s.lock(name)
-	exited, err := s.transition(ctx, name, EvExited, func(r *loop.StandingRecord) error {
+	unlock := s.engine().Lock(name)
+	exited, err := s.transition(ctx, name, engine.EvExited, func(r *loop.StandingRecord) error {
 		if r.Rev != rec.Rev || r.Claim != nil {
-			return errStale
+			return engine.ErrStale
 		}
 		r.LastExit = exit
 		r.LastDown = &loop.Down{Why: "its agent " + exit.String(), At: exit.At}
@@ -95,7 +96,7 @@ func (s *Service) RecordNotRestarted(name, reason string) error {
 // record; nil and no error when the record changed meanwhile.
 func (s *Service) ScheduleRestart(ctx context.Context, exited *loop.StandingRecord, attempt int, delay time.Duration) (*loop.StandingRecord, error) {
 	name := exited.Name
-	scheduled, err := s.transition(ctx, name, EvRestarting, func(r *loop.StandingRecord) error {
+	scheduled, err := s.transition(ctx, name, engine.EvRestarting, func(r *loop.StandingRecord) error {
 		if err := sameRev(exited.Rev)(r); err != nil {
 			return err
 		}
@@ -116,7 +117,7 @@ func (s *Service) ScheduleRestart(ctx context.Context, exited *loop.StandingReco
 // returns the record the start left when the session runs, else nil.
 func (s *Service) RestartCrashed(ctx context.Context, current func() *config.Config, scheduled *loop.StandingRecord, exit *loop.ExitInfo, attempt int) *loop.StandingRecord {
 	name := scheduled.Name
-	unlock := s.lock(name)
+	unlock := s.engine().Lock(name)
 	defer unlock()
 	cur, err := s.read(name)
 	if err != nil || cur == nil || cur.Rev != scheduled.Rev || cur.Status != loop.StatusRunning || cur.Claim != nil {
@@ -142,7 +143,7 @@ func (s *Service) RestartCrashed(ctx context.Context, current func() *config.Con
 // is left alone, without an error.
 func (s *Service) GiveUpRestarts(ctx context.Context, exited *loop.StandingRecord, exit *loop.ExitInfo, recent int, rp config.RestartPolicy, at time.Time) error {
 	name := exited.Name
-	_, err := s.transition(ctx, name, EvRestartLimited, func(r *loop.StandingRecord) error {
+	_, err := s.transition(ctx, name, engine.EvRestartLimited, func(r *loop.StandingRecord) error {
 		if err := sameRev(exited.Rev)(r); err != nil {
 			return err
 		}
@@ -161,7 +162,7 @@ func (s *Service) GiveUpRestarts(ctx context.Context, exited *loop.StandingRecor
 // error — the verb did nothing and the supervisor has nothing to record.
 func unlessStale(rec *loop.StandingRecord, err error) (*loop.StandingRecord, error) {
 	if err != nil {
-		if stale(err) {
+		if engine.Stale(err) {
 			return nil, nil
 		}
 		return nil, err
@@ -173,7 +174,7 @@ func unlessStale(rec *loop.StandingRecord, err error) (*loop.StandingRecord, err
 func sameRev(rev uint64) func(r *loop.StandingRecord) error {
 	return func(r *loop.StandingRecord) error {
 		if r.Rev != rev || r.Claim != nil {
-			return errStale
+			return engine.ErrStale
 		}
 		return nil
 	}

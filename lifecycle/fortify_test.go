@@ -15,6 +15,7 @@ import (
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/internal/credential"
 	"github.com/the-loop-dev/the-loop/internal/testkit"
+	"github.com/the-loop-dev/the-loop/lifecycle/engine"
 	"github.com/the-loop-dev/the-loop/runner"
 	"github.com/the-loop-dev/the-loop/store"
 )
@@ -94,7 +95,7 @@ func TestClaim_OldClaimOfARunningProcessIsLive(t *testing.T) {
 	if _, err := s2.StartStanding(context.Background(), cfg, "supervisor", false); err != nil {
 		t.Fatal(err)
 	}
-	c := s2.newClaim("stop")
+	c := s2.engine().NewClaim("stop")
 	if self, ok := runner.ProcessStart(c.PID); !ok || c.PIDStart != self {
 		t.Fatalf("claim %+v, own start %d", c, self)
 	}
@@ -126,7 +127,7 @@ func TestSay_RefusedOnceAStopHasClaimed(t *testing.T) {
 		t.Fatalf("start %+v %v", res, err)
 	}
 	pid, start := liveProc(t) // the stopping process, in its grace
-	if _, err := s.transition(ctx, "supervisor", EvClaimStop, func(r *loop.StandingRecord) error {
+	if _, err := s.transition(ctx, "supervisor", engine.EvClaimStop, func(r *loop.StandingRecord) error {
 		r.Claim = &loop.Claim{Op: "stop", PID: pid, PIDStart: start, Since: s.stamp()}
 		return nil
 	}); err != nil {
@@ -428,7 +429,7 @@ func TestStop_EndsWithinItsBoundBehindAStuckVerb(t *testing.T) {
 	if res, err := s.StartStanding(ctx, cfg, "", false); err != nil || !res.OK {
 		t.Fatalf("start %+v %v", res, err)
 	}
-	unlock := s.lock("supervisor") // a verb that never finishes
+	unlock := s.engine().Lock("supervisor") // a verb that never finishes
 	defer unlock()
 	done := make(chan loop.StandingControlResult, 1)
 	go func() {

@@ -42,10 +42,10 @@ func (s *Service) heardCh() <-chan struct{} {
 	return s.Hearing.Heard()
 }
 
-func (k standingKind) hearing(rec *loop.StandingRecord) *loop.Hearing { return &rec.Hearing }
+func (k standingKind) Hearing(rec *loop.StandingRecord) *loop.Hearing { return &rec.Hearing }
 
-func (k standingKind) sessionRef() string { return loop.StandingRef(k.name) }
+func (k standingKind) SessionRef() string { return loop.StandingRef(k.name) }
 
-func (k workItemKind) hearing(rec *loop.WorkItemRecord) *loop.Hearing { return &rec.Hearing }
+func (k workItemKind) Hearing(rec *loop.WorkItemRecord) *loop.Hearing { return &rec.Hearing }
 
-func (k workItemKind) sessionRef() string { return k.ref.String() }
+func (k workItemKind) SessionRef() string { return k.ref.String() }

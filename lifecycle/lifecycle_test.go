@@ -13,6 +13,7 @@ import (
 
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/config"
+	"github.com/the-loop-dev/the-loop/lifecycle/engine"
 	"github.com/the-loop-dev/the-loop/store"
 )
 
@@ -215,7 +216,7 @@ func TestTransition_FaultLeavesNeitherStateNorEvent(t *testing.T) {
 	s := newTestService(t, newFakeRunner())
 	ctx := context.Background()
 	injected := errors.New("injected fault")
-	_, err := s.transitionWith(ctx, "x", EvCreate, func(r *loop.StandingRecord) error {
+	_, err := s.transitionWith(ctx, "x", engine.EvCreate, func(r *loop.StandingRecord) error {
 		r.Harness = "claude"
 		return nil
 	}, func(tx *store.Tx) error {
@@ -237,8 +238,8 @@ func TestTransition_FaultLeavesNeitherStateNorEvent(t *testing.T) {
 
 func TestTransition_RefusedEventWritesNothing(t *testing.T) {
 	s := newTestService(t, newFakeRunner())
-	_, err := s.transition(context.Background(), "x", EvSay, nil, s.event("standing.said", loop.LevelInfo))
-	if !errors.Is(err, ErrTransition) {
+	_, err := s.transition(context.Background(), "x", engine.EvSay, nil, s.event("standing.said", loop.LevelInfo))
+	if !errors.Is(err, engine.ErrTransition) {
 		t.Fatalf("err %v", err)
 	}
 	if evs := events(t, s, store.EventQuery{}); len(evs) != 0 {
@@ -308,7 +309,7 @@ func TestStartAndStop_NeverTouchASessionTheRecordDoesNotOwn(t *testing.T) {
 // by a process that has exited: a start that died mid-way.
 func staleStartClaim(t *testing.T, s *Service, name, id string) {
 	t.Helper()
-	if _, err := s.transition(context.Background(), name, EvClaimStart, func(rec *loop.StandingRecord) error {
+	if _, err := s.transition(context.Background(), name, engine.EvClaimStart, func(rec *loop.StandingRecord) error {
 		rec.Claim = &loop.Claim{Op: "start", PID: deadPID(t), Since: s.stamp(), HarnessSessionID: id}
 		return nil
 	}); err != nil {

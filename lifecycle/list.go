@@ -6,6 +6,7 @@ import (
 
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/config"
+	"github.com/the-loop-dev/the-loop/lifecycle/engine"
 	"github.com/the-loop-dev/the-loop/store"
 )
 
@@ -32,7 +33,7 @@ func tolerantBlock(cfg *config.Config) *config.StandingConfig {
 
 // records lists every standing record.
 func (s *Service) records() ([]*loop.StandingRecord, error) {
-	return listIn(s, (*store.Tx).ListStanding)
+	return engine.ReadAll(s.engine(), (*store.Tx).ListStanding)
 }
 
 // unknownStanding is the one wording of a standing session name that is

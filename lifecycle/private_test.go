@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/the-loop-dev/the-loop/internal/credential"
+	"github.com/the-loop-dev/the-loop/lifecycle/engine"
 )
 
 func TestStart_RefusesHookSettingsOthersMayWrite(t *testing.T) {
@@ -17,12 +18,12 @@ func TestStart_RefusesHookSettingsOthersMayWrite(t *testing.T) {
 		bad  func(root string) string
 	}{
 		{"its directory", func(root string) string {
-			dir := filepath.Dir(HookSettingsPath(root, "loop-standing-supervisor"))
+			dir := filepath.Dir(engine.HookSettingsPath(root, "loop-standing-supervisor"))
 			chmod(t, dir, 0o777)
 			return dir
 		}},
 		{"the file", func(root string) string {
-			path := HookSettingsPath(root, "loop-standing-supervisor")
+			path := engine.HookSettingsPath(root, "loop-standing-supervisor")
 			chmod(t, filepath.Dir(path), 0o700)
 			if err := os.WriteFile(path, []byte("{}"), 0o600); err != nil {
 				t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/config"
+	"github.com/the-loop-dev/the-loop/lifecycle/engine"
 	"github.com/the-loop-dev/the-loop/talk"
 )
 
@@ -89,7 +90,7 @@ func (s *Service) Say(ctx context.Context, cfg *config.Config, req loop.Standing
 	}
 	sess.Delivered = func(outcome, promptID string) error {
 		ev := s.event("standing.said", loop.LevelInfo, loop.F("standing", name), loop.F("tmux_target", sess.Target), loop.F("actor", actor), loop.F("outcome", outcome))
-		return delivered(ctx, s, standingKind{name: name}, EvSay, func(r *loop.StandingRecord) {
+		return engine.Delivered(ctx, s.engine(), standingKind{name: name}, engine.EvSay, func(r *loop.StandingRecord) {
 			r.LastMessageAt = s.stamp()
 			if req.AnswerToThread && hooks {
 				r.Awaited = append(slices.Clone(r.Awaited), loop.AwaitedAnswer{PromptID: promptID, Sum: loop.PromptSum(sess.Framed), At: s.stamp()})
@@ -113,7 +114,7 @@ func sayWords(name string) talk.Words {
 		},
 		Gone:         loop.NotFound("standing session '%s' was deleted while the message waited for it; nothing was delivered", name),
 		NotTakenHint: "look with `the-loop standing peek " + name + "`",
-		Line:         deliveryLine,
+		Line:         talkLine("", "standing.said"),
 		Who:          "standing session '" + name + "'", Where: "the-loop standing transcript " + name,
 		StillThere: "; its answer will be in `the-loop standing transcript " + name + "`",
 	}
@@ -145,11 +146,11 @@ func (s *Service) sayable(ctx context.Context, cfg *config.Config, name string) 
 	if rec.Status != loop.StatusRunning || runner.State(ctx, target) != loop.PaneLive {
 		return nil, nil, loop.NotFound("standing session '%[1]s' has no live tmux pane to paste into — a message never respawns one; run `the-loop standing start %[1]s` first", name)
 	}
-	if mine, err := ours(ctx, runner, target, rec.TagFor(rec.HarnessSessionID)); err != nil {
+	if mine, err := engine.Ours(ctx, runner, target, rec.TagFor(rec.HarnessSessionID)); err != nil {
 		return nil, nil, err
 	} else if !mine {
 		return nil, nil, loop.NotFound("standing session '%[1]s' has no live agent of the-loop's to paste into — %[2]s; run `the-loop standing start %[1]s` first", name,
-			notOurs(target, rec.TmuxSocket, "it is not the agent the-loop started for this record"))
+			engine.NotOurs(target, rec.TmuxSocket, "it is not the agent the-loop started for this record"))
 	}
 	return rec, runner, nil
 }
@@ -169,29 +170,32 @@ func (s *Service) talkSession(ctx context.Context, cfg *config.Config, harness, 
 		Ready:   cfg.Routing.Tmux.ReadyTimeout(),
 		Submit:  cfg.Routing.Tmux.SubmitWait(),
 		Wait:    wait,
-		Joins:   s.joinsTurn(harness, subject),
+		Joins:   s.engine().JoinsTurn(harness, subject),
 		Hear:    func(ctx context.Context) error { return s.applySpool(ctx, cfg.StateDir()) },
 		Woken:   s.heardCh,
 		Poll:    poll,
 	}
 }
 
-// deliveryLine is the line a delivered say prints.
-func deliveryLine(outcome, target string) string {
-	switch outcome {
-	case loop.SayQueued:
-		return fmt.Sprintf("queued in %s: the agent is busy and takes it after its running turn (standing.said)", target)
-	case loop.SaySubmitted:
-		return fmt.Sprintf("submitted to %s: the agent took it (standing.said)", target)
+// talkLine is the line a delivered say (what "") or reply (what "the reply
+// ") into target prints, naming the event that logged it.
+func talkLine(what, event string) func(outcome, target string) string {
+	return func(outcome, target string) string {
+		switch outcome {
+		case loop.SayQueued:
+			return fmt.Sprintf("queued %sin %s: the agent is busy and takes it after its running turn (%s)", what, target, event)
+		case loop.SaySubmitted:
+			return fmt.Sprintf("submitted %sto %s: the agent took it (%s)", what, target, event)
+		}
+		return fmt.Sprintf("delivered %sinto %s (%s)", what, target, event)
 	}
-	return fmt.Sprintf("delivered into %s (standing.said)", target)
 }
 
 // harnessHasHooks reports whether the harness the record names is one the
-// hooks are declared for (claude, codex, gemini: hookedHarness).
+// hooks are declared for (claude, codex, gemini: Hooked).
 func harnessHasHooks(s *Service, harness, subject string) bool {
 	adapter, err := s.Harness(harness, subject)
-	return err == nil && hookedHarness(adapter.Name())
+	return err == nil && engine.Hooked(adapter.Name())
 }
 
 // sayPoll is how often a say looks at what its agent's hooks reported

@@ -10,6 +10,7 @@ import (
 
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/config"
+	"github.com/the-loop-dev/the-loop/lifecycle/engine"
 	"github.com/the-loop-dev/the-loop/talk"
 )
 
@@ -94,11 +95,11 @@ type standingStart struct {
 // concurrent processes by the claim): startLocked under the name's lock,
 // given up when ctx ends.
 func (s *Service) startOne(ctx context.Context, cfg *config.Config, def loop.StandingDefinition, why string) loop.StandingRow {
-	unlock, err := s.lockCtx(ctx, def.Name)
+	unlock, err := s.engine().LockCtx(ctx, def.Name)
 	defer unlock()
 	if err != nil {
 		st := &standingStart{standingKind: standingKind{name: def.Name}, s: s, cfg: cfg, def: def, why: why}
-		return st.result(nil, false, loop.OutcomeFailed, loop.ErrorMessage(err))
+		return st.Result(nil, false, loop.OutcomeFailed, loop.ErrorMessage(err))
 	}
 	return s.startLocked(ctx, cfg, def, why)
 }
@@ -106,44 +107,44 @@ func (s *Service) startOne(ctx context.Context, cfg *config.Config, def loop.Sta
 // startLocked is startOne with the name's lock held by the caller.
 func (s *Service) startLocked(ctx context.Context, cfg *config.Config, def loop.StandingDefinition, why string) loop.StandingRow {
 	st := &standingStart{standingKind: standingKind{name: def.Name}, s: s, cfg: cfg, def: def, why: why}
-	row, err := startIn(ctx, s, cfg, st)
+	row, err := engine.Start(ctx, s.engine(), cfg, st)
 	if err != nil {
-		return st.result(nil, false, loop.OutcomeFailed, err.Error())
+		return st.Result(nil, false, loop.OutcomeFailed, err.Error())
 	}
 	return row
 }
 
-func (st *standingStart) runner(socket string) (loop.Runner, error) { return st.s.Runner(socket), nil }
+func (st *standingStart) Runner(socket string) (loop.Runner, error) { return st.s.Runner(socket), nil }
 
-func (st *standingStart) ready(*loop.StandingRecord) error { return nil }
+func (st *standingStart) Ready(*loop.StandingRecord) error { return nil }
 
-func (st *standingStart) placed(rec *loop.StandingRecord) (string, bool) {
+func (st *standingStart) Placed(rec *loop.StandingRecord) (string, bool) {
 	if rec != nil && rec.Status == loop.StatusRunning {
 		return rec.TmuxSocket, true
 	}
 	return "", false
 }
 
-func (st *standingStart) owns(rec *loop.StandingRecord) bool {
+func (st *standingStart) Owns(rec *loop.StandingRecord) bool {
 	return rec != nil && rec.Status != loop.StatusAbsent
 }
 
 // version is the record's revision: every transition bumps it.
-func (st *standingStart) version(rec *loop.StandingRecord) string {
+func (st *standingStart) Version(rec *loop.StandingRecord) string {
 	if rec == nil {
 		return "0"
 	}
 	return strconv.FormatUint(rec.Rev, 10)
 }
 
-func (st *standingStart) conversation(rec *loop.StandingRecord) (string, bool) {
+func (st *standingStart) Conversation(rec *loop.StandingRecord) (string, bool) {
 	if rec == nil {
 		return "", false
 	}
 	return rec.HarnessSessionID, true
 }
 
-func (st *standingStart) claimed(r *loop.StandingRecord, c *loop.Claim, socket, tokenHash string) {
+func (st *standingStart) Claimed(r *loop.StandingRecord, c *loop.Claim, socket, tokenHash string) {
 	r.Claim = c
 	r.AgentTokenHash = tokenHash
 	r.TmuxSocket = socket
@@ -158,54 +159,54 @@ func (st *standingStart) claimed(r *loop.StandingRecord, c *loop.Claim, socket, 
 	st.define(r)
 }
 
-func (st *standingStart) adopted(r *loop.StandingRecord) { r.LastDown = nil }
+func (st *standingStart) Adopted(r *loop.StandingRecord) { r.LastDown = nil }
 
 // noteDown records why the session went down (a failed or refused start).
-func (st *standingStart) noteDown(r *loop.StandingRecord, why, at string) {
+func (st *standingStart) NoteDown(r *loop.StandingRecord, why, at string) {
 	r.LastDown = &loop.Down{Why: why, At: at}
 }
 
-func (st *standingStart) notMine() string {
+func (st *standingStart) NotMine() string {
 	return "it is not the agent the-loop started for this record"
 }
 
 // spawnIn holds one of standingSessions.startConcurrency's slots until the
 // pane exists (the resume probe that follows holds none).
-func (st *standingStart) spawnIn(ctx context.Context, r loop.Runner, spec loop.SpawnSpec) error {
-	release, err := st.s.spawnSlots().acquire(ctx, st.cfg.Supervision.StartConcurrency)
+func (st *standingStart) SpawnIn(ctx context.Context, r loop.Runner, spec loop.SpawnSpec) error {
+	release, err := st.s.engine().AcquireSpawn(ctx, st.cfg.Supervision.StartConcurrency)
 	if err != nil {
 		return err
 	}
 	defer release()
-	return r.SpawnIn(ctx, st.target(), spec)
+	return r.SpawnIn(ctx, st.Target(), spec)
 }
 
 // plan checks the definition: its boot prompt, its directory, its harness.
-func (st *standingStart) plan(*loop.StandingRecord) (spawnPlan, *refusal) {
+func (st *standingStart) Plan(*loop.StandingRecord) (engine.Plan, *engine.Refusal) {
 	s, name, def := st.s, st.def.Name, st.def
 	prompt, err := talk.BootPrompt(def, st.cfg.Slack.Enabled, st.cfg.Routing.Tmux.SocketName)
 	if err != nil {
-		return spawnPlan{}, &refusal{detail: loop.ErrorMessage(err)}
+		return engine.Plan{}, &engine.Refusal{Detail: loop.ErrorMessage(err)}
 	}
 	cwd := config.ExpandHome(def.Cwd)
 	if abs, err := filepath.Abs(cwd); err == nil {
 		cwd = abs // the record names the directory, wherever stop runs from
 	}
 	if fi, err := os.Stat(cwd); err != nil || !fi.IsDir() {
-		return spawnPlan{}, &refusal{detail: fmt.Sprintf("cwd '%s' is not a directory; a standing session is never spawned into a directory that is not there", def.Cwd)}
+		return engine.Plan{}, &engine.Refusal{Detail: fmt.Sprintf("cwd '%s' is not a directory; a standing session is never spawned into a directory that is not there", def.Cwd)}
 	}
 	if err := s.checkTrustCwd(st.cfg, def.Cwd, def.Cwd == st.cfg.Routing.SpawnWorkdir); err != nil {
-		return spawnPlan{}, &refusal{detail: loop.ErrorMessage(err), fields: []loop.Field{loop.F("cwd", def.Cwd)}}
+		return engine.Plan{}, &engine.Refusal{Detail: loop.ErrorMessage(err), Fields: []loop.Field{loop.F("cwd", def.Cwd)}}
 	}
 	adapter, err := s.Harness(def.Harness, name)
 	if err != nil {
-		return spawnPlan{}, &refusal{detail: loop.ErrorMessage(err), fields: []loop.Field{loop.F("harness", def.Harness)}}
+		return engine.Plan{}, &engine.Refusal{Detail: loop.ErrorMessage(err), Fields: []loop.Field{loop.F("harness", def.Harness)}}
 	}
 	resume := prompt
 	if st.cfg.Supervision.ResumePrompt != config.ResumeFull {
 		resume = talk.ResumeNotice(name, st.why)
 	}
-	return spawnPlan{harness: def.Harness, adapter: adapter, args: def.HarnessArgs, cwd: cwd, env: def.Env, resumePrompt: resume, freshPrompt: prompt}, nil
+	return engine.Plan{Harness: def.Harness, Adapter: adapter, Args: def.HarnessArgs, Cwd: cwd, Env: def.Env, ResumePrompt: resume, FreshPrompt: prompt}, nil
 }
 
 // define writes the session's definition into its record (original §5.6
@@ -229,17 +230,17 @@ func (st *standingStart) define(r *loop.StandingRecord) {
 }
 
 // up records a successful start or resume (original §5.6 steps 11–14).
-func (st *standingStart) up(r *loop.StandingRecord, p spawnPlan, id, _ string) {
+func (st *standingStart) Up(r *loop.StandingRecord, p engine.Plan, id, _ string) {
 	st.define(r)
 	r.HarnessSessionID = id
-	r.Cwd = p.cwd
+	r.Cwd = p.Cwd
 	r.StartedAt = st.s.stamp()
-	addTrust(r, p.trustAdded)
+	addTrust(r, p.TrustAdded)
 	r.LastDown = nil
 }
 
 // result is the start's row.
-func (st *standingStart) result(rec *loop.StandingRecord, running bool, outcome, detail string) loop.StandingRow {
+func (st *standingStart) Result(rec *loop.StandingRecord, running bool, outcome, detail string) loop.StandingRow {
 	var def *loop.StandingDefinition
 	if st.def.Declared {
 		def = &st.def
@@ -249,7 +250,7 @@ func (st *standingStart) result(rec *loop.StandingRecord, running bool, outcome,
 		r.Harness, r.Cwd, r.Description = st.def.Harness, st.def.Cwd, st.def.Description
 	}
 	if outcome != loop.OutcomeFailed && outcome != loop.OutcomeAlreadyRunning && rec != nil && detail == "" {
-		detail = fmt.Sprintf("%s %s (%s %s)", outcome, st.target(), rec.Harness, rec.HarnessSessionID)
+		detail = fmt.Sprintf("%s %s (%s %s)", outcome, st.Target(), rec.Harness, rec.HarnessSessionID)
 	}
 	r.Outcome, r.Detail = outcome, detail
 	return r

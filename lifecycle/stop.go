@@ -10,6 +10,7 @@ import (
 
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/config"
+	"github.com/the-loop-dev/the-loop/lifecycle/engine"
 	"github.com/the-loop-dev/the-loop/talk"
 )
 
@@ -77,7 +78,7 @@ func (s *Service) stopOne(ctx context.Context, cfg *config.Config, block *config
 	if d, ok := block.Get(name); ok {
 		st.def = &d
 	}
-	unlock, err := s.lockCtx(ctx, name)
+	unlock, err := s.engine().LockCtx(ctx, name)
 	defer unlock()
 	if err != nil {
 		return st.row(nil, loop.OutcomeFailed, loop.ErrorMessage(err)+"; nothing was stopped — run the stop again once it finishes")
@@ -121,13 +122,13 @@ func (st *standingStop) attempt(ctx context.Context) (loop.StandingRow, bool) {
 	// written: its claims stay as they are and nothing is recorded.
 	readOnly := s.DB.ReadOnly()
 	if rec.Claim != nil && !readOnly {
-		if err := clearClaim(ctx, s, standingKind{name: name}, rec); err != nil {
+		if err := engine.ClearClaim(ctx, s.engine(), standingKind{name: name}, rec); err != nil {
 			return st.row(rec, loop.OutcomeFailed, loop.ErrorMessage(err)), true
 		}
 		return loop.StandingRow{}, false
 	}
 	runner := s.Runner(rec.TmuxSocket)
-	switch probe(ctx, runner, target) {
+	switch engine.Probe(ctx, runner, target) {
 	case loop.PaneUnknown:
 		return st.row(rec, loop.OutcomeFailed, fmt.Sprintf("tmux did not answer whether %s exists; the record is kept as it was", target)), true
 	case loop.PaneAbsent:
@@ -135,23 +136,23 @@ func (st *standingStop) attempt(ctx context.Context) (loop.StandingRow, bool) {
 	}
 	// the-loop releases what the-loop started: a session under this
 	// name that does not carry the record's tag is never signalled.
-	mine, err := ours(ctx, runner, target, rec.TagFor(rec.HarnessSessionID))
+	mine, err := engine.Ours(ctx, runner, target, rec.TagFor(rec.HarnessSessionID))
 	if err != nil {
 		return st.row(rec, loop.OutcomeFailed, loop.ErrorMessage(err)), true
 	}
 	if !mine {
-		return st.notRunning(ctx, rec, readOnly, notOurs(target, rec.TmuxSocket, "it is not the agent the-loop started for this record; not signalling it"))
+		return st.notRunning(ctx, rec, readOnly, engine.NotOurs(target, rec.TmuxSocket, "it is not the agent the-loop started for this record; not signalling it"))
 	}
 	if !readOnly {
-		claim := s.newClaim("stop")
-		_, err = s.transition(ctx, name, EvClaimStop, func(r *loop.StandingRecord) error {
+		claim := s.engine().NewClaim("stop")
+		_, err = s.transition(ctx, name, engine.EvClaimStop, func(r *loop.StandingRecord) error {
 			if r.Rev != rec.Rev || r.Claim != nil {
-				return errStale
+				return engine.ErrStale
 			}
 			r.Claim = claim
 			return nil
 		})
-		if errors.Is(err, errStale) || errors.Is(err, ErrTransition) {
+		if errors.Is(err, engine.ErrStale) || errors.Is(err, engine.ErrTransition) {
 			return loop.StandingRow{}, false
 		}
 		if err != nil {
@@ -169,16 +170,16 @@ func (st *standingStop) notRunning(ctx context.Context, rec *loop.StandingRecord
 		return st.row(rec, loop.OutcomeNotRunning, detail), true
 	}
 	s := st.s
-	out, err := s.transition(ctx, st.name, EvNotRunning, func(r *loop.StandingRecord) error {
+	out, err := s.transition(ctx, st.name, engine.EvNotRunning, func(r *loop.StandingRecord) error {
 		if r.Rev != rec.Rev || r.Claim != nil {
-			return errStale
+			return engine.ErrStale
 		}
 		if r.LastDown == nil && r.Status == loop.StatusRunning { // what ended it was not recorded
 			r.LastDown = &loop.Down{Why: "an operator's stop found its agent already gone", At: s.stamp()}
 		}
 		return nil
 	})
-	if errors.Is(err, errStale) || errors.Is(err, ErrTransition) {
+	if errors.Is(err, engine.ErrStale) || errors.Is(err, engine.ErrTransition) {
 		return loop.StandingRow{}, false
 	}
 	if err != nil {
@@ -198,14 +199,14 @@ func (st *standingStop) end(ctx context.Context, rec *loop.StandingRecord, runne
 		return st.row(rec, loop.OutcomeStopped, "stopped "+target+"; nothing recorded: the store is read-only")
 	}
 	if killErr != nil {
-		out, err := s.transition(ctx, name, EvStopFailed, downBy(s, "stopped by an operator's stop, which could not end it all: "+loop.ErrorMessage(killErr)), s.event("standing.stop_failed", loop.LevelWarning,
+		out, err := s.transition(ctx, name, engine.EvStopFailed, downBy(s, "stopped by an operator's stop, which could not end it all: "+loop.ErrorMessage(killErr)), s.event("standing.stop_failed", loop.LevelWarning,
 			loop.F("standing", name), loop.F("tmux_target", target), loop.F("error", loop.ErrorMessage(killErr))))
 		if err != nil {
 			out = rec
 		}
 		return st.row(out, loop.OutcomeFailed, loop.ErrorMessage(killErr))
 	}
-	out, err := s.transition(ctx, name, EvStopped, downBy(s, "stopped by an operator's stop"), s.event("standing.stopped", loop.LevelInfo,
+	out, err := s.transition(ctx, name, engine.EvStopped, downBy(s, "stopped by an operator's stop"), s.event("standing.stopped", loop.LevelInfo,
 		loop.F("standing", name), loop.F("tmux_target", target)))
 	if err != nil {
 		return st.row(rec, loop.OutcomeFailed, "stopped "+target+" but the record could not be written: "+err.Error())
@@ -285,7 +286,7 @@ func (s *Service) notRestarted(ctx context.Context, def loop.StandingDefinition,
 		declared = &d
 	}
 	rec, _ := s.read(name)
-	live := rec != nil && probe(ctx, s.Runner(rec.TmuxSocket), loop.TmuxTargetFor(name)) == loop.PaneLive
+	live := rec != nil && engine.Probe(ctx, s.Runner(rec.TmuxSocket), loop.TmuxTargetFor(name)) == loop.PaneLive
 	row := rowFor(name, declared, rec, live)
 	if declared == nil && rec == nil {
 		row.Harness, row.Cwd = def.Harness, def.Cwd

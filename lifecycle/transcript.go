@@ -5,6 +5,7 @@ import (
 
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/config"
+	"github.com/the-loop-dev/the-loop/lifecycle/engine"
 )
 
 // The read side of an agent: what its conversation says (the transcript)
@@ -114,18 +115,18 @@ func (s *Service) PeekStanding(ctx context.Context, cfg *config.Config, name str
 	}
 	target := loop.TmuxTargetFor(name)
 	runner := s.Runner(rec.TmuxSocket)
-	state := probe(ctx, runner, target)
+	state := engine.Probe(ctx, runner, target)
 	switch state {
 	case loop.PaneAbsent:
 		return loop.PeekResult{}, loop.NotFound("standing session '%[1]s' has no tmux session %[2]s (on %[3]s) to peek at; run `the-loop standing start %[1]s` to start it", name, target, loop.TmuxCommand(rec.TmuxSocket))
 	case loop.PaneUnknown:
 		return loop.PeekResult{}, loop.Internal("tmux (%s) did not answer whether %s exists; try again shortly", loop.TmuxCommand(rec.TmuxSocket), target)
 	}
-	if mine, err := ours(ctx, runner, target, rec.TagFor(rec.HarnessSessionID)); err != nil {
+	if mine, err := engine.Ours(ctx, runner, target, rec.TagFor(rec.HarnessSessionID)); err != nil {
 		return loop.PeekResult{}, err
 	} else if !mine {
 		return loop.PeekResult{}, loop.NotFound("standing session '%s' has no pane of the-loop's to peek at — %s", name,
-			notOurs(target, rec.TmuxSocket, "it is not the agent the-loop started for this record"))
+			engine.NotOurs(target, rec.TmuxSocket, "it is not the agent the-loop started for this record"))
 	}
 	got, err := runner.Capture(ctx, target, lines)
 	if err != nil {

@@ -62,16 +62,6 @@ func (s *Service) getenv(key string) string {
 	return os.Getenv(key)
 }
 
-// seedTrust pre-seeds p's trust (the adapter's SeedTrust) and keeps in
-// p.trustAdded the entries it added.
-func seedTrust(p *spawnPlan) error {
-	added, err := p.adapter.SeedTrust(p.cwd, p.args)
-	for _, d := range added {
-		p.trustAdded = append(p.trustAdded, loop.TrustEntry{Harness: p.adapter.Name(), Dir: d})
-	}
-	return err
-}
-
 // addTrust records entries in the record's TrustAdded, each once.
 func addTrust(r *loop.StandingRecord, entries []loop.TrustEntry) {
 	for _, e := range entries {

@@ -9,6 +9,7 @@ import (
 
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/config"
+	"github.com/the-loop-dev/the-loop/lifecycle/engine"
 	"github.com/the-loop-dev/the-loop/talk"
 )
 
@@ -48,7 +49,9 @@ func workItemRow(rec *loop.WorkItemRecord, running bool) loop.WorkItemRow {
 
 // shown reports whether a record is a session a list shows: a first start
 // still in flight has no session yet.
-func shown(rec *loop.WorkItemRecord) bool { return WorkItemStateOf(rec) != WorkItemFirstStart }
+func shown(rec *loop.WorkItemRecord) bool {
+	return engine.WorkItemStateOf(rec) != engine.WorkItemFirstStart
+}
 
 // ListWorkItems returns every work-item session (status "" for all, else
 // active, paused or closed), with liveness from one tmux query per socket
@@ -162,7 +165,7 @@ func (s *Service) Reply(ctx context.Context, cfg *config.Config, req loop.WorkIt
 	}
 	sess.Delivered = func(outcome, _ string) error {
 		ev := s.event("session.reply_sent", loop.LevelInfo, loop.F("work_item", name), loop.F("actor", actor), loop.F("outcome", outcome))
-		return delivered(ctx, s, workItemKind{ref: item}, WorkItemEvReply, func(r *loop.WorkItemRecord) { r.LastEventAt = s.stamp() }, ev)
+		return engine.Delivered(ctx, s.engine(), workItemKind{ref: item}, engine.WorkItemEvReply, func(r *loop.WorkItemRecord) { r.LastEventAt = s.stamp() }, ev)
 	}
 	sess.Words = replyWords(name)
 	res, err := talk.Deliver(ctx, sess)
@@ -180,7 +183,7 @@ func replyWords(name string) talk.Words {
 		Gone:         noPane(name),
 		NoPane:       noPane(name),
 		NotTakenHint: "look with `the-loop sessions attach " + name + "`",
-		Line:         replyLine,
+		Line:         talkLine("the reply ", "session.reply_sent"),
 		Who:          "the session for " + name, Where: "the-loop sessions attach " + name,
 	}
 }
@@ -208,24 +211,13 @@ func (s *Service) repliable(ctx context.Context, item loop.WorkItemRef) (*loop.W
 	if rec.TmuxTarget == "" || runner.State(ctx, rec.TmuxTarget) != loop.PaneLive {
 		return nil, nil, noPane(name)
 	}
-	if mine, err := ours(ctx, runner, rec.TmuxTarget, rec.TagFor(rec.HarnessSessionID)); err != nil {
+	if mine, err := engine.Ours(ctx, runner, rec.TmuxTarget, rec.TagFor(rec.HarnessSessionID)); err != nil {
 		return nil, nil, err
 	} else if !mine {
 		return nil, nil, loop.NotFound("the session for %s has no live agent of the-loop's to paste into — %s", name,
-			notOurs(rec.TmuxTarget, rec.TmuxSocket, "it is not the agent the-loop started for this work item"))
+			engine.NotOurs(rec.TmuxTarget, rec.TmuxSocket, "it is not the agent the-loop started for this work item"))
 	}
 	return rec, runner, nil
-}
-
-// replyLine is the line a delivered reply prints.
-func replyLine(outcome, target string) string {
-	switch outcome {
-	case loop.SaySubmitted:
-		return fmt.Sprintf("submitted the reply to %s: the agent took it (session.reply_sent)", target)
-	case loop.SayQueued:
-		return fmt.Sprintf("queued the reply in %s: the agent is busy and takes it after its running turn (session.reply_sent)", target)
-	}
-	return fmt.Sprintf("delivered the reply into %s (session.reply_sent)", target)
 }
 
 // CloseWorkItem closes a work item's session: with the tmux session kept
@@ -242,7 +234,7 @@ func (s *Service) CloseWorkItem(ctx context.Context, cfg *config.Config, ref str
 		return loop.CloseResult{}, err
 	}
 	name := item.String()
-	defer s.lock(workItemLock(item))()
+	defer s.engine().Lock(workItemLock(item))()
 	tmux := cfg.Routing.Tmux
 	keep := tmux.KeepSessionOnClose
 	if keepTmux != nil {
@@ -254,7 +246,7 @@ func (s *Service) CloseWorkItem(ctx context.Context, cfg *config.Config, ref str
 			return loop.CloseResult{}, err
 		}
 		if rec != nil && rec.Claim != nil {
-			if err := clearClaim(ctx, s, workItemKind{ref: item}, rec); err != nil {
+			if err := engine.ClearClaim(ctx, s.engine(), workItemKind{ref: item}, rec); err != nil {
 				return loop.CloseResult{}, err
 			}
 			continue
@@ -269,14 +261,14 @@ func (s *Service) CloseWorkItem(ctx context.Context, cfg *config.Config, ref str
 		if keep {
 			fate = "kept"
 		}
-		_, err = s.workItemTransition(ctx, item, WorkItemEvClose, func(r *loop.WorkItemRecord) error {
+		_, err = s.workItemTransition(ctx, item, engine.WorkItemEvClose, func(r *loop.WorkItemRecord) error {
 			if r.Claim != nil || r.HarnessSessionID != seen {
-				return errStale
+				return engine.ErrStale
 			}
 			return nil
 		}, s.event("session.closed", loop.LevelInfo, loop.F("work_item", name),
 			loop.F("tmux_target", rec.TmuxTarget), loop.F("tmux", fate)))
-		if errors.Is(err, errStale) || errors.Is(err, ErrTransition) {
+		if errors.Is(err, engine.ErrStale) || errors.Is(err, engine.ErrTransition) {
 			continue
 		}
 		if err != nil {
@@ -309,9 +301,9 @@ func (s *Service) settleTmuxOnClose(ctx context.Context, item loop.WorkItemRef, 
 	if state != loop.PaneAbsent {
 		// the-loop releases what the-loop started: never signal a session
 		// under this name that does not carry the record's tag.
-		if mine, err := ours(ctx, runner, target, rec.TagFor(rec.HarnessSessionID)); err != nil || !mine {
+		if mine, err := engine.Ours(ctx, runner, target, rec.TagFor(rec.HarnessSessionID)); err != nil || !mine {
 			if err == nil {
-				err = loop.NotFound("%s", notOurs(target, rec.TmuxSocket, "it is not the agent the-loop started for this work item; not signalling it"))
+				err = loop.NotFound("%s", engine.NotOurs(target, rec.TmuxSocket, "it is not the agent the-loop started for this work item; not signalling it"))
 			}
 			note(err)
 			return msgs

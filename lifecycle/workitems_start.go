@@ -9,6 +9,7 @@ import (
 
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/config"
+	"github.com/the-loop-dev/the-loop/lifecycle/engine"
 )
 
 // DefaultWorkItemPrompt is the boot prompt of a work item's session
@@ -40,9 +41,9 @@ func (s *Service) StartWorkItem(ctx context.Context, cfg *config.Config, req loo
 	if err != nil {
 		return loop.WorkItemStartResult{}, err
 	}
-	defer s.lock(workItemLock(item))()
+	defer s.engine().Lock(workItemLock(item))()
 	st := &workItemStart{workItemKind: workItemKind{ref: item}, s: s, cfg: cfg, req: req}
-	res, err := startIn(ctx, s, cfg, st)
+	res, err := engine.Start(ctx, s.engine(), cfg, st)
 	if err == nil && req.Slack {
 		res = s.announceWorkItem(ctx, cfg, item, res)
 	}
@@ -63,7 +64,7 @@ type workItemStart struct {
 
 // ready resolves the harness: the request's, else the record's, else the
 // config's default; an unknown one is EINVALID.
-func (st *workItemStart) ready(rec *loop.WorkItemRecord) error {
+func (st *workItemStart) Ready(rec *loop.WorkItemRecord) error {
 	harness := st.req.Harness
 	if harness == "" && rec != nil {
 		harness = rec.Harness
@@ -79,22 +80,22 @@ func (st *workItemStart) ready(rec *loop.WorkItemRecord) error {
 	return nil
 }
 
-func (st *workItemStart) runner(socket string) (loop.Runner, error) {
+func (st *workItemStart) Runner(socket string) (loop.Runner, error) {
 	return st.s.Runner(socket), nil
 }
 
-func (st *workItemStart) placed(rec *loop.WorkItemRecord) (string, bool) {
+func (st *workItemStart) Placed(rec *loop.WorkItemRecord) (string, bool) {
 	if rec != nil && rec.Status == loop.SessionActive {
 		return rec.TmuxSocket, true
 	}
 	return "", false
 }
 
-func (st *workItemStart) owns(rec *loop.WorkItemRecord) bool { return rec != nil }
+func (st *workItemStart) Owns(rec *loop.WorkItemRecord) bool { return rec != nil }
 
 // version is what the record's transitions change: its status and its
 // conversation.
-func (st *workItemStart) version(rec *loop.WorkItemRecord) string {
+func (st *workItemStart) Version(rec *loop.WorkItemRecord) string {
 	if rec == nil {
 		return "\x00"
 	}
@@ -102,38 +103,38 @@ func (st *workItemStart) version(rec *loop.WorkItemRecord) string {
 }
 
 // conversation is resumable when the start keeps the record's harness.
-func (st *workItemStart) conversation(rec *loop.WorkItemRecord) (string, bool) {
+func (st *workItemStart) Conversation(rec *loop.WorkItemRecord) (string, bool) {
 	if rec == nil {
 		return "", false
 	}
 	return rec.HarnessSessionID, rec.Harness == st.harness
 }
 
-func (st *workItemStart) claimed(r *loop.WorkItemRecord, c *loop.Claim, socket, tokenHash string) {
+func (st *workItemStart) Claimed(r *loop.WorkItemRecord, c *loop.Claim, socket, tokenHash string) {
 	r.Claim = c
 	r.AgentTokenHash = tokenHash
 	r.TmuxSocket = socket
-	r.TmuxTarget = st.target()
+	r.TmuxTarget = st.Target()
 }
 
-func (st *workItemStart) adopted(r *loop.WorkItemRecord) {
+func (st *workItemStart) Adopted(r *loop.WorkItemRecord) {
 	if r.TmuxTarget == "" {
-		r.TmuxTarget = st.target()
+		r.TmuxTarget = st.Target()
 	}
 }
 
-func (st *workItemStart) notMine() string {
+func (st *workItemStart) NotMine() string {
 	return "it is not the agent the-loop started for this work item"
 }
 
-func (st *workItemStart) spawnIn(ctx context.Context, r loop.Runner, spec loop.SpawnSpec) error {
+func (st *workItemStart) SpawnIn(ctx context.Context, r loop.Runner, spec loop.SpawnSpec) error {
 	return r.Spawn(ctx, st.ref, spec)
 }
 
 // plan checks the directory: the request's, else the record's, else
 // routing.spawnWorkdir. A resumed conversation goes on with only a prompt
 // the operator gave; a fresh one boots with it or DefaultWorkItemPrompt.
-func (st *workItemStart) plan(rec *loop.WorkItemRecord) (spawnPlan, *refusal) {
+func (st *workItemStart) Plan(rec *loop.WorkItemRecord) (engine.Plan, *engine.Refusal) {
 	cwd := st.req.Cwd
 	if cwd == "" && rec != nil {
 		cwd = rec.Cwd
@@ -147,24 +148,24 @@ func (st *workItemStart) plan(rec *loop.WorkItemRecord) (spawnPlan, *refusal) {
 		cwd = abs // the record names the directory, wherever the next verb runs from
 	}
 	if fi, err := os.Stat(cwd); err != nil || !fi.IsDir() {
-		return spawnPlan{}, &refusal{detail: fmt.Sprintf("cwd '%s' is not a directory; a session is never spawned into a directory that is not there", given)}
+		return engine.Plan{}, &engine.Refusal{Detail: fmt.Sprintf("cwd '%s' is not a directory; a session is never spawned into a directory that is not there", given)}
 	}
 	if err := st.s.checkTrustCwd(st.cfg, given, st.req.Cwd == "" && (rec == nil || rec.Cwd == "")); err != nil {
-		return spawnPlan{}, &refusal{detail: loop.ErrorMessage(err), fields: []loop.Field{loop.F("cwd", given)}}
+		return engine.Plan{}, &engine.Refusal{Detail: loop.ErrorMessage(err), Fields: []loop.Field{loop.F("cwd", given)}}
 	}
 	fresh := st.req.Prompt
 	if fresh == "" {
 		fresh = DefaultWorkItemPrompt(st.ref)
 	}
-	return spawnPlan{harness: st.harness, adapter: st.adapter, args: st.cfg.Routing.HarnessArgs[st.harness], cwd: cwd,
-		resumePrompt: st.req.Prompt, freshPrompt: fresh}, nil
+	return engine.Plan{Harness: st.harness, Adapter: st.adapter, Args: st.cfg.Routing.HarnessArgs[st.harness], Cwd: cwd,
+		ResumePrompt: st.req.Prompt, FreshPrompt: fresh}, nil
 }
 
-func (st *workItemStart) up(r *loop.WorkItemRecord, p spawnPlan, id, socket string) {
-	r.Harness = p.harness
+func (st *workItemStart) Up(r *loop.WorkItemRecord, p engine.Plan, id, socket string) {
+	r.Harness = p.Harness
 	r.HarnessSessionID = id
-	r.Cwd = p.cwd
-	r.TmuxTarget = st.target()
+	r.Cwd = p.Cwd
+	r.TmuxTarget = st.Target()
 	r.TmuxSocket = socket
 	r.URL = st.ref.URL()
 	if r.RecentDeliveries == nil {
@@ -173,12 +174,12 @@ func (st *workItemStart) up(r *loop.WorkItemRecord, p spawnPlan, id, socket stri
 }
 
 // announce is StartSession's, once the start is final.
-func (st *workItemStart) announce(_ context.Context, rec *loop.WorkItemRecord) *loop.WorkItemRecord {
+func (st *workItemStart) Announce(_ context.Context, rec *loop.WorkItemRecord) *loop.WorkItemRecord {
 	return rec
 }
 
 // result is the start's result, with the lines the CLI prints.
-func (st *workItemStart) result(rec *loop.WorkItemRecord, running bool, outcome, detail string) loop.WorkItemStartResult {
+func (st *workItemStart) Result(rec *loop.WorkItemRecord, running bool, outcome, detail string) loop.WorkItemStartResult {
 	name := st.ref.String()
 	res := loop.WorkItemStartResult{WorkItem: name, Outcome: outcome, Messages: []loop.Message{}}
 	if rec != nil && shown(rec) {
@@ -193,7 +194,7 @@ func (st *workItemStart) result(rec *loop.WorkItemRecord, running bool, outcome,
 		res.Messages = append(res.Messages, loop.Message{Stream: "out", Text: fmt.Sprintf("%s is already running (%s)", name, rec.Harness)})
 	case rec != nil:
 		res.Messages = append(res.Messages, loop.Message{Stream: "out",
-			Text: fmt.Sprintf("%s %s session for %s (tmux: %s)", outcome, rec.Harness, name, st.target())})
+			Text: fmt.Sprintf("%s %s session for %s (tmux: %s)", outcome, rec.Harness, name, st.Target())})
 		if detail != "" { // a resume that fell back says so
 			res.Messages = append(res.Messages, loop.Message{Stream: "out", Text: detail})
 		}

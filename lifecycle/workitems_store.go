@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	loop "github.com/the-loop-dev/the-loop"
+	"github.com/the-loop-dev/the-loop/lifecycle/engine"
 	"github.com/the-loop-dev/the-loop/store"
 )
 
@@ -25,18 +26,18 @@ func sharedKey(ref loop.WorkItemRef, rec *loop.WorkItemRecord) error {
 // readWorkItem returns ref's record, nil when there is none. A record of
 // another ref under the same key is an EINVALID error.
 func (s *Service) readWorkItem(ref loop.WorkItemRef) (*loop.WorkItemRecord, error) {
-	return readIn(s, workItemKind{ref: ref})
+	return engine.Read(s.engine(), workItemKind{ref: ref})
 }
 
 // workItemRecords lists every work-item record, sorted by key.
 func (s *Service) workItemRecords() ([]*loop.WorkItemRecord, error) {
-	return listIn(s, (*store.Tx).ListWorkItems)
+	return engine.ReadAll(s.engine(), (*store.Tx).ListWorkItems)
 }
 
 // workItemTransition is one work-item machine event in one store
-// transaction (transitionIn).
+// transaction (Transition).
 func (s *Service) workItemTransition(ctx context.Context, ref loop.WorkItemRef, event string, mutate func(rec *loop.WorkItemRecord) error, events ...loop.Event) (*loop.WorkItemRecord, error) {
-	return transitionIn(ctx, s, workItemKind{ref: ref}, event, mutate, nil, events...)
+	return engine.Transition(ctx, s.engine(), workItemKind{ref: ref}, event, mutate, nil, events...)
 }
 
 // workItemKind is a work item's record as the engine (engine.go) sees it:
@@ -46,9 +47,9 @@ type workItemKind struct {
 	ref loop.WorkItemRef
 }
 
-func (k workItemKind) what() string { return "the session of " + k.ref.String() }
+func (k workItemKind) What() string { return "the session of " + k.ref.String() }
 
-func (k workItemKind) get(tx *store.Tx) (*loop.WorkItemRecord, error) {
+func (k workItemKind) Get(tx *store.Tx) (*loop.WorkItemRecord, error) {
 	rec, err := tx.WorkItem(k.ref.Slug())
 	if err != nil || rec == nil {
 		return nil, err
@@ -60,7 +61,7 @@ func (k workItemKind) get(tx *store.Tx) (*loop.WorkItemRecord, error) {
 }
 
 // put writes the ref into the record and stamps a new one's creation.
-func (k workItemKind) put(tx *store.Tx, next, _ *loop.WorkItemRecord, stamp string) error {
+func (k workItemKind) Put(tx *store.Tx, next, _ *loop.WorkItemRecord, stamp string) error {
 	ref := k.ref
 	next.WorkItem = loop.WorkItemInfo{Ref: ref.String(), Provider: ref.Provider, Owner: ref.Owner, Repo: ref.Repo, Number: ref.Number}
 	if next.CreatedAt == "" {
@@ -69,12 +70,12 @@ func (k workItemKind) put(tx *store.Tx, next, _ *loop.WorkItemRecord, stamp stri
 	return tx.PutWorkItem(ref.Slug(), next)
 }
 
-func (k workItemKind) del(tx *store.Tx) error {
+func (k workItemKind) Del(tx *store.Tx) error {
 	_, err := tx.DeleteWorkItem(k.ref.Slug())
 	return err
 }
 
-func (k workItemKind) copyOf(cur *loop.WorkItemRecord) *loop.WorkItemRecord {
+func (k workItemKind) CopyOf(cur *loop.WorkItemRecord) *loop.WorkItemRecord {
 	if cur == nil {
 		return &loop.WorkItemRecord{}
 	}
@@ -83,39 +84,39 @@ func (k workItemKind) copyOf(cur *loop.WorkItemRecord) *loop.WorkItemRecord {
 	return &c
 }
 
-func (k workItemKind) state(rec *loop.WorkItemRecord) string { return WorkItemStateOf(rec) }
+func (k workItemKind) State(rec *loop.WorkItemRecord) string { return engine.WorkItemStateOf(rec) }
 
-func (k workItemKind) next(state, event string) (string, error) {
-	return NextWorkItem(context.Background(), state, event)
+func (k workItemKind) Next(state, event string) (string, error) {
+	return engine.NextWorkItem(context.Background(), state, event)
 }
 
 // enter: active and closed are stored statuses (the claim ends); a claim
 // state stores the status it came from, none for a first start.
-func (k workItemKind) enter(rec *loop.WorkItemRecord, dst string) {
-	status := map[string]loop.SessionStatus{WorkItemActive: loop.SessionStatus(dst), WorkItemClosed: loop.SessionStatus(dst), WorkItemFirstStart: "",
-		WorkItemReopening: loop.SessionClosed, WorkItemRespawning: loop.SessionActive}
+func (k workItemKind) Enter(rec *loop.WorkItemRecord, dst string) {
+	status := map[string]loop.SessionStatus{engine.WorkItemActive: loop.SessionStatus(dst), engine.WorkItemClosed: loop.SessionStatus(dst), engine.WorkItemFirstStart: "",
+		engine.WorkItemReopening: loop.SessionClosed, engine.WorkItemRespawning: loop.SessionActive}
 	rec.Status = status[dst]
-	if dst == WorkItemActive || dst == WorkItemClosed {
+	if dst == engine.WorkItemActive || dst == engine.WorkItemClosed {
 		rec.Claim = nil
 	}
 }
 
-func (k workItemKind) claim(rec *loop.WorkItemRecord) *loop.Claim { return rec.Claim }
+func (k workItemKind) Claim(rec *loop.WorkItemRecord) *loop.Claim { return rec.Claim }
 
-func (k workItemKind) target() string { return k.ref.TmuxTarget() }
+func (k workItemKind) Target() string { return k.ref.TmuxTarget() }
 
-func (k workItemKind) socket(rec *loop.WorkItemRecord) string { return rec.TmuxSocket }
+func (k workItemKind) Socket(rec *loop.WorkItemRecord) string { return rec.TmuxSocket }
 
-func (k workItemKind) recovered(r *loop.WorkItemRecord, c loop.Claim) {
+func (k workItemKind) Recovered(r *loop.WorkItemRecord, c loop.Claim) {
 	if c.HarnessSessionID != "" {
 		r.HarnessSessionID = c.HarnessSessionID
 	}
 	if c.HeardID != "" { // codex: the id its pane's SessionStart named; the pane keeps its tag
 		r.HarnessSessionID, r.Hearing.PaneTag = c.HeardID, c.HarnessSessionID
 	}
-	r.TmuxTarget = k.target()
+	r.TmuxTarget = k.Target()
 }
 
-func (k workItemKind) logEvent(what string) string { return "session." + what }
+func (k workItemKind) LogEvent(what string) string { return "session." + what }
 
-func (k workItemKind) subject() loop.Field { return loop.F("work_item", k.ref.String()) }
+func (k workItemKind) Subject() loop.Field { return loop.F("work_item", k.ref.String()) }

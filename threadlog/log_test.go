@@ -9,13 +9,14 @@ import (
 
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/lifecycle"
+	"github.com/the-loop-dev/the-loop/lifecycle/engine"
 	"github.com/the-loop-dev/the-loop/store"
 	"github.com/the-loop-dev/the-loop/threadlog"
 )
 
 // ErrTransition is lifecycle's refusal of an invalid transition: the thread
 // log's failures are the store's, never one of these.
-var ErrTransition = lifecycle.ErrTransition
+var ErrTransition = engine.ErrTransition
 
 // newTestLog is a thread log over a fresh store, its events stamped by a
 // lifecycle service on the same store (as cmd/the-loop wires it).

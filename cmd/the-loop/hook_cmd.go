@@ -63,7 +63,7 @@ func (c *HookCmd) Run(a *App) error {
 		fmt.Fprintln(a.Stdout, "{}")
 	}
 	if c.FromEnv {
-		c.StateRoot, c.Session = os.Getenv(lifecycle.HookStateRootEnv), os.Getenv(lifecycle.HookSessionEnv)
+		c.StateRoot, c.Session = os.Getenv(loop.HookStateRootEnv), os.Getenv(loop.HookSessionEnv)
 		if c.StateRoot == "" || c.Session == "" {
 			return nil // the CLI runs outside a the-loop spawn: nothing to tell
 		}

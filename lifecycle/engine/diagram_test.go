@@ -1,4 +1,4 @@
-package lifecycle
+package engine
 
 import (
 	"flag"
@@ -55,9 +55,9 @@ func mermaidID(state string) string { return strings.ReplaceAll(state, "-", "_")
 func machinesDoc() string {
 	return `# The two state machines
 
-Generated from the tables in ` + "`lifecycle/machine.go`" + ` and
-` + "`lifecycle/workitems_machine.go`" + ` by ` + "`lifecycle/diagram_test.go`" + `; do not edit by hand —
-run ` + "`go test ./lifecycle -run TestMachines_Diagram -update`" + ` after changing a table.
+Generated from the tables in ` + "`lifecycle/engine/machine.go`" + ` and
+` + "`lifecycle/engine/workitem_machine.go`" + ` by ` + "`lifecycle/engine/diagram_test.go`" + `; do not edit by hand —
+run ` + "`go test ./lifecycle/engine -run TestMachines_Diagram -update`" + ` after changing a table.
 Each table's rows carry a comment saying why an unusual row exists.
 
 The states with a claim (first-start, starting, stopping, reopening,
@@ -75,7 +75,7 @@ settles (recover when its pane is live and tagged, abandon otherwise).
 }
 
 func TestMachines_Diagram(t *testing.T) {
-	path := filepath.Join("..", "docs", "machines.md")
+	path := filepath.Join("..", "..", "docs", "machines.md")
 	got := machinesDoc()
 	if *update {
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {

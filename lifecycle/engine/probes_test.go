@@ -1,4 +1,4 @@
-package lifecycle
+package engine
 
 import (
 	"context"
@@ -9,28 +9,29 @@ import (
 	"time"
 
 	loop "github.com/the-loop-dev/the-loop"
+	"github.com/the-loop-dev/the-loop/internal/testkit"
 )
 
 // countingTmux counts the fake tmux's queries: one State each, or one
 // States for many.
 type countingTmux struct {
-	*fakeRunner
+	*testkit.FakeTmux
 	state, states atomic.Int32
 }
 
 func (c *countingTmux) State(ctx context.Context, target string) loop.PaneState {
 	c.state.Add(1)
-	return c.fakeRunner.State(ctx, target)
+	return c.FakeTmux.State(ctx, target)
 }
 
 func (c *countingTmux) States(ctx context.Context, targets []string) map[string]loop.PaneState {
 	c.states.Add(1)
-	return c.fakeRunner.States(ctx, targets)
+	return c.FakeTmux.States(ctx, targets)
 }
 
 func TestProbes_ConcurrentResumeProbesShareTheirTmuxQueries(t *testing.T) {
-	r := &countingTmux{fakeRunner: newFakeRunner()}
-	s := newTestService(t, r.fakeRunner)
+	r := &countingTmux{FakeTmux: testkit.NewFakeTmux()}
+	e := New(testHost{})
 	const n = 20
 	for i := range n {
 		r.Panes[fmt.Sprintf("loop-standing-s%02d", i)] = loop.PaneLive
@@ -44,7 +45,7 @@ func TestProbes_ConcurrentResumeProbesShareTheirTmuxQueries(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			got[i] = s.survives(context.Background(), r, "sock", fmt.Sprintf("loop-standing-s%02d", i), probe)
+			got[i] = e.survives(context.Background(), r, "sock", fmt.Sprintf("loop-standing-s%02d", i), probe)
 		}()
 	}
 	wg.Wait()
@@ -66,15 +67,15 @@ func TestProbes_ConcurrentResumeProbesShareTheirTmuxQueries(t *testing.T) {
 }
 
 func TestProbes_APollThatGivesUpReadsUnknown(t *testing.T) {
-	r := newFakeRunner()
+	r := testkit.NewFakeTmux()
 	r.Panes["loop-standing-a"] = loop.PaneDead
 	var p probeRounds
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if st := p.state(ctx, r, "sock", "loop-standing-a"); st != loop.PaneUnknown && st != loop.PaneDead {
+	if st := p.paneState(ctx, r, "sock", "loop-standing-a"); st != loop.PaneUnknown && st != loop.PaneDead {
 		t.Fatalf("state %s", st)
 	}
-	if st := p.state(context.Background(), r, "sock", "loop-standing-a"); st != loop.PaneDead {
+	if st := p.paneState(context.Background(), r, "sock", "loop-standing-a"); st != loop.PaneDead {
 		t.Fatalf("state %s, want dead", st)
 	}
 }

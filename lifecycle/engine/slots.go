@@ -1,4 +1,4 @@
-package lifecycle
+package engine
 
 import (
 	"context"
@@ -15,14 +15,14 @@ type slots struct {
 	wake chan struct{}
 }
 
-// spawnSlots is the Service's slots, made on first use.
-func (s *Service) spawnSlots() *slots {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.spawns == nil {
-		s.spawns = &slots{wake: make(chan struct{})}
+// spawnSlots is the engine's slots, made on first use.
+func (e *Engine) spawnSlots() *slots {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.spawns == nil {
+		e.spawns = &slots{wake: make(chan struct{})}
 	}
-	return s.spawns
+	return e.spawns
 }
 
 // acquire waits for a slot under limit and returns its release; it fails
@@ -52,4 +52,11 @@ func (l *slots) release() {
 	close(l.wake)
 	l.wake = make(chan struct{})
 	l.mu.Unlock()
+}
+
+// AcquireSpawn waits for one of limit spawn slots
+// (standingSessions.startConcurrency, read at every call) and returns its
+// release; it fails only when ctx ends first.
+func (e *Engine) AcquireSpawn(ctx context.Context, limit int) (func(), error) {
+	return e.spawnSlots().acquire(ctx, limit)
 }

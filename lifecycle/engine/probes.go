@@ -1,4 +1,4 @@
-package lifecycle
+package engine
 
 import (
 	"context"
@@ -36,7 +36,7 @@ type probeRound struct {
 
 // state is target's pane state from the round open for socket (runner
 // queries it), or unknown when ctx ends first.
-func (p *probeRounds) state(ctx context.Context, runner loop.Runner, socket, target string) loop.PaneState {
+func (p *probeRounds) paneState(ctx context.Context, runner loop.Runner, socket, target string) loop.PaneState {
 	p.mu.Lock()
 	if p.open == nil {
 		p.open = map[string]*probeRound{}

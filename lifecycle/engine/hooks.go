@@ -1,4 +1,4 @@
-package lifecycle
+package engine
 
 import (
 	"context"
@@ -13,19 +13,10 @@ import (
 // supplies the-loop's own parts — the hook command lines, the settings
 // file's path under the state root, the environment that names a session.
 
-// The variables a gemini spawn's environment names its hooks' state root
-// and session by: the one hook entry the-loop keeps in the Gemini CLI's
-// user settings (`the-loop hook --from-env`) serves every session, and
-// does nothing where they are unset (the operator's own runs of the CLI).
-const (
-	HookStateRootEnv = "THE_LOOP_HOOK_STATE_ROOT"
-	HookSessionEnv   = "THE_LOOP_HOOK_SESSION"
-)
-
-// hookedHarness reports whether the-loop declares its hooks for a spawn of
+// Hooked reports whether the-loop declares its hooks for a spawn of
 // the harness named name: claude, codex and gemini. The others (cursor)
 // report unknown activity and the delivered outcome.
-func hookedHarness(name string) bool {
+func Hooked(name string) bool {
 	switch name {
 	case "claude", "codex", "gemini":
 		return true
@@ -36,35 +27,35 @@ func hookedHarness(name string) bool {
 // wireHooks declares the-loop's hooks for p's spawn, the way p's CLI takes
 // them (the adapter's WireHooks): given the session's hook command, the
 // command that reads the session from the spawn's environment
-// (HookStateRootEnv, HookSessionEnv) for a CLI whose hooks serve every
+// (loop.HookStateRootEnv, loop.HookSessionEnv) for a CLI whose hooks serve every
 // session, and the spawn's own settings file (HookSettingsPath, written
 // by writeHookSettings). p.args become the args it returns; the variables
 // it returns are added to p.env.
-func (st *starter[R, Res]) wireHooks(p *spawnPlan) error {
-	s, target, ref, root := st.s, st.k.target(), st.k.sessionRef(), st.cfg.StateDir()
-	args, env, err := p.adapter.WireHooks(loop.HookWiring{
-		Command:        HookCommand(s.HookBinary, root, ref),
-		EnvCommand:     HookEnvCommand(s.HookBinary),
-		Env:            map[string]string{HookStateRootEnv: root, HookSessionEnv: ref},
+func (st *starter[R, Res]) wireHooks(p *Plan) error {
+	e, target, ref, root := st.e, st.k.Target(), st.k.SessionRef(), st.cfg.StateDir()
+	args, env, err := p.Adapter.WireHooks(loop.HookWiring{
+		Command:        HookCommand(e.h.HookBinary(), root, ref),
+		EnvCommand:     HookEnvCommand(e.h.HookBinary()),
+		Env:            map[string]string{loop.HookStateRootEnv: root, loop.HookSessionEnv: ref},
 		SettingsPath:   HookSettingsPath(root, target),
 		WriteFile:      func(path string, data []byte) error { return writeHookSettings(root, path, data) },
-		Cwd:            p.cwd,
-		Args:           p.args,
+		Cwd:            p.Cwd,
+		Args:           p.Args,
 		TimeoutSeconds: hookTimeoutSeconds,
 	})
 	if err != nil {
 		return err
 	}
-	p.args = args
+	p.Args = args
 	if len(env) > 0 {
-		merged := make(map[string]string, len(p.env)+len(env))
-		for k, v := range p.env {
+		merged := make(map[string]string, len(p.Env)+len(env))
+		for k, v := range p.Env {
 			merged[k] = v
 		}
 		for k, v := range env {
 			merged[k] = v
 		}
-		p.env = merged
+		p.Env = merged
 	}
 	return nil
 }
@@ -83,14 +74,14 @@ const captureInterval = 50 * time.Millisecond
 // (spawnID), kept as the record's PaneTag. No id in time, or an error, is
 // the error: the caller fails the spawn and kills its pane — a session is
 // never recorded running under a guess.
-func (st *starter[R, Res]) captured(ctx context.Context, p spawnPlan, spawnID string) (string, error) {
-	if !p.adapter.CapturesSessionID() {
+func (st *starter[R, Res]) captured(ctx context.Context, p Plan, spawnID string) (string, error) {
+	if !p.Adapter.CapturesSessionID() {
 		return spawnID, nil
 	}
-	target := st.k.target()
+	target := st.k.Target()
 	pid, err := st.runner.PanePID(ctx, target)
 	if err != nil {
-		return "", loop.Errorf(loop.EINTERNAL, "capturing the %s conversation id in %s: %w", p.harness, target, err)
+		return "", loop.Errorf(loop.EINTERNAL, "capturing the %s conversation id in %s: %w", p.Harness, target, err)
 	}
 	wait := time.Duration(st.cfg.Routing.Tmux.ReadySeconds * float64(time.Second))
 	if wait <= 0 {
@@ -98,9 +89,9 @@ func (st *starter[R, Res]) captured(ctx context.Context, p spawnPlan, spawnID st
 	}
 	cctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
-	id, err := p.adapter.CaptureSessionID(cctx, pid, captureInterval)
+	id, err := p.Adapter.CaptureSessionID(cctx, pid, captureInterval)
 	if err != nil {
-		return "", loop.Errorf(loop.EINTERNAL, "%s in %s: %w", p.harness, target, err)
+		return "", loop.Errorf(loop.EINTERNAL, "%s in %s: %w", p.Harness, target, err)
 	}
 	st.paneTag = spawnID
 	return id, nil
@@ -109,30 +100,21 @@ func (st *starter[R, Res]) captured(ctx context.Context, p spawnPlan, spawnID st
 // captureFailed fails a fresh spawn whose conversation id was not
 // captured: its pane is killed (the agent runs under no id the-loop could
 // record) and the start is spawn_failed.
-func (st *starter[R, Res]) captureFailed(ctx context.Context, rec *R, p spawnPlan, cause error) (Res, bool) {
-	target := st.k.target()
+func (st *starter[R, Res]) captureFailed(ctx context.Context, rec *R, p Plan, cause error) (Res, bool) {
+	target := st.k.Target()
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
 	detail := loop.ErrorMessage(cause)
 	if err := st.runner.KillTarget(cctx, target); err != nil && loop.ErrorCode(err) != loop.ENOTFOUND {
 		detail += "; and its pane could not be killed: " + loop.ErrorMessage(err)
 	}
-	return st.spawnFailed(ctx, rec, detail, loop.F("harness", p.harness), loop.F("tmux_target", target))
+	return st.spawnFailed(ctx, rec, detail, loop.F("harness", p.Harness), loop.F("tmux_target", target))
 }
 
-// joinsTurn reports whether the harness named name takes a message
+// JoinsTurn reports whether the harness named name takes a message
 // submitted during a turn into that turn (codex: JoinsRunningTurn) rather
 // than queuing it for a turn of its own.
-func (s *Service) joinsTurn(name, subject string) bool {
-	adapter, err := s.lookupHarness(name, subject)
+func (e *Engine) JoinsTurn(name, subject string) bool {
+	adapter, err := e.h.Harness(name, subject)
 	return err == nil && adapter.JoinsRunningTurn()
-}
-
-// lookupHarness is s.Harness; a service built without it (only a
-// misconfigured one is) refuses, naming the harness.
-func (s *Service) lookupHarness(name, subject string) (loop.Harness, error) {
-	if s.Harness == nil {
-		return nil, loop.Internal("the service has no harness adapters to look up the %s harness of %s", name, subject)
-	}
-	return s.Harness(name, subject)
 }

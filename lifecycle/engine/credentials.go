@@ -1,4 +1,4 @@
-package lifecycle
+package engine
 
 import (
 	"encoding/json"
@@ -36,15 +36,13 @@ type agentCredential struct {
 // newAgentCredential makes a credential for the spawn into target and,
 // with standingSessions.mcp, writes its MCP config (0600, under
 // <state.root>/local/mcp) pointing at the service's /mcp.
-func (s *Service) newAgentCredential(cfg *config.Config, target, ref string) (agentCredential, error) {
+func (e *Engine) newAgentCredential(cfg *config.Config, target, ref string) (agentCredential, error) {
 	cred := agentCredential{token: credential.New()}
 	cred.hash = credential.Hash(cred.token)
-	if s.Redactor != nil {
-		s.Redactor.AddCredential(cred.hash)
-	}
+	e.h.AddCredential(cred.hash)
 	cred.env = credential.AgentEnv(os.Environ(), cfg, cred.token)
-	if cfg.StandingMCP && s.HookBinary != "" {
-		path, err := writeMCPConfig(cfg, target, credential.MCPServer(s.HookBinary, cfg.StateDir(), ref))
+	if cfg.StandingMCP && e.h.HookBinary() != "" {
+		path, err := writeMCPConfig(cfg, target, credential.MCPServer(e.h.HookBinary(), cfg.StateDir(), ref))
 		if err != nil {
 			return agentCredential{}, err
 		}

@@ -1,20 +1,4 @@
-// Package lifecycle holds the standing-session state machine and the verbs
-// built on it (start, stop, restart, create, delete, say, list, status).
-//
-// Every transition goes through a looplab/fsm machine rebuilt from the
-// stored record, and one transition is one store transaction that writes
-// the record's new state and its event-log entries together (decisions D2).
-// Side effects (tmux, Slack) run between transitions, never inside one, and
-// their outcome is recorded as a transition of its own.
-//
-// The machine is a table (transitions, below), drawn in docs/machines.md
-// from the table itself (lifecycle/diagram_test.go holds the drawing to
-// it); each unusual row carries a comment saying why it exists.
-//
-// The claim states (first-start, starting, stopping) hold a pid and a time:
-// concurrent starts of one session spawn once, and a process killed
-// mid-transition leaves a claim the next verb recognises as stale.
-package lifecycle
+package engine
 
 import (
 	"context"
