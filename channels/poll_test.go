@@ -16,6 +16,7 @@ import (
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/channels/slack/fakeslack"
 	"github.com/the-loop-dev/the-loop/config"
+	"github.com/the-loop-dev/the-loop/internal/testkit"
 	"github.com/the-loop-dev/the-loop/lifecycle"
 	"github.com/the-loop-dev/the-loop/store"
 	"github.com/the-loop-dev/the-loop/talk"
@@ -532,19 +533,9 @@ func TestRun_PollsEveryIntervalUntilCancelled(t *testing.T) {
 		w.poller.Run(ctx, func() *config.Config { return w.cfg })
 	}()
 	w.ws.Reply("COWN", thread, "UOPS", "from the loop")
-	deadline := time.Now().Add(10 * time.Second)
-	for len(w.runner.Messages()) == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("the loop delivered nothing")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testkit.Eventually(t, func() bool { return len(w.runner.Messages()) > 0 }, 10*time.Second, "the loop delivered nothing")
 	cancel()
-	select {
-	case <-done:
-	case <-time.After(5 * time.Second):
-		t.Fatal("Run did not return after its context ended")
-	}
+	testkit.Await(t, done, "Run to return after its context ended")
 }
 
 // TestPoll_ReadsLiveThreadsNewestFirstThenClosedThenTombstones: Slack's

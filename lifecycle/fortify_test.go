@@ -409,13 +409,9 @@ func TestStart_PromptFileFIFOFailsWithoutBlocking(t *testing.T) {
 		res, _ := s.StartStanding(context.Background(), cfg, "supervisor", false)
 		done <- res
 	}()
-	select {
-	case res := <-done:
-		if res.OK || !strings.Contains(res.Sessions[0].Detail, "not a regular file") || r.SpawnCount() != 0 {
-			t.Fatalf("start with a FIFO brief: %+v", res)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("the start blocks reading a FIFO promptFile")
+	res := testkit.Await(t, done, "the start blocks reading a FIFO promptFile")
+	if res.OK || !strings.Contains(res.Sessions[0].Detail, "not a regular file") || r.SpawnCount() != 0 {
+		t.Fatalf("start with a FIFO brief: %+v", res)
 	}
 }
 

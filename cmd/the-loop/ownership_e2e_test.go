@@ -9,7 +9,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
+
+	"github.com/the-loop-dev/the-loop/internal/testkit"
 )
 
 // nobodyUID is the uid tests give a file to stand for another local user.
@@ -374,12 +375,11 @@ func TestServe_ReloadRefusesAConfigOthersMayWrite(t *testing.T) {
 		t.Fatal(err)
 	}
 	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
+	gone := make(chan struct{}) // closed once serve has exited, however exited was read
+	go func() { exited <- cmd.Wait(); close(gone) }()
 	t.Cleanup(func() {
 		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(10 * time.Second):
+		if _, ok := testkit.AwaitOK(t, gone); !ok {
 			_ = cmd.Process.Kill()
 		}
 	})

@@ -4,12 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
-	"time"
 
 	loop "github.com/the-loop-dev/the-loop"
-	"github.com/the-loop-dev/the-loop/config"
 )
 
 // SessionsCmd groups the work-item session verbs (original §4.2; decisions
@@ -89,26 +85,9 @@ type SessionsStartCmd struct {
 // prepare makes the request from the flags (the boot prompt read from its
 // file, the directory made absolute), refusing a mistake in them.
 func (c *SessionsStartCmd) prepare(*App) error {
-	if c.Prompt != "" && c.PromptFile != "" {
-		return loop.Invalid("pass --prompt or --prompt-file, not both — there is no precedence between them")
-	}
-	req := loop.WorkItemStartRequest{Ref: c.WorkItem, Harness: c.Harness, Prompt: c.Prompt, Slack: c.Slack}
-	if c.PromptFile != "" {
-		data, err := os.ReadFile(config.ExpandHome(c.PromptFile))
-		if err != nil {
-			return loop.Invalid("cannot read '%s': %v", c.PromptFile, err)
-		}
-		req.Prompt = string(data)
-	}
-	if c.Cwd != "" { // a flag's path is the caller's: it travels absolute
-		abs, err := filepath.Abs(config.ExpandHome(c.Cwd))
-		if err != nil {
-			return loop.Invalid("--cwd '%s': %v", c.Cwd, err)
-		}
-		req.Cwd = abs
-	}
-	c.req = req
-	return nil
+	prompt, cwd, err := promptAndCwd(c.Prompt, c.PromptFile, c.Cwd)
+	c.req = loop.WorkItemStartRequest{Ref: c.WorkItem, Harness: c.Harness, Prompt: prompt, Cwd: cwd, Slack: c.Slack}
+	return err
 }
 
 // Run starts.
@@ -126,25 +105,16 @@ func (c *SessionsStartCmd) Run(ctx context.Context, a *App, api services) error 
 // SessionsReplyCmd is `the-loop sessions reply --work-item REF (--text T |
 // --text-file F | --text -)`.
 type SessionsReplyCmd struct {
-	WorkItem string        `name:"work-item" required:"" help:"The work item whose session gets the reply." placeholder:"REF"`
-	Text     string        `help:"The reply; - reads it from standard input." placeholder:"TEXT"`
-	TextFile string        `name:"text-file" help:"Read the reply from a file." placeholder:"FILE" type:"path"`
-	Actor    string        `help:"Who is replying (recorded for audit, never trusted)."`
-	Wait     bool          `help:"Wait for the turn's answer and print it (the delivery line goes to stderr)."`
-	Timeout  time.Duration `help:"How long --wait waits for the answer." default:"5m"`
-	Format   string        `enum:"text,json" default:"text" help:"Output format (text or json)."`
+	WorkItem  string `name:"work-item" required:"" help:"The work item whose session gets the reply." placeholder:"REF"`
+	talkFlags `kong:"embed,set='talk=reply',set='talker=replying'"`
 
 	req loop.WorkItemReplyRequest // what prepare made of the flags and the text
 }
 
-// picking: the service's answer comes within the wait, the ready and the
-// submit waits (waitBound).
-func (c *SessionsReplyCmd) picking() picking { return talkWait{c.Wait, c.Timeout}.picking() }
-
 // prepare refuses a --timeout that is no positive duration and reads the
 // reply (from standard input with --text -) into the request.
 func (c *SessionsReplyCmd) prepare(a *App) error {
-	text, seconds, err := talkWait{c.Wait, c.Timeout}.read(a, "reply", c.Text, c.TextFile)
+	text, seconds, err := c.read(a, "reply")
 	c.req = loop.WorkItemReplyRequest{Ref: c.WorkItem, Text: text, Actor: c.Actor, Wait: c.Wait, TimeoutSeconds: seconds}
 	return err
 }

@@ -14,9 +14,9 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/the-loop-dev/the-loop/channels/slack/fakeslack"
+	"github.com/the-loop-dev/the-loop/internal/testkit"
 )
 
 // slackToken is the bot token the fake workspace accepts; it must never
@@ -403,9 +403,7 @@ func (sv *served) kill(sig syscall.Signal) {
 	default:
 	}
 	_ = sv.cmd.Process.Signal(sig)
-	select {
-	case <-sv.done:
-	case <-time.After(30 * time.Second):
+	if _, ok := testkit.AwaitOK(sv.t, sv.done); !ok {
 		_ = sv.cmd.Process.Kill()
 		<-sv.done
 		sv.t.Errorf("the service did not exit on %v", sig)

@@ -93,13 +93,8 @@ func (c *StandingRestartCmd) Run(ctx context.Context, a *App, api services) erro
 
 // StandingSayCmd is `the-loop standing say NAME (--text T | --text-file F | --text -) [--wait [--timeout D]]`.
 type StandingSayCmd struct {
-	Name     string        `arg:"" help:"The session."`
-	Text     string        `help:"The message; - reads it from standard input." placeholder:"TEXT"`
-	TextFile string        `name:"text-file" help:"Read the message from a file." placeholder:"FILE" type:"path"`
-	Actor    string        `help:"Who is speaking (recorded for audit, never trusted)."`
-	Wait     bool          `help:"Wait for the turn's answer and print it (the delivery line goes to stderr)."`
-	Timeout  time.Duration `help:"How long --wait waits for the answer." default:"5m"`
-	Format   string        `enum:"text,json" default:"text" help:"Output format (text or json)."`
+	Name      string `arg:"" help:"The session."`
+	talkFlags `kong:"embed,set='talk=message',set='talker=speaking'"`
 
 	req loop.StandingSayRequest // what prepare made of the flags and the text
 }
@@ -107,14 +102,10 @@ type StandingSayCmd struct {
 // maxSay bounds a message read from a file or stdin.
 const maxSay = 16 << 20
 
-// picking: the service's answer comes within the wait, the ready and the
-// submit waits (waitBound).
-func (c *StandingSayCmd) picking() picking { return talkWait{c.Wait, c.Timeout}.picking() }
-
 // prepare refuses a --timeout that is no positive duration and reads the
 // message (from standard input with --text -) into the request.
 func (c *StandingSayCmd) prepare(a *App) error {
-	text, seconds, err := talkWait{c.Wait, c.Timeout}.read(a, "say", c.Text, c.TextFile)
+	text, seconds, err := c.read(a, "say")
 	c.req = loop.StandingSayRequest{Name: c.Name, Text: text, Actor: c.Actor, Wait: c.Wait, TimeoutSeconds: seconds}
 	return err
 }
@@ -164,33 +155,39 @@ func (a *App) sayWithReply(res loop.SayResult) error {
 	return nil
 }
 
-// talkWait is a say's or a reply's --wait and --timeout.
-type talkWait struct {
-	wait    bool
-	timeout time.Duration
+// talkFlags are the flags a say and a reply share, embedded in each; the
+// verb's tag sets ${talk} (what is pasted: message, reply) and ${talker}
+// (what its actor is doing: speaking, replying) for their help.
+type talkFlags struct {
+	Text     string        `help:"The ${talk}; - reads it from standard input." placeholder:"TEXT"`
+	TextFile string        `name:"text-file" help:"Read the ${talk} from a file." placeholder:"FILE" type:"path"`
+	Actor    string        `help:"Who is ${talker} (recorded for audit, never trusted)."`
+	Wait     bool          `help:"Wait for the turn's answer and print it (the delivery line goes to stderr)."`
+	Timeout  time.Duration `help:"How long --wait waits for the answer." default:"5m"`
+	Format   string        `enum:"text,json" default:"text" help:"Output format (text or json)."`
 }
 
 // picking: the service's answer comes within the wait, the ready and the
 // submit waits (waitBound).
-func (w talkWait) picking() picking {
-	if !w.wait {
+func (f *talkFlags) picking() picking {
+	if !f.Wait {
 		return picking{}
 	}
-	return picking{wait: w.timeout}
+	return picking{wait: f.Timeout}
 }
 
 // read refuses a --timeout that is no positive duration and reads the
 // verb's text (messageText): the text, and how many seconds a waiting
 // request waits (0 without --wait).
-func (w talkWait) read(a *App, verb, text, file string) (string, float64, error) {
-	if w.wait && w.timeout <= 0 {
-		return "", 0, loop.Invalid("--timeout %s is not a positive duration; give one such as 30s or 5m", w.timeout)
+func (f *talkFlags) read(a *App, verb string) (string, float64, error) {
+	if f.Wait && f.Timeout <= 0 {
+		return "", 0, loop.Invalid("--timeout %s is not a positive duration; give one such as 30s or 5m", f.Timeout)
 	}
-	got, err := messageText(verb, text, file, a.Stdin)
-	if err != nil || !w.wait {
+	got, err := messageText(verb, f.Text, f.TextFile, a.Stdin)
+	if err != nil || !f.Wait {
 		return got, 0, err
 	}
-	return got, w.timeout.Seconds(), nil
+	return got, f.Timeout.Seconds(), nil
 }
 
 // talkFailed is a say's or a reply's error: a wait its context ended
@@ -268,30 +265,38 @@ type StandingCreateCmd struct {
 // prepare makes the request from the flags (the brief read from its file,
 // the directory made absolute), refusing a mistake in them.
 func (c *StandingCreateCmd) prepare(*App) error {
-	if c.Prompt != "" && c.PromptFile != "" {
-		return loop.Invalid("pass --prompt or --prompt-file, not both — there is no precedence between them")
-	}
-	req := loop.StandingCreateRequest{
-		Name: c.Name, Harness: c.Harness, Prompt: c.Prompt, Description: c.Description,
+	prompt, cwd, err := promptAndCwd(c.Prompt, c.PromptFile, c.Cwd)
+	c.req = loop.StandingCreateRequest{
+		Name: c.Name, Harness: c.Harness, Prompt: prompt, Cwd: cwd, Description: c.Description,
 		SlackEnabled: c.Slack, SlackChannel: c.SlackChan, AutoStart: !c.NoAutoStart, Start: !c.NoStart,
 		Restart: c.Restart,
 	}
-	if c.PromptFile != "" {
-		data, err := os.ReadFile(config.ExpandHome(c.PromptFile))
-		if err != nil {
-			return loop.Invalid("cannot read '%s': %v", c.PromptFile, err)
-		}
-		req.Prompt = string(data)
+	return err
+}
+
+// promptAndCwd is a create's or a start's prompt and directory from its
+// flags: --prompt, or the file --prompt-file names read (never both), and
+// --cwd made absolute, since a flag's path is the caller's and travels
+// absolute; "" where a flag is not given.
+func promptAndCwd(prompt, promptFile, cwd string) (string, string, error) {
+	if prompt != "" && promptFile != "" {
+		return "", "", loop.Invalid("pass --prompt or --prompt-file, not both — there is no precedence between them")
 	}
-	if c.Cwd != "" {
-		abs, err := filepath.Abs(config.ExpandHome(c.Cwd))
+	if promptFile != "" {
+		data, err := os.ReadFile(config.ExpandHome(promptFile))
 		if err != nil {
-			return loop.Invalid("--cwd '%s': %v", c.Cwd, err)
+			return "", "", loop.Invalid("cannot read '%s': %v", promptFile, err)
 		}
-		req.Cwd = abs
+		prompt = string(data)
 	}
-	c.req = req
-	return nil
+	if cwd == "" {
+		return prompt, "", nil
+	}
+	abs, err := filepath.Abs(config.ExpandHome(cwd))
+	if err != nil {
+		return "", "", loop.Invalid("--cwd '%s': %v", cwd, err)
+	}
+	return prompt, abs, nil
 }
 
 // Run creates: a --harness-arg given (even none) replaces

@@ -207,12 +207,11 @@ func TestServe_StartsAutoStartSessionsAndReloadsOnSIGHUP(t *testing.T) {
 		t.Fatal(err)
 	}
 	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
+	gone := make(chan struct{}) // closed once serve has exited, however exited was read
+	go func() { exited <- cmd.Wait(); close(gone) }()
 	t.Cleanup(func() {
 		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(10 * time.Second):
+		if _, ok := testkit.AwaitOK(t, gone); !ok {
 			_ = cmd.Process.Kill()
 		}
 	})
@@ -247,13 +246,8 @@ func TestServe_StartsAutoStartSessionsAndReloadsOnSIGHUP(t *testing.T) {
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case err := <-exited:
-		if err != nil {
-			t.Fatalf("serve after SIGTERM: %v\n%s", err, out.String())
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("serve did not end on SIGTERM")
+	if err := testkit.Await(t, exited, "serve to end on SIGTERM"); err != nil {
+		t.Fatalf("serve after SIGTERM: %v\n%s", err, out.String())
 	}
 }
 

@@ -14,7 +14,6 @@ import (
 	"sync"
 	"syscall"
 	"testing"
-	"time"
 
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/internal/testkit"
@@ -113,13 +112,8 @@ func startForeign(t *testing.T, port int, stateRoot string) *foreign {
 		}
 		_, _ = io.Copy(io.Discard, out)
 	}()
-	select {
-	case line := <-ready:
-		if line != "listening" {
-			t.Fatalf("the foreign listener as uid 65534: %s", line)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("the foreign listener did not start within 30s")
+	if line := testkit.Await(t, ready, "the foreign listener to start"); line != "listening" {
+		t.Fatalf("the foreign listener as uid 65534: %s", line)
 	}
 	return f
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/the-loop-dev/the-loop/internal/testkit"
 )
 
 // sseData returns the data payloads of a server-sent-event stream, with
@@ -134,22 +136,12 @@ func TestAgents_HoldAndRelease(t *testing.T) {
 			resp.Body.Close()
 		}
 	}()
-	deadline := time.Now().Add(5 * time.Second)
-	for len(s.AgentTurns()) == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("the held request was not recorded")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testkit.Eventually(t, func() bool { return len(s.AgentTurns()) > 0 }, 5*time.Second, "the held request was not recorded")
 	select {
 	case <-done:
 		t.Fatal("a held answer was sent")
 	case <-time.After(50 * time.Millisecond):
 	}
 	s.Release()
-	select {
-	case <-done:
-	case <-time.After(5 * time.Second):
-		t.Fatal("Release did not let the answer go")
-	}
+	testkit.Await(t, done, "Release to let the answer go")
 }

@@ -193,13 +193,8 @@ func TestHold_UntilRelease(t *testing.T) {
 	case <-time.After(100 * time.Millisecond):
 	}
 	s.Release()
-	select {
-	case ev := <-done:
-		if len(ev) != 6 {
-			t.Fatalf("events after release %v", ev)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("not answered after Release")
+	if ev := testkit.Await(t, done, "an answer after Release"); len(ev) != 6 {
+		t.Fatalf("events after release %v", ev)
 	}
 	// Released: later requests are answered straight away.
 	resp := post(t, s.URL, "c", streamBody)
@@ -238,16 +233,9 @@ func TestClose_ReleasesHeldAnswers(t *testing.T) {
 	testkit.Eventually(t, func() bool { return len(s.Turns()) == 1 }, 5*time.Second, "the held request")
 	closed := make(chan struct{})
 	go func() { s.Close(); close(closed) }()
-	select {
-	case <-closed:
-	case <-time.After(5 * time.Second):
-		t.Fatal("Close blocked on a held answer")
-	}
-	select {
-	case <-errc: // an answer or a closed connection: either way, not stuck
-	case <-time.After(5 * time.Second):
-		t.Fatal("the held client never returned after Close")
-	}
+	testkit.Await(t, closed, "Close blocked on a held answer")
+	// An answer or a closed connection: either way, not stuck.
+	testkit.Await(t, errc, "the held client to return after Close")
 }
 
 func TestStep_ReleasesTheHeldAndHoldsTheNext(t *testing.T) {
@@ -270,13 +258,8 @@ func TestStep_ReleasesTheHeldAndHoldsTheNext(t *testing.T) {
 	first := answered()
 	testkit.Eventually(t, func() bool { return len(s.Turns()) == 1 }, 5*time.Second, "the first held request")
 	s.Step()
-	select {
-	case n := <-first:
-		if n != 6 {
-			t.Fatalf("the first answer had %d events", n)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("the held answer was not let go by Step")
+	if n := testkit.Await(t, first, "Step to let the held answer go"); n != 6 {
+		t.Fatalf("the first answer had %d events", n)
 	}
 	second := answered()
 	testkit.Eventually(t, func() bool { return len(s.Turns()) == 2 }, 5*time.Second, "the second request")
@@ -286,12 +269,7 @@ func TestStep_ReleasesTheHeldAndHoldsTheNext(t *testing.T) {
 	case <-time.After(100 * time.Millisecond):
 	}
 	s.Release()
-	select {
-	case n := <-second:
-		if n != 6 {
-			t.Fatalf("the second answer had %d events", n)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("not answered after Release")
+	if n := testkit.Await(t, second, "an answer after Release"); n != 6 {
+		t.Fatalf("the second answer had %d events", n)
 	}
 }

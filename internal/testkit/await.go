@@ -10,9 +10,20 @@ import (
 // context ended): it waits as long as the test may run, not a wall-clock
 // figure a loaded machine can miss. A little before the test's deadline
 // (go test -timeout) it fails the test with the formatted message; a test
-// without a deadline waits for ever.
+// without a deadline waits for ever. A closed channel delivers at once.
 func Await[V any](t testing.TB, ch <-chan V, format string, args ...any) V {
 	t.Helper()
+	v, ok := AwaitOK(t, ch)
+	if !ok {
+		t.Fatalf("still waiting as the test's deadline nears: "+format, args...)
+	}
+	return v
+}
+
+// AwaitOK is Await for a caller with a fallback of its own (a cleanup that
+// kills what did not exit): ok is false, and the test goes on, when ch has
+// not delivered a little before the test's deadline.
+func AwaitOK[V any](t testing.TB, ch <-chan V) (V, bool) {
 	var late <-chan time.Time
 	if d, ok := t.(interface{ Deadline() (time.Time, bool) }); ok {
 		if deadline, ok := d.Deadline(); ok {
@@ -22,10 +33,9 @@ func Await[V any](t testing.TB, ch <-chan V, format string, args ...any) V {
 	}
 	select {
 	case v := <-ch:
-		return v
+		return v, true
 	case <-late:
-		t.Fatalf("still waiting as the test's deadline nears: "+format, args...)
+		var zero V
+		return zero, false
 	}
-	var zero V
-	return zero
 }
