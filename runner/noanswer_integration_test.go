@@ -131,7 +131,7 @@ func TestKillTarget_WithNoAnswerIsCheckedNotRepeatedBlindly(t *testing.T) {
 		ran   bool
 		kills int
 	}{
-		"the kill took: has-session says gone, no second kill": {ran: true, kills: 1},
+		"the kill took: has-session says gone, no second kill":       {ran: true, kills: 1},
 		"the kill never ran: the session is there, killed once more": {ran: false, kills: 2},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -200,7 +200,7 @@ func TestSpawnIn_HarnessStartWithNoAnswerIsCheckedNeverRepeated(t *testing.T) {
 		ran  bool
 		spec loop.SpawnSpec
 	}{
-		"it took, tagged: the tag read back says so":                {ran: true, spec: sleeper},
+		"it took, tagged: the tag read back says so":                 {ran: true, spec: sleeper},
 		"it took, untagged: the pane no longer runs the placeholder": {ran: true, spec: loop.SpawnSpec{Argv: []string{"sleep", "600"}}},
 		"it never ran: the half-made session is removed":             {ran: false, spec: sleeper},
 	} {
