@@ -333,3 +333,17 @@ func TestExecCommander_OutputHeldPastTheDeadlineIsCutNotWaitedFor(t *testing.T) 
 		t.Fatalf("Run = %v, want a NoAnswerError wrapping exec.ErrWaitDelay (tmux exited 0, its output cut)", err)
 	}
 }
+
+func TestExecCommander_WithoutStdinTheClientReadsDevNull(t *testing.T) {
+	if _, err := os.Stat("/proc/self/fd/0"); err != nil {
+		t.Skip("no /proc")
+	}
+	script := filepath.Join(t.TempDir(), "tmux")
+	if err := os.WriteFile(script, []byte("#!/bin/sh\nreadlink /proc/$$/fd/0\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out, err := runner.ExecCommander{Binary: script}.Run(context.Background(), []string{"has-session"}, nil)
+	if err != nil || strings.TrimSpace(string(out)) != "/dev/null" {
+		t.Fatalf("the client's stdin is %q (%v), want /dev/null", out, err)
+	}
+}

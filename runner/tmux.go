@@ -255,7 +255,10 @@ func (c ExecCommander) Run(ctx context.Context, args []string, stdin io.Reader) 
 	if err != nil {
 		return nil, &NoAnswerError{Args: args, Err: err}
 	}
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = p.childIn, p.childOut, p.childErr
+	cmd.Stdout, cmd.Stderr = p.childOut, p.childErr
+	if p.childIn != nil { // a nil *os.File would close the client's stdin, not give it /dev/null
+		cmd.Stdin = p.childIn
+	}
 	if err := cmd.Start(); err != nil {
 		p.closeAll()
 		return nil, &NoAnswerError{Args: args, Err: err}
