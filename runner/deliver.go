@@ -62,7 +62,7 @@ func (t *Tmux) DeliverTo(ctx context.Context, target, text string, submitDelay t
 	// paste it bracketed — which the server runs in order and stops at the
 	// first failure: one round trip instead of three, so fifty concurrent
 	// says queue less on the one tmux server.
-	_, err = t.run(ctx, t.opt.CommandTimeout, strings.NewReader(clean),
+	err = t.doIn(ctx, strings.NewReader(clean),
 		"copy-mode", "-q", "-t", pane, ";", "load-buffer", "-b", buf, "-", ";", "paste-buffer", "-p", "-d", "-b", buf, "-t", pane)
 	if err != nil {
 		if sessionGone(err) || !answered(err) {
@@ -132,8 +132,7 @@ func (t *Tmux) submit(ctx context.Context, target, name string) error {
 
 // load fills tmux buffer name with data read from tmux's stdin.
 func (t *Tmux) load(ctx context.Context, name, data string) error {
-	_, err := t.run(ctx, t.opt.CommandTimeout, strings.NewReader(data), "load-buffer", "-b", name, "-")
-	return err
+	return t.doIn(ctx, strings.NewReader(data), "load-buffer", "-b", name, "-")
 }
 
 // dropBuffer deletes a buffer a failed or interrupted delivery may have

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"os"
 	"strconv"
 	"strings"
@@ -101,10 +102,46 @@ func (t *Tmux) spawn(ctx context.Context, target, cwd, tag string, paneArgs []st
 		args = append(args, ";", "set-option", "-t", optionTarget(target), TagOption, EscapeArg(tag))
 	}
 	if err := t.do(ctx, args...); err != nil {
+		if t.askAgain(ctx, err) && t.harnessStarted(ctx, target, tag, true) {
+			t.log.Info("a harness start that got no answer took effect", "target", target, "error", err)
+			return nil
+		}
 		t.abandon(ctx, target)
 		return fail(loop.EINTERNAL, err, "could not start the harness in tmux session %s: %v", target, err)
 	}
 	return nil
+}
+
+// placeholderCommand is the placeholder as tmux reports it in
+// #{pane_start_command}.
+var placeholderCommand = strings.Join(placeholder, " ")
+
+// harnessStarted checks, after a respawn command list that got no answer,
+// whether it took; it is never repeated blindly, as a second respawn -k
+// would kill the harness the first one started. With a tag, the tag read
+// back says it (the list sets it last, and tmux stops a list at its first
+// failure); a pane respawned from dead must also be alive again, as the dead
+// harness may have carried the same tag. Without a tag: a pane respawned
+// from the placeholder no longer runs the placeholder; one respawned from
+// dead is alive. Any doubt is false.
+func (t *Tmux) harnessStarted(ctx context.Context, target, tag string, fromPlaceholder bool) bool {
+	if !fromPlaceholder || tag == "" {
+		f, err := t.display(ctx, target, "#{pane_dead}", "#{pane_start_command}")
+		if err != nil {
+			return false
+		}
+		if fromPlaceholder {
+			return f[1] != placeholderCommand
+		}
+		if f[0] != "0" {
+			return false
+		}
+	}
+	if tag == "" {
+		return true
+	}
+	got, ok := t.Tag(ctx, target)
+	return ok && got == tag
 }
 
 // respawnDead starts the harness in target's dead agent pane (respawn-pane
@@ -115,6 +152,10 @@ func (t *Tmux) respawnDead(ctx context.Context, target, tag string, paneArgs []s
 		paneArgs = append(append([]string{}, paneArgs...), ";", "set-option", "-t", optionTarget(target), TagOption, EscapeArg(tag))
 	}
 	if err := t.do(ctx, paneArgs...); err != nil {
+		if t.askAgain(ctx, err) && t.harnessStarted(ctx, target, tag, false) {
+			t.log.Info("a harness restart that got no answer took effect", "target", target, "error", err)
+			return nil
+		}
 		return fail(loop.EINTERNAL, err, "could not restart the harness in the dead pane of tmux session %s: %v", target, err)
 	}
 	t.log.Info("respawned harness in the dead agent pane; the session's other windows are kept", "target", target)
@@ -125,7 +166,7 @@ func (t *Tmux) respawnDead(ctx context.Context, target, tag string, paneArgs []s
 func (t *Tmux) abandon(ctx context.Context, target string) {
 	ctx, cancel := cleanupCtx(ctx)
 	defer cancel()
-	if err := t.do(ctx, "kill-session", "-t", sessionTarget(target)); err != nil {
+	if err := t.kill(ctx, target); err != nil {
 		t.log.Warn("could not remove a half-made tmux session", "target", target, "error", err)
 	}
 }
@@ -140,6 +181,9 @@ const serverExitRetries = 3
 func (t *Tmux) newSession(ctx context.Context, target, cwd string) error {
 	for i := 0; ; i++ {
 		err := t.do(ctx, t.newSessionArgs(target, cwd)...)
+		if err != nil && t.askAgain(ctx, err) {
+			err = t.checkNewSession(ctx, target, cwd, err)
+		}
 		if err == nil || i == serverExitRetries || !answered(err) ||
 			!strings.Contains(strings.ToLower(stderrOf(err)), "server exited unexpectedly") {
 			return err
@@ -148,6 +192,24 @@ func (t *Tmux) newSession(ctx context.Context, target, cwd string) error {
 			return err
 		}
 	}
+}
+
+// checkNewSession decides a new-session that got no answer (err) by its
+// effect, as a blind repeat could meet the session it made: the agent pane
+// running the placeholder, alive, is the session made (nil); no such session
+// means nothing was made, and new-session runs once more; anything else,
+// or no answer, is err.
+func (t *Tmux) checkNewSession(ctx context.Context, target, cwd string, err error) error {
+	f, derr := t.display(ctx, target, "#{pane_dead}", "#{pane_start_command}")
+	switch {
+	case derr == nil && f[0] == "0" && f[1] == placeholderCommand:
+		t.log.Info("a new-session that got no answer took effect", "target", target, "error", err)
+		return nil
+	case derr != nil && errors.Is(derr, ErrNoSession):
+		t.log.Info("a new-session that got no answer made nothing; creating the session again", "target", target, "error", err)
+		return t.do(ctx, t.newSessionArgs(target, cwd)...)
+	}
+	return err
 }
 
 // newSessionArgs creates the detached session running the placeholder.

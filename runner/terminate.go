@@ -44,8 +44,32 @@ func (t *Tmux) KillTarget(ctx context.Context, target string) error {
 	if err := guard(target); err != nil {
 		return err
 	}
-	if err := t.do(ctx, "kill-session", "-t", sessionTarget(target)); err != nil {
+	if err := t.kill(ctx, target); err != nil {
 		return tmuxFailed(target, "kill", err)
+	}
+	return nil
+}
+
+// kill runs kill-session on target. One that got no answer is not repeated
+// blindly: has-session says whether it took — a session gone is success —
+// and only a session still there is killed once more, its being gone by
+// then success too. A session tmux says does not exist is its answer
+// (sessionGone), left to the caller.
+func (t *Tmux) kill(ctx context.Context, target string) error {
+	err := t.do(ctx, "kill-session", "-t", sessionTarget(target))
+	if err == nil || !t.askAgain(ctx, err) {
+		return err
+	}
+	switch t.presence(ctx, target) {
+	case loop.PaneAbsent:
+		t.log.Info("a kill-session that got no answer took effect", "target", target, "error", err)
+		return nil
+	case loop.PaneUnknown:
+		return err
+	}
+	t.log.Info("a kill-session that got no answer left the session; killing it once more", "target", target, "error", err)
+	if err := t.do(ctx, "kill-session", "-t", sessionTarget(target)); err != nil && !sessionGone(err) {
+		return err
 	}
 	return nil
 }
@@ -77,7 +101,7 @@ func (t *Tmux) TerminateHarnessIn(ctx context.Context, target, label string, gra
 		}
 		return fail(loop.EINTERNAL, err, "could not terminate the harness in %s: %v", target, err)
 	}
-	if err := t.do(ctx, "set-option", "-w", "-t", agentWindow(target), "remain-on-exit", "on"); err != nil {
+	if err := t.set(ctx, "set-option", "-w", "-t", agentWindow(target), "remain-on-exit", "on"); err != nil {
 		t.log.Warn("could not keep the pane of a terminated harness", "target", target, "error", err)
 	}
 	pids, err := t.livePanePids(ctx, target)

@@ -231,7 +231,13 @@ type ExecCommander struct {
 	DropEnv []string
 }
 
-// Run implements Commander.
+// Run implements Commander. tmux's output is complete when its pipes reach
+// end of file, which can be after the client exits: a child that inherited
+// them (a wrapper's, a server being started) holds them open. That wait is
+// bounded by ctx, not by a fixed grace — a loaded host delays the copy —
+// and, for a ctx without a deadline, by outputWait. A client that exited 0
+// but whose output did not end in time is a *NoAnswerError wrapping
+// exec.ErrWaitDelay: what it did took effect, what it said may be cut.
 func (c ExecCommander) Run(ctx context.Context, args []string, stdin io.Reader) ([]byte, error) {
 	bin := c.Binary
 	if bin == "" {
@@ -245,26 +251,143 @@ func (c ExecCommander) Run(ctx context.Context, args []string, stdin io.Reader) 
 	if len(c.DropEnv) > 0 {
 		cmd.Env = dropEnv(os.Environ(), c.DropEnv)
 	}
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	cmd.Stdin = stdin
-	cmd.WaitDelay = time.Second
-	err = cmd.Run()
+	p, err := newPipes(stdin)
+	if err != nil {
+		return nil, &NoAnswerError{Args: args, Err: err}
+	}
+	cmd.Stdout, cmd.Stderr = p.childOut, p.childErr
+	if p.childIn != nil { // a nil *os.File would close the client's stdin, not give it /dev/null
+		cmd.Stdin = p.childIn
+	}
+	if err := cmd.Start(); err != nil {
+		p.closeAll()
+		return nil, &NoAnswerError{Args: args, Err: err}
+	}
+	p.start()
+	err = cmd.Wait()
+	cut := p.finish(ctx)
+	stdout, stderr := p.out.Bytes(), p.err.Bytes()
 	if err == nil {
-		return stdout.Bytes(), nil
+		if cut {
+			return stdout, &NoAnswerError{Args: args, Err: errOutputCut}
+		}
+		return stdout, nil
 	}
 	if ctx.Err() != nil {
-		return stdout.Bytes(), &NoAnswerError{Args: args, Err: ctx.Err()}
+		return stdout, &NoAnswerError{Args: args, Err: ctx.Err()}
 	}
 	var ee *exec.ExitError
 	if errors.As(err, &ee) && ee.ExitCode() >= 0 {
-		msg := strings.TrimSpace(stderr.String())
+		msg := strings.TrimSpace(string(stderr))
 		if msg == "" {
-			msg = strings.TrimSpace(stdout.String())
+			msg = strings.TrimSpace(string(stdout))
 		}
-		return stdout.Bytes(), &ExitError{Args: args, Code: ee.ExitCode(), Stderr: msg}
+		return stdout, &ExitError{Args: args, Code: ee.ExitCode(), Stderr: msg}
 	}
-	return stdout.Bytes(), &NoAnswerError{Args: args, Err: err}
+	return stdout, &NoAnswerError{Args: args, Err: err}
+}
+
+// outputWait bounds how long ExecCommander reads a client's output after it
+// exited when ctx has no deadline.
+const outputWait = DefaultCommandTimeout
+
+// errOutputCut is a tmux client that exited 0 but whose output did not end
+// before its call's bound.
+var errOutputCut = fmt.Errorf("tmux exited 0 but its output did not end in time: %w", exec.ErrWaitDelay)
+
+// pipes are the three pipes of one tmux client, read and written by the
+// runner itself rather than by os/exec, whose WaitDelay is one fixed grace
+// for both the wait after the client exits and the one after ctx kills it.
+type pipes struct {
+	childIn, childOut, childErr *os.File // the client's ends (nil stdin: none)
+	in, outR, errR              *os.File // ours
+	src                         io.Reader
+	out, err                    bytes.Buffer
+	done                        chan struct{} // one per reader and writer finished
+	n                           int           // how many send on done
+}
+
+func newPipes(stdin io.Reader) (*pipes, error) {
+	p := &pipes{src: stdin, done: make(chan struct{}, 3)}
+	var err error
+	if p.outR, p.childOut, err = os.Pipe(); err != nil {
+		return nil, err
+	}
+	if p.errR, p.childErr, err = os.Pipe(); err != nil {
+		p.closeAll()
+		return nil, err
+	}
+	if stdin != nil {
+		if p.childIn, p.in, err = os.Pipe(); err != nil {
+			p.closeAll()
+			return nil, err
+		}
+	}
+	return p, nil
+}
+
+// start closes the client's ends in this process and copies the streams.
+func (p *pipes) start() {
+	for _, f := range []*os.File{p.childIn, p.childOut, p.childErr} {
+		if f != nil {
+			_ = f.Close()
+		}
+	}
+	copyTo := func(w io.Writer, r io.Reader, closer *os.File) {
+		_, _ = io.Copy(w, r)
+		if closer != nil {
+			_ = closer.Close()
+		}
+		p.done <- struct{}{}
+	}
+	p.n = 2
+	go copyTo(&p.out, p.outR, nil)
+	go copyTo(&p.err, p.errR, nil)
+	if p.in != nil {
+		p.n++
+		go copyTo(p.in, p.src, p.in)
+	}
+}
+
+// finish waits, after the client exited, for its output to end: until ctx
+// is done or, without a deadline, outputWait. It reports whether the output
+// was cut; every copy has stopped when it returns.
+func (p *pipes) finish(ctx context.Context) (cut bool) {
+	var late <-chan time.Time
+	if _, ok := ctx.Deadline(); !ok {
+		tm := time.NewTimer(outputWait)
+		defer tm.Stop()
+		late = tm.C
+	}
+	left := p.n
+	for left > 0 {
+		select {
+		case <-p.done:
+			left--
+			continue
+		case <-ctx.Done():
+		case <-late:
+		}
+		break
+	}
+	if left > 0 {
+		cut = true
+		p.closeAll() // unblocks the copies
+		for ; left > 0; left-- {
+			<-p.done
+		}
+	}
+	p.closeAll()
+	return cut
+}
+
+// closeAll closes every end still open (a second close is harmless).
+func (p *pipes) closeAll() {
+	for _, f := range []*os.File{p.childIn, p.childOut, p.childErr, p.in, p.outR, p.errR} {
+		if f != nil {
+			_ = f.Close()
+		}
+	}
 }
 
 // run runs one tmux command with the global flags, bounded by timeout.
@@ -297,14 +420,56 @@ func (t *Tmux) run(ctx context.Context, timeout time.Duration, stdin io.Reader, 
 	return string(out), nil
 }
 
-// probe runs a read-only command with the probe timeout.
+// probe runs a query — a command with no effect a repeat could duplicate —
+// with the probe timeout, asked once more when it got no answer (query).
 func (t *Tmux) probe(ctx context.Context, args ...string) (string, error) {
-	return t.run(ctx, t.opt.ProbeTimeout, nil, args...)
+	return t.query(ctx, t.opt.ProbeTimeout, args...)
 }
 
-// do runs a command that changes something, with the command timeout.
+// set runs a command whose effect a repeat leaves as it is (set-option to a
+// fixed value) with the command timeout, asked once more when it got no
+// answer (query).
+func (t *Tmux) set(ctx context.Context, args ...string) error {
+	_, err := t.query(ctx, t.opt.CommandTimeout, args...)
+	return err
+}
+
+// query runs args and, when tmux gave no answer in time or its output was
+// cut (a loaded host) and ctx still has time, runs them once more, each try
+// with its own timeout.
+func (t *Tmux) query(ctx context.Context, timeout time.Duration, args ...string) (string, error) {
+	out, err := t.run(ctx, timeout, nil, args...)
+	if err != nil && t.askAgain(ctx, err) {
+		t.log.Debug("tmux gave no answer to a query; asking once more", "args", args, "error", err)
+		out, err = t.run(ctx, timeout, nil, args...)
+	}
+	return out, err
+}
+
+// askAgain reports whether a failed call could get an answer if repeated:
+// tmux did not answer, for a cause other than its binary missing, and ctx
+// is not done.
+func (t *Tmux) askAgain(ctx context.Context, err error) bool {
+	var nf *TmuxNotFoundError
+	return ctx.Err() == nil && !answered(err) && !errors.As(err, &nf) && !errors.Is(err, exec.ErrNotFound)
+}
+
+// do runs a command that changes something, with the command timeout, and
+// never repeats it: a caller that can check its effect does so (kill,
+// newSession, harnessStarted). A client that exited 0 with its output cut
+// (exec.ErrWaitDelay) ran the command: that is success, as do reads no
+// output.
 func (t *Tmux) do(ctx context.Context, args ...string) error {
-	_, err := t.run(ctx, t.opt.CommandTimeout, nil, args...)
+	return t.doIn(ctx, nil, args...)
+}
+
+// doIn is do with stdin fed to tmux.
+func (t *Tmux) doIn(ctx context.Context, stdin io.Reader, args ...string) error {
+	_, err := t.run(ctx, t.opt.CommandTimeout, stdin, args...)
+	if err != nil && errors.Is(err, exec.ErrWaitDelay) {
+		t.log.Debug("tmux ran a command but its output was cut", "args", args, "error", err)
+		return nil
+	}
 	return err
 }
 
