@@ -289,6 +289,7 @@ func (s *Session) verify(ctx context.Context, before loop.Hearing) verified {
 		return verified{outcome: loop.SayQueued}
 	}
 	start := time.Now()
+	window := s.submitWindow()
 	retried := false
 	for {
 		if err := s.pause(ctx, woken); err != nil {
@@ -303,14 +304,27 @@ func (s *Session) verify(ctx context.Context, before loop.Hearing) verified {
 			return heardAs(p)
 		}
 		elapsed := time.Since(start)
-		if !retried && elapsed >= s.Submit/2 {
+		if !retried && elapsed >= window/2 {
 			retried = true
 			_ = s.Runner.SubmitTo(ctx, s.Target)
 		}
-		if elapsed >= s.Submit {
+		if elapsed >= window {
 			return verified{outcome: loop.SayNotSubmitted}
 		}
 	}
+}
+
+// pastePerSecond is how many bytes of a paste an agent is given a second
+// to take in, beyond Submit, before its submit is judged not heard: a long
+// text is read, drawn and parsed by the agent before its prompt is
+// submitted, and a busy host reads it slower still.
+const pastePerSecond = 64 << 10
+
+// submitWindow is how long a delivery waits for its submit to be heard:
+// Submit, and a second more for each pastePerSecond bytes of the text
+// (1 MiB: 16 s more).
+func (s *Session) submitWindow() time.Duration {
+	return s.Submit + time.Duration(len(s.Framed)/pastePerSecond)*time.Second
 }
 
 // heardAs is the outcome a heard prompt gives.

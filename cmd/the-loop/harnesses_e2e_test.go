@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/internal/testkit"
@@ -284,14 +283,16 @@ func TestStandingCodexAndGemini_UntakenSayIsNotSubmitted(t *testing.T) {
 // answer is that turn's, the one to the last message — and the activity
 // is idle after the turn's one Stop, no turn of its own awaited.
 func TestStandingCodex_SayIntoARunningTurnJoinsIt(t *testing.T) {
-	e := newEnv(t, testkit.Delay(0), testkit.TurnTime(1500*time.Millisecond))
+	hold := filepath.Join(t.TempDir(), "hold")
+	e := newEnv(t, testkit.Delay(0), testkit.HoldTurns(hold))
 	e.extraEnv = append(e.extraEnv, "CODEX_HOME="+e.agent.CodexHome())
 	e.config(harnessSession("codex", ""))
 	e.must(0, "standing", "start", "supervisor")
 	heardIdle(t, e)
+	holdTurns(t, hold)
 	e.must(0, "standing", "say", "supervisor", "--text", "first", "--actor", "ops")
-	w := e.must(0, "standing", "say", "supervisor", "--text", "second", "--actor", "ops", "--wait", "--timeout", "20s")
-	if strings.TrimSpace(w.stdout) != "fake answer to: "+framed("second") || !strings.Contains(w.stderr, "queued in loop-standing-supervisor") {
+	w := runWhileHeld(t, e, hold, "standing", "say", "supervisor", "--text", "second", "--actor", "ops", "--wait", "--timeout", "20s")
+	if w.code != 0 || strings.TrimSpace(w.stdout) != "fake answer to: "+framed("second") || !strings.Contains(w.stderr, "queued in loop-standing-supervisor") {
 		t.Fatalf("say --wait into a running turn: %s", w)
 	}
 	waitFor(t, "idle after the turn", func() bool { return e.rows()["supervisor"].Activity == loop.ActivityIdle })

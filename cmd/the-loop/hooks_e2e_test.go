@@ -79,7 +79,8 @@ func typeIn(t *testing.T, e *env, text string) {
 }
 
 func TestHooks_ActivityFollowsASayThroughTheFakeAgent(t *testing.T) {
-	e := hookEnv(t, oneSession, testkit.Delay(1500*time.Millisecond), testkit.TurnTime(1500*time.Millisecond))
+	hold := filepath.Join(t.TempDir(), "hold")
+	e := hookEnv(t, oneSession, testkit.Delay(1500*time.Millisecond), testkit.HoldTurns(hold))
 	e.must(0, "standing", "start", "supervisor")
 	if a := e.supervisor().Activity; a != loop.ActivityStarting {
 		t.Fatalf("right after the spawn: %s", a)
@@ -102,8 +103,10 @@ func TestHooks_ActivityFollowsASayThroughTheFakeAgent(t *testing.T) {
 	if booted.Tokens.CacheRead == 0 {
 		t.Fatalf("no token totals after the boot turn: %+v", booted.Tokens)
 	}
+	holdTurns(t, hold)
 	e.must(0, "standing", "say", "supervisor", "--text", "status report, please", "--actor", "ops")
 	waitActivity(t, e, "working on the say", func(r loop.StandingRow) bool { return r.Activity == loop.ActivityWorking })
+	releaseTurns(t, hold, 1)
 	done := waitActivity(t, e, "idle after the say's turn", func(r loop.StandingRow) bool { return r.Activity == loop.ActivityIdle })
 	if done.Tokens.CacheRead <= booted.Tokens.CacheRead || done.Tokens.Input <= booted.Tokens.Input {
 		t.Fatalf("token totals did not grow: %+v then %+v", booted.Tokens, done.Tokens)
@@ -371,17 +374,21 @@ func TestHookCommand_AStateRootThatIsGoneIsLeftAlone(t *testing.T) {
 }
 
 func TestHooks_AQueuedMessageKeepsTheAgentWorkingUntilItsOwnTurnEnds(t *testing.T) {
-	e := hookEnv(t, oneSession, testkit.TurnTime(1500*time.Millisecond))
+	hold := filepath.Join(t.TempDir(), "hold")
+	e := hookEnv(t, oneSession, testkit.HoldTurns(hold))
 	e.must(0, "standing", "start", "supervisor")
 	waitActivity(t, e, "the boot turn", func(r loop.StandingRow) bool { return r.Activity == loop.ActivityIdle && r.LastAnswerAt != "" })
+	holdTurns(t, hold)
 	e.must(0, "standing", "say", "supervisor", "--text", "first", "--actor", "ops")
 	waitActivity(t, e, "working on the first", func(r loop.StandingRow) bool { return r.Activity == loop.ActivityWorking })
 	e.must(0, "standing", "say", "supervisor", "--text", "second", "--actor", "ops")
 	e.agent.WaitForKind(t, "queued", 10*time.Second)
+	releaseTurns(t, hold, 1) // the first turn ends; the queued one is held
 	waitFor(t, "the first turn's end", func() bool { return len(e.events("--type", "standing.turn_ended")) == 2 })
 	if a := e.supervisor().Activity; a != loop.ActivityWorking {
 		t.Fatalf("between the first turn and the queued one: %s", a)
 	}
+	releaseTurns(t, hold, 2)
 	waitFor(t, "the queued turn's end", func() bool { return len(e.events("--type", "standing.turn_ended")) == 3 })
 	if a := e.supervisor().Activity; a != loop.ActivityIdle {
 		t.Fatalf("after the queued turn: %s", a)

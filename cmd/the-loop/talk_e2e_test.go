@@ -2,6 +2,9 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -59,10 +62,12 @@ func TestTalk_AnIdleAgentTakesTheSayAndAnswersIt(t *testing.T) {
 }
 
 func TestTalk_ABusyAgentQueuesTheSayAndWaitGetsItsOwnAnswer(t *testing.T) {
-	e := talkEnv(t, oneSession, testkit.TurnTime(1500*time.Millisecond))
+	hold := filepath.Join(t.TempDir(), "hold")
+	e := talkEnv(t, oneSession, testkit.HoldTurns(hold))
+	holdTurns(t, hold)
 	e.must(0, "standing", "say", "supervisor", "--text", "first", "--actor", "ops")
 	waitActivity(t, e, "working on the first", func(r loop.StandingRow) bool { return r.Activity == loop.ActivityWorking })
-	w := e.run("standing", "say", "supervisor", "--text", "second", "--actor", "ops", "--wait", "--format", "json")
+	w := runWhileHeld(t, e, hold, "standing", "say", "supervisor", "--text", "second", "--actor", "ops", "--wait", "--format", "json")
 	res := sayJSON(t, w)
 	if w.code != 0 || res.Outcome != loop.SayQueued || !res.Delivered {
 		t.Fatalf("say into a busy agent: %s", w)
@@ -70,6 +75,34 @@ func TestTalk_ABusyAgentQueuesTheSayAndWaitGetsItsOwnAnswer(t *testing.T) {
 	if want := "fake answer to: " + framed("second"); res.Reply != want {
 		t.Fatalf("--wait returned %q, want its own answer %q", res.Reply, want)
 	}
+}
+
+// holdTurns makes the fake agent that testkit.HoldTurns(hold) started hold
+// its turns until runWhileHeld or releaseTurns lets them go.
+func holdTurns(t *testing.T, hold string) { releaseTurns(t, hold, 0) }
+
+// releaseTurns lets n held turns end in all (counted from the agent's
+// start).
+func releaseTurns(t *testing.T, hold string, n int) {
+	t.Helper()
+	if err := os.WriteFile(hold, []byte(strconv.Itoa(n)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// runWhileHeld runs the-loop with args while the agent's running turn is
+// held, and lets the turn end once the agent has queued the message args
+// delivered: the run's outcome is queued however slow the machine.
+func runWhileHeld(t *testing.T, e *env, hold string, args ...string) result {
+	t.Helper()
+	queued := len(e.agent.Entries("queued"))
+	done := make(chan result, 1)
+	go func() { done <- e.run(args...) }()
+	waitFor(t, "the message queued", func() bool { return len(e.agent.Entries("queued")) > queued })
+	if err := os.Remove(hold); err != nil {
+		t.Fatal(err)
+	}
+	return testkit.Await(t, done, "the-loop %v", args)
 }
 
 func TestTalk_TwoSaysInARowEachGetTheirOwnAnswer(t *testing.T) {
@@ -165,7 +198,9 @@ func TestTalk_WaitRefusals(t *testing.T) {
 }
 
 func TestTalk_AWorkItemReplyHasTheSameOutcomeAndWait(t *testing.T) {
-	e := hookEnv(t, workItemConfig, testkit.TurnTime(1200*time.Millisecond))
+	hold := filepath.Join(t.TempDir(), "hold")
+	e := hookEnv(t, workItemConfig, testkit.HoldTurns(hold))
+	holdTurns(t, hold)
 	e.must(0, "sessions", "start", "--work-item", octoRef, "--cwd", e.dir)
 	busy := func() bool {
 		rows := e.sessionRows()
@@ -173,7 +208,7 @@ func TestTalk_AWorkItemReplyHasTheSameOutcomeAndWait(t *testing.T) {
 	}
 	waitFor(t, "the boot turn to run", busy)
 	// Busy with its boot turn: queued, and --wait gets this reply's answer.
-	r := e.run("sessions", "reply", "--work-item", octoRef, "--text", "v2, please", "--actor", "ops", "--wait", "--timeout", "20s", "--format", "json")
+	r := runWhileHeld(t, e, hold, "sessions", "reply", "--work-item", octoRef, "--text", "v2, please", "--actor", "ops", "--wait", "--timeout", "20s", "--format", "json")
 	var res loop.ReplyResult
 	if err := json.Unmarshal([]byte(r.stdout), &res); err != nil || r.code != 0 {
 		t.Fatalf("reply: %v %s", err, r)

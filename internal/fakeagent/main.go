@@ -68,6 +68,8 @@
 //	FAKE_AGENT_DIR              required: log.jsonl and transcripts/<id>.jsonl live here
 //	FAKE_AGENT_DELAY_MS         start-up delay (default 300)
 //	FAKE_AGENT_TURN_MS          think time of a turn (default 50)
+//	FAKE_AGENT_HOLD             a path: while a file is there, a turn whose think time is over ends only if the number in
+//	                            the file (how many held turns may end in all; empty: 0) is not used up, else it waits
 //	FAKE_AGENT_ANSWER           the answer, "{prompt}" replaced by the prompt (default "fake answer to: <prompt>")
 //	FAKE_AGENT_SWALLOW_SUBMITS  drop the first N carriage returns (the text stays pending; a "swallowed" entry)
 //	FAKE_AGENT_CONFIG_DIR       the config dir when CLAUDE_CONFIG_DIR is unset
@@ -130,6 +132,8 @@ type agent struct {
 	permMode  string
 	hooks     hookSet
 	think     time.Duration
+	hold      string // FAKE_AGENT_HOLD: no turn ends while this file exists, but those it grants
+	released  int    // how many held turns have ended
 	answerFmt string
 
 	cur      *turn    // the running turn, nil when idle
@@ -235,6 +239,10 @@ func (a *agent) serve(term *terminal, args args, sigs <-chan os.Signal) int {
 				return code
 			}
 		case <-a.timer.C:
+			if a.held() {
+				a.timer.Reset(holdPoll)
+				continue
+			}
 			a.finishTurn()
 		case sig := <-sigs:
 			if code, exit := a.onSignal(term, sig, ignoreTerm); exit {

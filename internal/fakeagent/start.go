@@ -35,6 +35,7 @@ func newAgent(lf *logFile, dir, contract string, args args) (*agent, entry) {
 	a := &agent{log: lf, dir: dir, sessionID: args.sessionID, cwd: cwd, configDir: claudeConfigDir(),
 		model: args.model, permMode: args.permissionMode,
 		think:     time.Duration(envInt("FAKE_AGENT_TURN_MS", 50)) * time.Millisecond,
+		hold:      os.Getenv("FAKE_AGENT_HOLD"),
 		answerFmt: os.Getenv("FAKE_AGENT_ANSWER"), contract: contract, started: time.Now().UTC(), resumed: args.resume}
 	if a.model == "" {
 		a.model = map[string]string{contractCodex: "gpt-fake", contractGemini: "gemini-fake"}[contract]

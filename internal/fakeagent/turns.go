@@ -3,7 +3,10 @@
 package main
 
 import (
+	"os"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 )
@@ -107,6 +110,28 @@ func (a *agent) startTurn(promptID, text string) {
 		return
 	}
 	a.timer.Reset(a.think)
+}
+
+// holdPoll is how often a held turn looks for its hold file to go.
+const holdPoll = 10 * time.Millisecond
+
+// held reports that the running turn's think time is over but it may not
+// end yet: FAKE_AGENT_HOLD names a file that exists, and the number it
+// holds (none: 0) — how many held turns may end in all — is used up.
+func (a *agent) held() bool {
+	if a.hold == "" {
+		return false
+	}
+	b, err := os.ReadFile(a.hold)
+	if err != nil {
+		return false
+	}
+	granted, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	if granted > a.released {
+		a.released++
+		return false
+	}
+	return true
 }
 
 // answerDialog closes the permission dialog: the tool "runs", PostToolUse

@@ -24,18 +24,24 @@ func Await[V any](t testing.TB, ch <-chan V, format string, args ...any) V {
 // kills what did not exit): ok is false, and the test goes on, when ch has
 // not delivered a little before the test's deadline.
 func AwaitOK[V any](t testing.TB, ch <-chan V) (V, bool) {
-	var late <-chan time.Time
-	if d, ok := t.(interface{ Deadline() (time.Time, bool) }); ok {
-		if deadline, ok := d.Deadline(); ok {
-			left := time.Until(deadline)
-			late = time.After(left - min(left/10, 30*time.Second))
-		}
-	}
 	select {
 	case v := <-ch:
 		return v, true
-	case <-late:
+	case <-nearDeadline(t):
 		var zero V
 		return zero, false
 	}
+}
+
+// nearDeadline delivers a little before the test's deadline (a tenth of
+// the time left, 30 s at the most); it never delivers for a test without
+// one.
+func nearDeadline(t testing.TB) <-chan time.Time {
+	if d, ok := t.(interface{ Deadline() (time.Time, bool) }); ok {
+		if deadline, ok := d.Deadline(); ok {
+			left := time.Until(deadline)
+			return time.After(left - min(left/10, 30*time.Second))
+		}
+	}
+	return nil
 }

@@ -1,6 +1,7 @@
 package testkit_test
 
 import (
+	"runtime"
 	"testing"
 	"time"
 
@@ -31,5 +32,43 @@ func TestAwait_DeliveredClosedAndLate(t *testing.T) {
 	}
 	if t.Failed() {
 		t.Fatal("AwaitOK failed the test")
+	}
+}
+
+// recorder is a test whose deadline is now and whose Logf and Fatalf are
+// recorded (Fatalf ends the goroutine, as the testing package's does).
+type recorder struct {
+	nearDeadline
+	logs, fatals []string
+}
+
+func (r *recorder) Helper() {}
+
+func (r *recorder) Logf(format string, args ...any) { r.logs = append(r.logs, format) }
+
+func (r *recorder) Fatalf(format string, args ...any) {
+	r.fatals = append(r.fatals, format)
+	runtime.Goexit()
+}
+
+// TestEventually_WaitsPastItsTimeoutUntilTheDeadline: a condition that
+// holds later than the idle figure is still waited for (logged once, not
+// failed); one that never holds fails only as the deadline nears.
+func TestEventually_WaitsPastItsTimeoutUntilTheDeadline(t *testing.T) {
+	start := time.Now()
+	n := 0
+	testkit.Eventually(t, func() bool { n++; return time.Since(start) > 50*time.Millisecond }, time.Millisecond, "the condition")
+	if n < 2 {
+		t.Fatalf("the condition was looked at %d times", n)
+	}
+	r := &recorder{nearDeadline: nearDeadline{t}}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		testkit.Eventually(r, func() bool { return false }, time.Hour, "never")
+	}()
+	testkit.Await(t, done, "Eventually to give up at the deadline")
+	if len(r.fatals) != 1 || len(r.logs) != 0 {
+		t.Fatalf("fatals %q, logs %q", r.fatals, r.logs)
 	}
 }

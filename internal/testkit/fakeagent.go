@@ -115,6 +115,13 @@ func TurnTime(d time.Duration) AgentOption {
 	return Env("FAKE_AGENT_TURN_MS", strconv.FormatInt(d.Milliseconds(), 10))
 }
 
+// HoldTurns makes the fake hold its turns while the file path exists
+// (FAKE_AGENT_HOLD): a turn whose think time is over ends only once the
+// file is gone, or the number written in it (how many held turns may end
+// in all) allows one more, so a test keeps an agent busy for as long as it
+// needs, however slow the machine.
+func HoldTurns(path string) AgentOption { return Env("FAKE_AGENT_HOLD", path) }
+
 // Answer sets the fake's answer (FAKE_AGENT_ANSWER): each "{prompt}" is
 // replaced by the prompt; a blank line splits it into several transcript
 // lines of one assistant message. Default: "fake answer to: <prompt>".

@@ -67,19 +67,29 @@ func TmuxRun(socket string, args ...string) (string, error) {
 	return strings.TrimSpace(string(out)), nil
 }
 
-// Eventually polls cond every 10ms until it holds, failing the test with
-// the formatted message after timeout.
+// Eventually polls cond every 10ms until it holds. timeout is how long it
+// takes on an idle machine: past it the test logs, once, that it is still
+// waiting, and goes on waiting, since a loaded machine is slower and not
+// wrong. A little before the test's deadline (go test -timeout) it fails
+// the test with the formatted message; a test without a deadline waits
+// for ever.
 func Eventually(t testing.TB, cond func() bool, timeout time.Duration, format string, args ...any) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		if cond() {
-			return
+	late := nearDeadline(t)
+	slow := time.Now().Add(timeout)
+	logged := false
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for !cond() {
+		if !logged && time.Now().After(slow) {
+			logged = true
+			t.Logf("still waiting after %v, longer than on an idle machine: "+format, append([]any{timeout}, args...)...)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("after %v: "+format, append([]any{timeout}, args...)...)
+		select {
+		case <-tick.C:
+		case <-late:
+			t.Fatalf("still waiting as the test's deadline nears: "+format, args...)
 		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }
 
