@@ -162,9 +162,7 @@ func (s *Server) mcpSay(ctx context.Context, _ *mcp.CallToolRequest, in sayInput
 		}
 		return nil, loop.SayResult{}, errors.New(strings.Join(why, "\n"))
 	}
-	if res.Messages == nil {
-		res.Messages = []loop.Message{}
-	}
+	res.Messages = noneNil(res.Messages)
 	if in.Wait {
 		if res.ExitCode != 0 { // delivered, but no answer came
 			var why []string

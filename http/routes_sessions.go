@@ -39,28 +39,15 @@ func (s *Server) getSession(c echo.Context) error {
 // cwd: "", prompt: "", slack: false}. A start that fails is still 200, with
 // outcome failed and exitCode 1.
 func (s *Server) startSession(c echo.Context) error {
-	o, err := readObject(c)
-	if err != nil {
-		return err
-	}
-	req := loop.WorkItemStartRequest{
-		Ref:     o.str("ref", true, ""),
-		Harness: o.str("harness", false, ""),
-		Cwd:     o.str("cwd", false, ""),
-		Prompt:  o.str("prompt", false, ""),
-		Slack:   o.boolean("slack", false),
-	}
-	if err := o.err(); err != nil {
-		return err
-	}
-	res, err := s.opt.WorkItems.Start(verbContext(c), req)
-	if err != nil {
-		return err
-	}
-	if res.Messages == nil {
-		res.Messages = []loop.Message{}
-	}
-	return writeJSON(c, http.StatusOK, res)
+	return post(c, func(o *object) loop.WorkItemStartRequest {
+		req := loop.WorkItemStartRequest{Ref: o.str("ref", true, "")}
+		req.Harness, req.Cwd, req.Prompt = spawnKeys(o)
+		req.Slack = o.boolean("slack", false)
+		return req
+	}, s.opt.WorkItems.Start, func(res loop.WorkItemStartResult) loop.WorkItemStartResult {
+		res.Messages = noneNil(res.Messages)
+		return res
+	})
 }
 
 // replySession answers POST /api/v1/sessions/reply {ref, text, actor: "",
@@ -77,9 +64,7 @@ func (s *Server) replySession(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if res.Messages == nil {
-		res.Messages = []loop.Message{}
-	}
+	res.Messages = noneNil(res.Messages)
 	return writeJSON(c, http.StatusOK, res)
 }
 
@@ -87,23 +72,12 @@ func (s *Server) replySession(c echo.Context) error {
 // keepTmux overrides routing.tmux.keepSessionOnClose when it is a boolean.
 // A work item with no active session is 200 with closed false.
 func (s *Server) closeSession(c echo.Context) error {
-	o, err := readObject(c)
-	if err != nil {
-		return err
-	}
-	ref := o.str("ref", true, "")
-	keep := o.optionalBool("keepTmux")
-	if err := o.err(); err != nil {
-		return err
-	}
-	res, err := s.opt.WorkItems.Close(verbContext(c), loop.WorkItemCloseRequest{Ref: ref, KeepTmux: keep})
-	if err != nil {
-		return err
-	}
-	if res.Messages == nil {
-		res.Messages = []loop.Message{}
-	}
-	return writeJSON(c, http.StatusOK, res)
+	return post(c, func(o *object) loop.WorkItemCloseRequest {
+		return loop.WorkItemCloseRequest{Ref: o.str("ref", true, ""), KeepTmux: o.optionalBool("keepTmux")}
+	}, s.opt.WorkItems.Close, func(res loop.CloseResult) loop.CloseResult {
+		res.Messages = noneNil(res.Messages)
+		return res
+	})
 }
 
 // optionalBool reads a boolean field that may be absent or null (nil).

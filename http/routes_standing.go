@@ -62,68 +62,30 @@ func one[R any](c echo.Context, key string, get func(ctx context.Context, id str
 // name required; autoStart and start default true; harnessArgs null or
 // absent inherits routing.harnessArgs).
 func (s *Server) createStanding(c echo.Context) error {
-	o, err := readObject(c)
-	if err != nil {
-		return err
-	}
-	req := loop.StandingCreateRequest{
-		Name:         o.str("name", true, ""),
-		Harness:      o.str("harness", false, ""),
-		Cwd:          o.str("cwd", false, ""),
-		Prompt:       o.str("prompt", false, ""),
-		Description:  o.str("description", false, ""),
-		HarnessArgs:  o.list("harnessArgs"),
-		SlackEnabled: o.boolean("slackEnabled", false),
-		SlackChannel: o.str("slackChannel", false, ""),
-		AutoStart:    o.boolean("autoStart", true),
-		Start:        o.boolean("start", true),
-		Restart:      o.str("restart", false, ""),
-	}
-	if err := o.err(); err != nil {
-		return err
-	}
-	res, err := s.opt.Standing.Create(verbContext(c), req)
-	if err != nil {
-		return err
-	}
-	return writeJSON(c, http.StatusOK, normalise(res))
+	return post(c, func(o *object) loop.StandingCreateRequest {
+		req := loop.StandingCreateRequest{Name: o.str("name", true, "")}
+		req.Harness, req.Cwd, req.Prompt = spawnKeys(o)
+		req.Description, req.HarnessArgs = o.str("description", false, ""), o.list("harnessArgs")
+		req.SlackEnabled, req.SlackChannel = o.boolean("slackEnabled", false), o.str("slackChannel", false, "")
+		req.AutoStart, req.Start = o.boolean("autoStart", true), o.boolean("start", true)
+		req.Restart = o.str("restart", false, "")
+		return req
+	}, s.opt.Standing.Create, normalise)
 }
 
 // deleteStanding answers POST /standing-sessions/delete {name}.
 func (s *Server) deleteStanding(c echo.Context) error {
-	o, err := readObject(c)
-	if err != nil {
-		return err
-	}
-	name := o.str("name", true, "")
-	if err := o.err(); err != nil {
-		return err
-	}
-	res, err := s.opt.Standing.Delete(verbContext(c), loop.StandingDeleteRequest{Name: name})
-	if err != nil {
-		return err
-	}
-	return writeJSON(c, http.StatusOK, normalise(res))
+	return post(c, func(o *object) loop.StandingDeleteRequest {
+		return loop.StandingDeleteRequest{Name: o.str("name", true, "")}
+	}, s.opt.Standing.Delete, normalise)
 }
 
 // controlStanding answers POST /standing-sessions/control {name: "" (all),
 // verb: start|stop|restart, autoOnly: false} (decisions D4 adds autoOnly).
 func (s *Server) controlStanding(c echo.Context) error {
-	o, err := readObject(c)
-	if err != nil {
-		return err
-	}
-	name := o.str("name", false, "")
-	verb := o.str("verb", true, "")
-	autoOnly := o.boolean("autoOnly", false)
-	if err := o.err(); err != nil {
-		return err
-	}
-	res, err := s.opt.Standing.Control(verbContext(c), loop.StandingControlRequest{Name: name, Verb: verb, AutoOnly: autoOnly})
-	if err != nil {
-		return err
-	}
-	return writeJSON(c, http.StatusOK, normalise(res))
+	return post(c, func(o *object) loop.StandingControlRequest {
+		return loop.StandingControlRequest{Name: o.str("name", false, ""), Verb: o.str("verb", true, ""), AutoOnly: o.boolean("autoOnly", false)}
+	}, s.opt.Standing.Control, normalise)
 }
 
 // sayToStanding answers POST /standing-sessions/say {name, text, actor: "",
@@ -139,9 +101,7 @@ func (s *Server) sayToStanding(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if res.Messages == nil {
-		res.Messages = []loop.Message{}
-	}
+	res.Messages = noneNil(res.Messages)
 	return writeJSON(c, http.StatusOK, res)
 }
 
@@ -189,6 +149,39 @@ func agentCaller(ctx context.Context) *loop.AgentIdentity {
 		return &caller.Agent
 	}
 	return nil
+}
+
+// post answers a POST verb: the body read into an object, the request made
+// of it (a mistake in it refused, 400 naming the key), the call made in the
+// verb's context, and its result written shaped (arrays never null).
+func post[Req, Res any](c echo.Context, request func(*object) Req, call func(context.Context, Req) (Res, error), shaped func(Res) Res) error {
+	o, err := readObject(c)
+	if err != nil {
+		return err
+	}
+	req := request(o)
+	if err := o.err(); err != nil {
+		return err
+	}
+	res, err := call(verbContext(c), req)
+	if err != nil {
+		return err
+	}
+	return writeJSON(c, http.StatusOK, shaped(res))
+}
+
+// spawnKeys reads what a create's and a start's bodies share: harness, cwd
+// and prompt ("" where absent).
+func spawnKeys(o *object) (harness, cwd, prompt string) {
+	return o.str("harness", false, ""), o.str("cwd", false, ""), o.str("prompt", false, "")
+}
+
+// noneNil is msgs, [] for none: JSON shows [], never null.
+func noneNil(msgs []loop.Message) []loop.Message {
+	if msgs == nil {
+		return []loop.Message{}
+	}
+	return msgs
 }
 
 // normalise makes sessions an array, never null.

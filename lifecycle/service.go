@@ -204,13 +204,20 @@ func (k standingKind) Target() string { return loop.TmuxTargetFor(k.name) }
 
 func (k standingKind) Socket(rec *loop.StandingRecord) string { return rec.TmuxSocket }
 
-func (k standingKind) Recovered(r *loop.StandingRecord, c loop.Claim) {
+// recoveredIDs sets a record's conversation id (id) and pane tag from the
+// claim a recovery found: the claim's conversation, or for codex the id its
+// pane's SessionStart named (HeardID), the pane keeping its tag.
+func recoveredIDs(c loop.Claim, id, paneTag *string) {
 	if c.HarnessSessionID != "" {
-		r.HarnessSessionID = c.HarnessSessionID
+		*id = c.HarnessSessionID
 	}
-	if c.HeardID != "" { // codex: the id its pane's SessionStart named; the pane keeps its tag
-		r.HarnessSessionID, r.Hearing.PaneTag = c.HeardID, c.HarnessSessionID
+	if c.HeardID != "" {
+		*id, *paneTag = c.HeardID, c.HarnessSessionID
 	}
+}
+
+func (k standingKind) Recovered(r *loop.StandingRecord, c loop.Claim) {
+	recoveredIDs(c, &r.HarnessSessionID, &r.Hearing.PaneTag)
 	r.StartedAt = c.Since
 	r.LastDown = nil
 }

@@ -4,13 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/config"
 	"github.com/the-loop-dev/the-loop/lifecycle/engine"
-	"github.com/the-loop-dev/the-loop/talk"
 )
 
 // The work-item verbs (original §4.2, §10.2; decisions D23): a work item's
@@ -110,114 +108,6 @@ func (s *Service) GetWorkItem(ctx context.Context, cfg *config.Config, ref strin
 		running = s.Runner(rec.TmuxSocket).State(ctx, rec.TmuxTarget) == loop.PaneLive
 	}
 	return workItemRow(rec, running), nil
-}
-
-// ReplyWorkItem pastes an operator's answer into a work item's live session
-// and submits it (original §10.2). It never spawns or respawns one: a work
-// item with no session, a closed one, or one whose pane is not live is
-// refused (ENOTFOUND). It waits for the agent to be ready for input
-// (decisions D14); a delivery that fails is a result with delivered false
-// and exit code 1. actor is audit data, never authentication. Nothing is
-// posted to the ticket (there is no GitHub integration yet).
-func (s *Service) ReplyWorkItem(ctx context.Context, cfg *config.Config, ref, text, actor string) (loop.ReplyResult, error) {
-	return s.Reply(ctx, cfg, loop.WorkItemReplyRequest{Ref: ref, Text: text, Actor: actor})
-}
-
-// Reply is ReplyWorkItem with a say's outcome and, with req.Wait, the
-// turn's answer (talk.Deliver).
-func (s *Service) Reply(ctx context.Context, cfg *config.Config, req loop.WorkItemReplyRequest) (loop.ReplyResult, error) {
-	ref, text, actor := req.Ref, req.Text, req.Actor
-	item, err := loop.ParseWorkItemRef(ref)
-	if err != nil {
-		return loop.ReplyResult{}, err
-	}
-	if strings.TrimSpace(text) == "" {
-		return loop.ReplyResult{}, loop.Invalid("the reply text is empty; nothing to deliver")
-	}
-	wait, err := talk.AnswerWait(req.Wait, req.TimeoutSeconds)
-	if err != nil {
-		return loop.ReplyResult{}, err
-	}
-	name := item.String()
-	rec, runner, err := s.repliable(ctx, item)
-	if err != nil {
-		return loop.ReplyResult{}, err
-	}
-	// Only a claude spawn declares the hooks (a record of another harness
-	// may still read "starting").
-	hooks := rec.Activity != "" && harnessHasHooks(s, rec.Harness, name)
-	if req.Wait && !hooks {
-		return loop.ReplyResult{}, loop.Invalid("the session for %s was spawned without hooks, so its answer cannot be heard; reply without --wait (wait)", name)
-	}
-	sess := s.talkSession(ctx, cfg, rec.Harness, name, hooks, wait)
-	sess.Runner, sess.Target, sess.Framed, sess.Activity = runner, rec.TmuxTarget, talk.FrameReply(name, actor, text), rec.Activity
-	sess.Item = &loop.WorkItemTarget{Ref: name, TmuxTarget: rec.TmuxTarget}
-	sess.Look = func() (talk.Heard, error) {
-		r, err := s.readWorkItem(item)
-		if err != nil || r == nil {
-			return talk.Heard{}, err
-		}
-		return talk.Heard{Hearing: &r.Hearing, Running: r.Status == loop.SessionActive, Cwd: rec.Cwd, Conversation: rec.HarnessSessionID}, nil
-	}
-	sess.NotTaken = func() {
-		_ = s.Emit(s.event("session.reply_failed", loop.LevelWarning, loop.F("work_item", name), loop.F("actor", actor),
-			loop.F("why", "no UserPromptSubmit held the text after one more submit key")))
-	}
-	sess.Delivered = func(outcome, _ string) error {
-		ev := s.event("session.reply_sent", loop.LevelInfo, loop.F("work_item", name), loop.F("actor", actor), loop.F("outcome", outcome))
-		return engine.Delivered(ctx, s.engine(), workItemKind{ref: item}, engine.WorkItemEvReply, func(r *loop.WorkItemRecord) { r.LastEventAt = s.stamp() }, ev)
-	}
-	sess.Words = replyWords(name)
-	res, err := talk.Deliver(ctx, sess)
-	return loop.ReplyResult{WorkItem: name, Delivered: res.Delivered, Outcome: res.Outcome, Reply: res.Reply, ExitCode: res.ExitCode, Messages: res.Messages}, err
-}
-
-// replyWords are a reply's sentences (talk.Words): its remedies name the
-// sessions verbs and the ticket.
-func replyWords(name string) talk.Words {
-	return talk.Words{Noun: "reply",
-		NotReady: func(why string) string {
-			return fmt.Sprintf("error: %s; nothing was delivered — answer it yourself with `the-loop sessions attach %[2]s`, or answer on the ticket", why, name)
-		},
-		ReadyFailed:  func(err error) string { return "error: " + err.Error() },
-		Gone:         noPane(name),
-		NoPane:       noPane(name),
-		NotTakenHint: "look with `the-loop sessions attach " + name + "`",
-		Line:         talkLine("the reply ", "session.reply_sent"),
-		Who:          "the session for " + name, Where: "the-loop sessions attach " + name,
-	}
-}
-
-// noPane refuses a reply to a work item whose session has no live pane.
-func noPane(name string) error {
-	return loop.NotFound("the session for %[1]s has no live tmux pane to paste into — a reply never respawns one; answer on the ticket, "+
-		"or start it again with `the-loop sessions start --work-item %[1]s`", name)
-}
-
-// repliable is the work item's record and runner when a reply may go into
-// its session: it is active, and its live pane is the agent the-loop
-// started for it.
-func (s *Service) repliable(ctx context.Context, item loop.WorkItemRef) (*loop.WorkItemRecord, loop.Runner, error) {
-	name := item.String()
-	rec, err := s.readWorkItem(item)
-	if err != nil && loop.ErrorCode(err) != loop.EINVALID {
-		return nil, nil, err
-	}
-	if rec == nil || rec.Status != loop.SessionActive {
-		return nil, nil, loop.NotFound("no session registered for %[1]s — a reply never spawns one; answer on the ticket, "+
-			"or start its session first with `the-loop sessions start --work-item %[1]s`", name)
-	}
-	runner := s.Runner(rec.TmuxSocket)
-	if rec.TmuxTarget == "" || runner.State(ctx, rec.TmuxTarget) != loop.PaneLive {
-		return nil, nil, noPane(name)
-	}
-	if mine, err := engine.Ours(ctx, runner, rec.TmuxTarget, rec.TagFor(rec.HarnessSessionID)); err != nil {
-		return nil, nil, err
-	} else if !mine {
-		return nil, nil, loop.NotFound("the session for %s has no live agent of the-loop's to paste into — %s", name,
-			engine.NotOurs(rec.TmuxTarget, rec.TmuxSocket, "it is not the agent the-loop started for this work item"))
-	}
-	return rec, runner, nil
 }
 
 // CloseWorkItem closes a work item's session: with the tmux session kept

@@ -108,12 +108,7 @@ func (k workItemKind) Target() string { return k.ref.TmuxTarget() }
 func (k workItemKind) Socket(rec *loop.WorkItemRecord) string { return rec.TmuxSocket }
 
 func (k workItemKind) Recovered(r *loop.WorkItemRecord, c loop.Claim) {
-	if c.HarnessSessionID != "" {
-		r.HarnessSessionID = c.HarnessSessionID
-	}
-	if c.HeardID != "" { // codex: the id its pane's SessionStart named; the pane keeps its tag
-		r.HarnessSessionID, r.Hearing.PaneTag = c.HeardID, c.HarnessSessionID
-	}
+	recoveredIDs(c, &r.HarnessSessionID, &r.Hearing.PaneTag)
 	r.TmuxTarget = k.Target()
 }
 

@@ -78,6 +78,19 @@ type Client struct {
 	c *conn
 }
 
+// Standing is the standing-session namespace of a Client
+// (client.Standing.List, …): loop.StandingService over REST.
+type Standing struct{ c *conn }
+
+// WorkItems is the work-item session namespace of a Client
+// (client.WorkItems.List, …): loop.WorkItemService over REST.
+type WorkItems struct{ c *conn }
+
+var (
+	_ loop.StandingService = (*Standing)(nil)
+	_ loop.WorkItemService = (*WorkItems)(nil)
+)
+
 // Client is the service's event log over REST.
 var _ loop.EventLog = (*Client)(nil)
 

@@ -8,14 +8,6 @@ import (
 	loop "github.com/the-loop-dev/the-loop"
 )
 
-// Standing is the standing-session namespace of a Client
-// (client.Standing.List, …): loop.StandingService over REST.
-type Standing struct {
-	c *conn
-}
-
-var _ loop.StandingService = (*Standing)(nil)
-
 // List returns every declared or recorded standing session, sorted by name.
 func (s *Standing) List(ctx context.Context) ([]Row, error) {
 	rows := []loop.StandingRow{}

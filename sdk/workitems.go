@@ -8,14 +8,6 @@ import (
 	loop "github.com/the-loop-dev/the-loop"
 )
 
-// WorkItems is the work-item session namespace of a Client
-// (client.WorkItems.List, …): loop.WorkItemService over REST.
-type WorkItems struct {
-	c *conn
-}
-
-var _ loop.WorkItemService = (*WorkItems)(nil)
-
 // List returns every work-item session's row (status "" for all, else
 // active, paused or closed).
 func (w *WorkItems) List(ctx context.Context, status string) ([]loop.WorkItemRow, error) {

@@ -72,10 +72,7 @@ func renderSessions(stdout, stderr io.Writer, rows []loop.WorkItemRow) {
 // SessionsStartCmd is `the-loop sessions start --work-item REF`.
 type SessionsStartCmd struct {
 	WorkItem   string `name:"work-item" required:"" help:"The work item, e.g. github:octo/repo#15." placeholder:"REF"`
-	Harness    string `help:"Harness (default: the recorded one, else routing.defaultHarness)."`
-	Cwd        string `help:"Directory it runs in (default: the recorded one, else routing.spawnWorkdir)."`
-	Prompt     string `help:"The boot prompt (default: one naming the work item)."`
-	PromptFile string `name:"prompt-file" help:"Read the boot prompt from a file."`
+	spawnFlags `kong:"embed,set='recorded=: the recorded one, else',set='brief=boot prompt',set='briefHelp=The boot prompt (default: one naming the work item).'"`
 	Slack      bool   `help:"Announce it in Slack (channels.slack.channel) and bind the thread: replies there are recorded on the ticket and reach the session."`
 	Format     string `enum:"text,json" default:"text" help:"Output format (text or json)."`
 
@@ -85,7 +82,7 @@ type SessionsStartCmd struct {
 // prepare makes the request from the flags (the boot prompt read from its
 // file, the directory made absolute), refusing a mistake in them.
 func (c *SessionsStartCmd) prepare(*App) error {
-	prompt, cwd, err := promptAndCwd(c.Prompt, c.PromptFile, c.Cwd)
+	prompt, cwd, err := c.spawnFlags.read()
 	c.req = loop.WorkItemStartRequest{Ref: c.WorkItem, Harness: c.Harness, Prompt: prompt, Cwd: cwd, Slack: c.Slack}
 	return err
 }
@@ -107,26 +104,19 @@ func (c *SessionsStartCmd) Run(ctx context.Context, a *App, api services) error 
 type SessionsReplyCmd struct {
 	WorkItem  string `name:"work-item" required:"" help:"The work item whose session gets the reply." placeholder:"REF"`
 	talkFlags `kong:"embed,set='talk=reply',set='talker=replying'"`
-
-	req loop.WorkItemReplyRequest // what prepare made of the flags and the text
 }
 
 // prepare refuses a --timeout that is no positive duration and reads the
-// reply (from standard input with --text -) into the request.
-func (c *SessionsReplyCmd) prepare(a *App) error {
-	text, seconds, err := c.read(a, "reply")
-	c.req = loop.WorkItemReplyRequest{Ref: c.WorkItem, Text: text, Actor: c.Actor, Wait: c.Wait, TimeoutSeconds: seconds}
-	return err
-}
+// reply (from standard input with --text -).
+func (c *SessionsReplyCmd) prepare(a *App) error { return c.read(a, "reply") }
 
-// Run replies.
+// Run replies; its result is shown as a say's.
 func (c *SessionsReplyCmd) Run(ctx context.Context, a *App, api services) error {
-	res, err := api.WorkItems.Reply(ctx, c.req)
-	if err != nil {
-		return a.talkFailed(ctx, c.Wait, err, fmt.Sprintf("stopped waiting for the answer of the session for %s: a reply already pasted stays delivered", termSafe(c.WorkItem)))
-	}
-	res.Messages = noneNil(res.Messages)
-	return a.writeSayResult(c.Format, res, loop.SayResult{Reply: res.Reply, ExitCode: res.ExitCode, Messages: res.Messages})
+	req := loop.WorkItemReplyRequest{Ref: c.WorkItem, Text: c.text, Actor: c.Actor, Wait: c.Wait, TimeoutSeconds: c.seconds}
+	return talkVerb(ctx, a, &c.talkFlags, api.WorkItems.Reply, req, func(res *loop.ReplyResult) loop.SayResult {
+		res.Messages = noneNil(res.Messages)
+		return loop.SayResult{Reply: res.Reply, ExitCode: res.ExitCode, Messages: res.Messages}
+	}, fmt.Sprintf("stopped waiting for the answer of the session for %s: a reply already pasted stays delivered", termSafe(c.WorkItem)))
 }
 
 // SessionsCloseCmd is `the-loop sessions close --work-item REF`.

@@ -95,29 +95,40 @@ func (c *StandingRestartCmd) Run(ctx context.Context, a *App, api services) erro
 type StandingSayCmd struct {
 	Name      string `arg:"" help:"The session."`
 	talkFlags `kong:"embed,set='talk=message',set='talker=speaking'"`
-
-	req loop.StandingSayRequest // what prepare made of the flags and the text
 }
 
 // maxSay bounds a message read from a file or stdin.
 const maxSay = 16 << 20
 
 // prepare refuses a --timeout that is no positive duration and reads the
-// message (from standard input with --text -) into the request.
-func (c *StandingSayCmd) prepare(a *App) error {
-	text, seconds, err := c.read(a, "say")
-	c.req = loop.StandingSayRequest{Name: c.Name, Text: text, Actor: c.Actor, Wait: c.Wait, TimeoutSeconds: seconds}
-	return err
-}
+// message (from standard input with --text -).
+func (c *StandingSayCmd) prepare(a *App) error { return c.read(a, "say") }
 
 // Run says.
 func (c *StandingSayCmd) Run(ctx context.Context, a *App, api services) error {
-	res, err := api.Standing.Say(ctx, c.req)
+	req := loop.StandingSayRequest{Name: c.Name, Text: c.text, Actor: c.Actor, Wait: c.Wait, TimeoutSeconds: c.seconds}
+	return talkVerb(ctx, a, &c.talkFlags, api.Standing.Say, req, func(res *loop.SayResult) loop.SayResult {
+		res.Messages = noneNil(res.Messages)
+		return *res
+	},
+		fmt.Sprintf("stopped waiting for the answer of standing session '%s': a message already pasted stays delivered; its answer will be in `the-loop standing transcript %[1]s`", termSafe(c.Name)))
+}
+
+// talkVerb is a say's or a reply's one path in the CLI: req made (call), a
+// wait its context ended printing stopped (exit 1: what was pasted stays
+// delivered), else the result written (writeSayResult) as shown makes it a
+// say's (and its messages [] for none).
+func talkVerb[Req, Res any](ctx context.Context, a *App, f *talkFlags, call func(context.Context, Req) (Res, error), req Req, shown func(*Res) loop.SayResult, stopped string) error {
+	res, err := call(ctx, req)
 	if err != nil {
-		return a.talkFailed(ctx, c.Wait, err, fmt.Sprintf("stopped waiting for the answer of standing session '%s': a message already pasted stays delivered; its answer will be in `the-loop standing transcript %s`", termSafe(c.Name), termSafe(c.Name)))
+		if f.Wait && ctx.Err() != nil {
+			fmt.Fprintln(a.Stderr, stopped)
+			return &exitError{code: 1}
+		}
+		return err
 	}
-	res.Messages = noneNil(res.Messages)
-	return a.writeSayResult(c.Format, res, res)
+	said := shown(&res)
+	return a.writeSayResult(f.Format, res, said)
 }
 
 // writeSayResult prints a say's or a reply's result: v as JSON with
@@ -165,6 +176,9 @@ type talkFlags struct {
 	Wait     bool          `help:"Wait for the turn's answer and print it (the delivery line goes to stderr)."`
 	Timeout  time.Duration `help:"How long --wait waits for the answer." default:"5m"`
 	Format   string        `enum:"text,json" default:"text" help:"Output format (text or json)."`
+
+	text    string  // the text read (read)
+	seconds float64 // how long a waiting request waits (read)
 }
 
 // picking: the service's answer comes within the wait, the ready and the
@@ -177,25 +191,16 @@ func (f *talkFlags) picking() picking {
 }
 
 // read refuses a --timeout that is no positive duration and reads the
-// verb's text (messageText): the text, and how many seconds a waiting
-// request waits (0 without --wait).
-func (f *talkFlags) read(a *App, verb string) (string, float64, error) {
+// verb's text (messageText) into text, and how many seconds a waiting
+// request waits into seconds (0 without --wait).
+func (f *talkFlags) read(a *App, verb string) error {
 	if f.Wait && f.Timeout <= 0 {
-		return "", 0, loop.Invalid("--timeout %s is not a positive duration; give one such as 30s or 5m", f.Timeout)
+		return loop.Invalid("--timeout %s is not a positive duration; give one such as 30s or 5m", f.Timeout)
 	}
-	got, err := messageText(verb, f.Text, f.TextFile, a.Stdin)
-	if err != nil || !f.Wait {
-		return got, 0, err
-	}
-	return got, f.Timeout.Seconds(), nil
-}
-
-// talkFailed is a say's or a reply's error: a wait its context ended
-// prints stopped and exits 1 (what was pasted stays delivered).
-func (a *App) talkFailed(ctx context.Context, wait bool, err error, stopped string) error {
-	if wait && ctx.Err() != nil {
-		fmt.Fprintln(a.Stderr, stopped)
-		return &exitError{code: 1}
+	text, err := messageText(verb, f.Text, f.TextFile, a.Stdin)
+	f.text = text
+	if err == nil && f.Wait {
+		f.seconds = f.Timeout.Seconds()
 	}
 	return err
 }
@@ -245,11 +250,8 @@ func readText(r io.Reader, limit int64) (string, error) {
 
 // StandingCreateCmd is `the-loop standing create NAME …`.
 type StandingCreateCmd struct {
-	Name        string   `arg:"" help:"The new session's name (lowercase letters, digits, hyphens; max 40)."`
-	Harness     string   `help:"Harness (default routing.defaultHarness)."`
-	Cwd         string   `help:"Directory it runs in (default routing.spawnWorkdir)."`
-	Prompt      string   `help:"The brief appended after the standing directive."`
-	PromptFile  string   `name:"prompt-file" help:"Read the brief from a file."`
+	Name        string `arg:"" help:"The new session's name (lowercase letters, digits, hyphens; max 40)."`
+	spawnFlags  `kong:"embed,set='recorded=',set='brief=brief',set='briefHelp=The brief appended after the standing directive.'"`
 	Description string   `help:"A description shown by list."`
 	HarnessArg  []string `name:"harness-arg" help:"A harness argument (repeatable; omitted: inherit routing.harnessArgs)."`
 	Slack       bool     `help:"Announce it in Slack and bind the thread."`
@@ -265,7 +267,7 @@ type StandingCreateCmd struct {
 // prepare makes the request from the flags (the brief read from its file,
 // the directory made absolute), refusing a mistake in them.
 func (c *StandingCreateCmd) prepare(*App) error {
-	prompt, cwd, err := promptAndCwd(c.Prompt, c.PromptFile, c.Cwd)
+	prompt, cwd, err := c.spawnFlags.read()
 	c.req = loop.StandingCreateRequest{
 		Name: c.Name, Harness: c.Harness, Prompt: prompt, Cwd: cwd, Description: c.Description,
 		SlackEnabled: c.Slack, SlackChannel: c.SlackChan, AutoStart: !c.NoAutoStart, Start: !c.NoStart,
@@ -274,11 +276,22 @@ func (c *StandingCreateCmd) prepare(*App) error {
 	return err
 }
 
-// promptAndCwd is a create's or a start's prompt and directory from its
-// flags: --prompt, or the file --prompt-file names read (never both), and
-// --cwd made absolute, since a flag's path is the caller's and travels
-// absolute; "" where a flag is not given.
-func promptAndCwd(prompt, promptFile, cwd string) (string, string, error) {
+// spawnFlags are the flags a create and a start share, embedded in each;
+// the verb's tag sets ${recorded} (what a start falls back to first),
+// ${brief} (what the prompt is called) and ${briefHelp} for their help.
+type spawnFlags struct {
+	Harness    string `help:"Harness (default${recorded} routing.defaultHarness)."`
+	Cwd        string `help:"Directory it runs in (default${recorded} routing.spawnWorkdir)."`
+	Prompt     string `help:"${briefHelp}"`
+	PromptFile string `name:"prompt-file" help:"Read the ${brief} from a file."`
+}
+
+// read is the prompt and directory from the flags: --prompt, or the file
+// --prompt-file names read (never both), and --cwd made absolute, since a
+// flag's path is the caller's and travels absolute; "" where a flag is not
+// given.
+func (f spawnFlags) read() (string, string, error) {
+	prompt, promptFile, cwd := f.Prompt, f.PromptFile, f.Cwd
 	if prompt != "" && promptFile != "" {
 		return "", "", loop.Invalid("pass --prompt or --prompt-file, not both — there is no precedence between them")
 	}
