@@ -434,7 +434,7 @@ func TestStop_EndsWithinItsBoundBehindAStuckVerb(t *testing.T) {
 	}()
 	// The verb holds the session for ever: a stop that returns at all gave
 	// up on it by itself, and its row says so.
-	res := testkit.Await(t, done, "the stop hangs behind a stuck verb (its bound is %s)", StopBound(cfg))
+	res := testkit.Await(t, done, "the stop hangs behind a stuck verb (its bound is %s)", StopBound(cfg, 1))
 	if res.OK || res.Sessions[0].Name != "other" || res.Sessions[0].Outcome != loop.OutcomeStopped ||
 		res.Sessions[1].Outcome != loop.OutcomeFailed || !strings.Contains(res.Sessions[1].Detail, "gave up waiting") {
 		t.Fatalf("stop %+v", res.Sessions)

@@ -46,7 +46,7 @@ func (s *Service) StopStanding(ctx context.Context, cfg *config.Config, name str
 	}
 	// A stop ends within its bound whatever holds a session: a row that
 	// cannot finish in time is a failed row.
-	ctx, cancel := context.WithTimeout(ctx, StopBound(cfg))
+	ctx, cancel := context.WithTimeout(ctx, StopBound(cfg, len(names)))
 	defer cancel()
 	rows := make([]loop.StandingRow, len(names))
 	var wg sync.WaitGroup
@@ -65,13 +65,25 @@ func (s *Service) StopStanding(ctx context.Context, cfg *config.Config, name str
 	return res, nil
 }
 
-// StopBound is how long a stop of standing sessions may take before its
-// rows that have not finished fail: the kill grace plus 5 s (the SIGKILL,
-// the wait for it and the kill-session that follow run past it, bounded
-// too), so `the-loop stop` ends within the grace plus 15 s.
-func StopBound(cfg *config.Config) time.Duration {
-	return time.Duration(cfg.Routing.Tmux.HarnessKillGraceSeconds*float64(time.Second)) + 5*time.Second
+// StopBound is how long a stop of n standing sessions may take before its
+// rows that have not finished fail: the kill grace plus 5 s, and 50 ms a
+// session beyond the first (a batch's tmux calls and hooks queue on one
+// tmux server and the host's cores: 200 sessions get 10 s more). The
+// SIGKILL, the wait for it and the kill-session that follow run past it,
+// bounded too, so `the-loop stop` ends within StopBound plus 10 s.
+func StopBound(cfg *config.Config, n int) time.Duration {
+	return time.Duration(cfg.Routing.Tmux.HarnessKillGraceSeconds*float64(time.Second)) + 5*time.Second +
+		time.Duration(max(n-1, 0))*stopPerSession
 }
+
+// stopPerSession is what StopBound allows each session of a batch beyond
+// the first.
+const stopPerSession = 50 * time.Millisecond
+
+// MaxStopBatch is the batch the CLI's own bound on a stop allows for
+// (verbBound): a stop of more sessions than this still ends, its rows
+// beyond StopBound(cfg, MaxStopBatch) failed.
+const MaxStopBatch = 1000
 
 func (s *Service) stopOne(ctx context.Context, cfg *config.Config, block *config.StandingConfig, name string) loop.StandingRow {
 	st := &standingStop{s: s, cfg: cfg, name: name, target: loop.TmuxTargetFor(name)}
@@ -222,8 +234,13 @@ func endAgent(ctx context.Context, runner loop.Runner, target, label string, gra
 	grace := time.Duration(graceSeconds * float64(time.Second))
 	termErr := runner.TerminateHarnessIn(ctx, target, label, grace)
 	// The kill runs even when the stop's bound has passed (then the
-	// terminate escalated at once): bounded on its own.
-	kctx, kcancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	// terminate escalated at once): bounded on its own, by what is left of
+	// the stop's bound plus 5 s.
+	bound := 5 * time.Second
+	if deadline, ok := ctx.Deadline(); ok {
+		bound += max(time.Until(deadline), 0)
+	}
+	kctx, kcancel := context.WithTimeout(context.WithoutCancel(ctx), bound)
 	defer kcancel()
 	killErr := runner.KillTarget(kctx, target)
 	if killErr != nil && runner.State(kctx, target) == loop.PaneAbsent {

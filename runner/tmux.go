@@ -20,6 +20,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -400,6 +401,13 @@ func (t *Tmux) run(ctx context.Context, timeout time.Duration, stdin io.Reader, 
 		full = append(full, "-f", t.opt.ConfigFile)
 	}
 	full = append(full, args...)
+	// A call waits for a client slot within ctx (the verb's bound); its
+	// own timeout runs from when its client starts.
+	release, err := clientSlot(ctx)
+	if err != nil {
+		return "", &NoAnswerError{Args: full, Err: err}
+	}
+	defer release()
 	if timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, timeout)
@@ -418,6 +426,30 @@ func (t *Tmux) run(ctx context.Context, timeout time.Duration, stdin io.Reader, 
 		return string(out), err
 	}
 	return string(out), nil
+}
+
+// clients bounds how many tmux clients this process runs at once: a
+// batch of 200 sessions would otherwise fork hundreds of clients that the
+// one tmux server answers in turn, each client's timeout running while it
+// waits for the CPU and the server — on a loaded host a fixed per-call
+// bound is then a failure waiting to happen. Queued here, a call waits
+// within its verb's bound and is timed only once it runs.
+var clients = make(chan struct{}, max(8, 4*runtime.NumCPU()))
+
+// clientSlot takes a client slot, waiting within ctx; release gives it
+// back.
+func clientSlot(ctx context.Context) (release func(), err error) {
+	select {
+	case clients <- struct{}{}:
+		return func() { <-clients }, nil
+	default:
+	}
+	select {
+	case clients <- struct{}{}:
+		return func() { <-clients }, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
 // probe runs a query — a command with no effect a repeat could duplicate —

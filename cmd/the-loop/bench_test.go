@@ -9,17 +9,19 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/the-loop-dev/the-loop/internal/testkit"
 )
 
 // benchEnv declares n sessions (s00…) on a private tmux server.
-func benchEnv(b *testing.B, n int, probe string) *env {
-	return benchEnvService(b, n, probe, 0)
+func benchEnv(b *testing.B, n int, probe string, opts ...testkit.AgentOption) *env {
+	return benchEnvService(b, n, probe, 0, opts...)
 }
 
 // benchEnvService is benchEnv with the service on port (0: disabled).
-func benchEnvService(b *testing.B, n int, probe string, port int) *env {
+func benchEnvService(b *testing.B, n int, probe string, port int, opts ...testkit.AgentOption) *env {
 	b.Helper()
-	e := newEnv(b)
+	e := newEnv(b, opts...)
 	var sb strings.Builder
 	if port == 0 {
 		sb.WriteString("service: {enabled: false}\n")

@@ -28,12 +28,13 @@ const claimWaitDefault = 2 * time.Minute
 // verbBound is how long one verb of this CLI may take, in this process or
 // as a request to the service: the verb's context deadline
 // (services.bound, stopAll) and the sdk client's per-request timeout
-// (App.client, the longer bound): a stop, the kill grace plus 15 s;
+// (App.client, the longer bound): a stop, the bound of the largest batch
+// (lifecycle.StopBound) plus 10 s;
 // any other verb, the wait for another process's claim, the resume probe,
 // the ready wait and the submit delay, plus a minute for tmux and the store.
 func verbBound(cfg *config.Config, stop bool) time.Duration {
 	if stop {
-		return lifecycle.StopBound(cfg) + 10*time.Second
+		return lifecycle.StopBound(cfg, lifecycle.MaxStopBatch) + 10*time.Second
 	}
 	tm := cfg.Routing.Tmux
 	return claimWaitDefault + tm.ResumeProbe() + tm.ReadyTimeout() + tm.SubmitDelay() + time.Minute

@@ -141,7 +141,7 @@ func (a *App) stopAll(ctx context.Context, cfg *config.Config) loop.Report {
 // keeps its row, a failed one saying why): what restart does with those
 // it could not start again. The service is stopped all the same.
 func (a *App) stopAllBut(ctx context.Context, cfg *config.Config, keep []loop.StandingRow) loop.Report {
-	// `the-loop stop` ends within the kill grace plus 15 s:
+	// `the-loop stop` ends within verbBound (a stop):
 	// the sessions get their bound, the service what is left of it.
 	deadline := time.Now().Add(verbBound(cfg, true))
 	ctx, cancel := context.WithDeadline(ctx, deadline)
