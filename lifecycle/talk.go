@@ -223,6 +223,7 @@ func stopClaimed(name string, rec *loop.StandingRecord) error {
 	}
 	return nil
 }
+
 // ReplyWorkItem pastes an operator's answer into a work item's live session
 // and submits it (original §10.2). It never spawns or respawns one: a work
 // item with no session, a closed one, or one whose pane is not live is
@@ -330,4 +331,3 @@ func (s *Service) repliable(ctx context.Context, item loop.WorkItemRef) (*loop.W
 	}
 	return rec, runner, nil
 }
-
