@@ -225,6 +225,35 @@ func TestDeps_SDKIsLight(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs go list")
 	}
+	std := stdPackages(t)
+	for _, d := range deps(t, "./sdk") {
+		if std[d] || d == module || d == module+"/sdk" {
+			continue
+		}
+		t.Errorf("./sdk depends on %s: the SDK may link only the standard library and the root package", d)
+	}
+}
+
+// TestDeps_TheHookProgramIsLight: the hook program (decisions D37) links
+// the standard library, the root, the SDK and internal/fileperm alone — none
+// of the service's libraries (echo, the MCP SDK, slack-go, Prometheus),
+// nor bbolt, looplab/fsm or YAML.
+func TestDeps_TheHookProgramIsLight(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go list")
+	}
+	std := stdPackages(t)
+	allowed := []string{module, module + "/sdk", module + "/internal/fileperm", module + "/cmd/the-loop-hook"}
+	for _, d := range deps(t, "./cmd/the-loop-hook") {
+		if !std[d] && !slices.Contains(allowed, d) {
+			t.Errorf("./cmd/the-loop-hook depends on %s: the hook program may link only the standard library, the root, sdk and internal/fileperm", d)
+		}
+	}
+}
+
+// stdPackages is the standard library's packages (go list std).
+func stdPackages(t *testing.T) map[string]bool {
+	t.Helper()
 	std := map[string]bool{}
 	out, err := exec.Command("go", "list", "std").Output()
 	if err != nil {
@@ -233,10 +262,5 @@ func TestDeps_SDKIsLight(t *testing.T) {
 	for _, p := range strings.Fields(string(out)) {
 		std[p] = true
 	}
-	for _, d := range deps(t, "./sdk") {
-		if std[d] || d == module || d == module+"/sdk" {
-			continue
-		}
-		t.Errorf("./sdk depends on %s: the SDK may link only the standard library and the root package", d)
-	}
+	return std
 }

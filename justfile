@@ -13,9 +13,10 @@ goreleaser_version := "v2.15.1"
 default:
     @{{just_executable()}} --list
 
-# Build the binary into bin/the-loop (static, cgo off: it starts faster and smaller; stamped with the commit for --version when git is there, .ci/commit).
+# Build the binaries into bin/: the-loop and, beside it, the hook program the-loop-hook (static, cgo off: they start faster and smaller; stamped with the commit for --version when git is there, .ci/commit).
 build:
     CGO_ENABLED=0 go build -ldflags "-X github.com/the-loop-dev/the-loop.buildCommit=$(.ci/commit)" -o bin/the-loop ./cmd/the-loop
+    CGO_ENABLED=0 go build -o bin/the-loop-hook ./cmd/the-loop-hook
 
 # Run every test: the unit and integration tests, then the end-to-end part against the real Claude Code, Codex and Gemini CLIs (installed into the cache when missing).
 test: unit e2e

@@ -57,6 +57,12 @@ func binary(t testing.TB) string {
 			theLoop.err = fmt.Errorf("go build the-loop: %w\n%s", err, msg)
 			return
 		}
+		// the hook program beside it, as installed (decisions D37)
+		cmd = exec.Command("go", "build", "-buildvcs=false", "-o", filepath.Join(dir, "the-loop-hook"), "github.com/the-loop-dev/the-loop/cmd/the-loop-hook")
+		if msg, err := cmd.CombinedOutput(); err != nil {
+			theLoop.err = fmt.Errorf("go build the-loop-hook: %w\n%s", err, msg)
+			return
+		}
 		theLoop.path = out
 	})
 	if theLoop.err != nil {

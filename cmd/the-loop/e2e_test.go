@@ -34,14 +34,17 @@ func TestMain(m *testing.M) {
 	if raceEnabled {
 		args = append(args, "-race")
 	}
-	build := exec.Command("go", append(args, ".")...)
-	if !raceEnabled { // the binary `just build` makes (and the benchmarks time)
-		build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	}
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building the-loop:", err)
-		os.Exit(1)
+	// the hook program beside it, as installed (decisions D37)
+	for _, b := range [][]string{append(args, "."), {"build", "-o", filepath.Join(dir, "the-loop-hook"), "../the-loop-hook"}} {
+		build := exec.Command("go", b...)
+		if !raceEnabled { // the binaries `just build` makes (and the benchmarks time)
+			build.Env = append(os.Environ(), "CGO_ENABLED=0")
+		}
+		build.Stdout, build.Stderr = os.Stderr, os.Stderr
+		if err := build.Run(); err != nil {
+			fmt.Fprintln(os.Stderr, "building", b[len(b)-1]+":", err)
+			os.Exit(1)
+		}
 	}
 	code := testkit.Main(m)
 	_ = os.RemoveAll(dir)

@@ -43,6 +43,10 @@ type HookCmd struct {
 	Session   string `help:"The session the hook is of: standing:<name> or a work item's ref." placeholder:"REF"`
 	FromEnv   bool   `name:"from-env" help:"Take the state root and the session from THE_LOOP_HOOK_STATE_ROOT and THE_LOOP_HOOK_SESSION (a gemini spawn's environment); without them, do nothing."`
 	JSON      bool   `name:"json" help:"Answer {} on stdout (an empty hook output, for a CLI that expects JSON from every hook: the Gemini CLI)."`
+	// What the-loop-hook hands over with a payload it could not settle:
+	// its delivery id, and whether it posted to the service already.
+	Delivery string `name:"delivery" hidden:"" help:"The delivery id the-loop-hook gave the payload."`
+	NoPost   bool   `name:"no-post" hidden:"" help:"The-loop-hook posted to the service already: the store or the spool."`
 }
 
 // Validate wants --state-root and --session, unless --from-env takes them
@@ -106,7 +110,10 @@ func (c *HookCmd) deliver(stdin io.Reader, note func(what string, err error)) {
 	}
 	// One id per invocation, kept on whichever roads the payload takes (a
 	// POST that timed out, then the spool): it is applied once.
-	d := loop.HookDelivery{Session: c.Session, Parents: parentChain(), ID: hearing.NewHookDeliveryID()}
+	d := loop.HookDelivery{Session: c.Session, Parents: parentChain(), ID: c.Delivery}
+	if d.ID == "" {
+		d.ID = hearing.NewHookDeliveryID()
+	}
 	data, d.Truncated = hearing.ShrinkHookPayload(data)
 	d.Payload = data
 	if _, ok := hearing.ParseHookPayload(data); !ok {
@@ -123,9 +130,8 @@ func (c *HookCmd) deliver(stdin io.Reader, note func(what string, err error)) {
 		note("dropped the "+c.Session+" payload", err)
 		return
 	}
-	if err := fileperm.CheckPrivatePath(root, socketRecordPath(root), "service socket record"); err != nil {
-		note("not posting to the service it names", err)
-	} else if c.post(root, d) {
+	// --no-post: the-loop-hook posted it, and the service did not take it.
+	if !c.NoPost && c.postChecked(root, d, note) {
 		return
 	}
 	if c.direct(root, d) {
@@ -134,6 +140,16 @@ func (c *HookCmd) deliver(stdin io.Reader, note func(what string, err error)) {
 	if err := hearing.SpoolHook(root, d); err != nil {
 		note("dropped the "+c.Session+" payload", err)
 	}
+}
+
+// postChecked posts d (post) unless the socket record is not private
+// (noted): true when the service took it.
+func (c *HookCmd) postChecked(root string, d loop.HookDelivery, note func(what string, err error)) bool {
+	if err := fileperm.CheckPrivatePath(root, socketRecordPath(root), "service socket record"); err != nil {
+		note("not posting to the service it names", err)
+		return false
+	}
+	return c.post(root, d)
 }
 
 // post hands d to the service of the state root over its socket (a

@@ -93,7 +93,7 @@ func TestHooks_ActivityFollowsASayThroughTheFakeAgent(t *testing.T) {
 		t.Fatalf("argv %q", start.Argv)
 	}
 	settings, err := os.ReadFile(start.Argv[i+1])
-	if err != nil || !strings.Contains(string(settings), "'"+binary+"' hook --state-root '"+filepath.Join(e.dir, ".the-loop")+"' --session 'standing:supervisor'") {
+	if err != nil || !strings.Contains(string(settings), "'"+filepath.Join(filepath.Dir(binary), "the-loop-hook")+"' --state-root '"+filepath.Join(e.dir, ".the-loop")+"' --session 'standing:supervisor'") {
 		t.Fatalf("settings %s (%v)", settings, err)
 	}
 	// The boot prompt is a turn of its own: idle once it is answered.
@@ -227,7 +227,9 @@ func TestHooks_ThroughTheServiceRoute(t *testing.T) {
 // machine stretches it.
 func hookRun(t *testing.T, e *env, ref, payload string) {
 	t.Helper()
-	cmd := exec.Command(binary, "hook", "--state-root", filepath.Join(e.dir, ".the-loop"), "--session", ref)
+	// the hook program, as the agents run it (what it cannot settle it
+	// hands to `the-loop hook`)
+	cmd := exec.Command(filepath.Join(filepath.Dir(binary), "the-loop-hook"), "--state-root", filepath.Join(e.dir, ".the-loop"), "--session", ref)
 	cmd.Dir = t.TempDir()
 	cmd.Env = append(filterEnv(os.Environ(), "HOME"), "HOME="+e.home, "THE_LOOP_CLI_CONFIG=/nonexistent/config.yaml")
 	cmd.Stdin = strings.NewReader(payload)
@@ -236,7 +238,7 @@ func hookRun(t *testing.T, e *env, ref, payload string) {
 	began := time.Now()
 	err := cmd.Run()
 	if err != nil {
-		t.Fatalf("the-loop hook (%.40q…): %v after %v\n%s", payload, err, time.Since(began), out.String())
+		t.Fatalf("the-loop-hook (%.40q…): %v after %v\n%s", payload, err, time.Since(began), out.String())
 	}
 }
 

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -19,10 +20,34 @@ func HookSettingsPath(stateRoot, target string) string {
 }
 
 // HookCommand is the shell command an agent CLI runs for every hook of the
-// session ref: `<bin> hook --state-root <dir> --session <ref>`, each part
-// shell-quoted.
+// session ref, each part shell-quoted: the hook program beside the-loop's
+// binary bin, `<dir>/the-loop-hook --state-root <dir> --session <ref>`
+// (decisions D37: an agent's every event pays for no library of the
+// service's), or, where bin has none beside it, `<bin> hook --state-root
+// <dir> --session <ref>`.
 func HookCommand(bin, stateRoot, ref string) string {
-	return shellQuote(bin) + " hook --state-root " + shellQuote(stateRoot) + " --session " + shellQuote(ref)
+	args := " --state-root " + shellQuote(stateRoot) + " --session " + shellQuote(ref)
+	if p := HookProgram(bin); p != "" {
+		return shellQuote(p) + args
+	}
+	return shellQuote(bin) + " hook" + args
+}
+
+// HookProgramName is the hook program's name (decisions D37), installed
+// in the directory of the-loop's binary.
+const HookProgramName = "the-loop-hook"
+
+// HookProgram is the hook program beside bin: its path when an executable
+// file of that name is in bin's directory, else "".
+func HookProgram(bin string) string {
+	if bin == "" {
+		return ""
+	}
+	p := filepath.Join(filepath.Dir(bin), HookProgramName)
+	if fi, err := os.Stat(p); err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm()&0o111 == 0 {
+		return ""
+	}
+	return p
 }
 
 // shellQuote quotes s for sh: single quotes, a quote inside as '\”.

@@ -1,0 +1,137 @@
+// Command the-loop-hook is the hook program the agent CLIs run for every
+// hook the-loop declares (decisions D37): installed beside the-loop and
+// found next to it, it links the standard library and the root's own
+// leaves alone (the root package, its SDK's wire format, the ownership
+// checks), so an agent's every event pays for none of the service's
+// libraries.
+//
+//	the-loop-hook --state-root DIR --session REF
+//
+// It reads the payload on stdin and posts it to the service of DIR over
+// its socket, as `the-loop hook` does. Whatever it cannot settle so — no
+// service answers, the payload is too large or not one it can read, the
+// state root or the socket record is not private — it hands over, payload
+// and delivery id, to `the-loop hook` beside it, which applies it to the
+// store or the spool (and refuses what must be refused, naming it). It
+// always exits 0 within 2 s: a hook's failure must never stop the agent.
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"time"
+
+	loop "github.com/the-loop-dev/the-loop"
+	"github.com/the-loop-dev/the-loop/internal/fileperm"
+	"github.com/the-loop-dev/the-loop/sdk"
+)
+
+// Bounds of one invocation: the post, and the whole of it (the hand-over
+// included), under the 2 s the-loop promises its hooks take.
+const (
+	postTimeout = time.Second
+	deadline    = 1800 * time.Millisecond
+)
+
+// maxPayload is the largest payload this program posts itself; a larger
+// one is shrunk by `the-loop hook` (hearing.MaxHookPayload).
+const maxPayload = 1 << 20
+
+func main() {
+	root, session, ok := parse(os.Args[1:])
+	if !ok {
+		fmt.Fprintln(os.Stderr, "usage: the-loop-hook --state-root DIR --session REF (the agent CLIs run it for the hooks the-loop declares)")
+		os.Exit(0) // never a failing hook
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), deadline)
+	defer cancel()
+	data, _ := io.ReadAll(io.LimitReader(os.Stdin, maxPayload+1))
+	d := loop.HookDelivery{Session: session, Payload: data, ID: deliveryID()}
+	tried, ok := posted(ctx, root, d)
+	if !ok {
+		handOver(ctx, root, d, tried)
+	}
+}
+
+// parse reads `--state-root DIR --session REF` in either order.
+func parse(args []string) (root, session string, ok bool) {
+	for i := 0; i+1 < len(args); i += 2 {
+		switch args[i] {
+		case "--state-root":
+			root = args[i+1]
+		case "--session":
+			session = args[i+1]
+		default:
+			return "", "", false
+		}
+	}
+	return root, session, len(args) == 4 && root != "" && session != ""
+}
+
+// deliveryID is one invocation's delivery id (loop.HookDelivery.ID), kept
+// through a hand-over so a payload is applied once.
+func deliveryID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// posted hands d to the service of root over its socket: tried when it
+// was posted, ok when the service took it or refused it for good (a 4xx).
+// Anything short of that is left to the hand-over.
+func posted(ctx context.Context, root string, d loop.HookDelivery) (tried, ok bool) {
+	if len(d.Payload) > maxPayload || !hookPayload(d.Payload) {
+		return false, false
+	}
+	abs, err := filepath.Abs(root)
+	if err != nil || fileperm.CheckPrivate(abs, "state root (state.root)") != nil ||
+		fileperm.CheckPrivatePath(abs, filepath.Join(abs, filepath.FromSlash(sdk.SocketRecordFile)), "service socket record") != nil {
+		return false, false
+	}
+	path := sdk.LocalSocket(abs)
+	if _, err := os.Lstat(path); err != nil {
+		return false, false
+	}
+	pctx, cancel := context.WithTimeout(ctx, postTimeout)
+	defer cancel()
+	err = sdk.Socket(path).PostHook(pctx, d)
+	status := sdk.HTTPStatus(err)
+	return true, err == nil || (status != 0 && status < 500)
+}
+
+// hookPayload reports whether data is a whole hook payload: a JSON object
+// naming its event.
+func hookPayload(data []byte) bool {
+	var p struct {
+		Event string `json:"hook_event_name"`
+	}
+	return json.Unmarshal(data, &p) == nil && p.Event != ""
+}
+
+// handOver runs `the-loop hook` beside this program on d: the payload
+// read so far and the rest of stdin, the delivery's id kept, and, when the
+// service was posted to already, --no-post (the store or the spool, within
+// what is left of the deadline).
+func handOver(ctx context.Context, root string, d loop.HookDelivery, posted bool) {
+	self, err := os.Executable()
+	if err != nil {
+		return
+	}
+	args := []string{"hook", "--state-root", root, "--session", d.Session, "--delivery", d.ID}
+	if posted {
+		args = append(args, "--no-post")
+	}
+	cmd := exec.CommandContext(ctx, filepath.Join(filepath.Dir(self), "the-loop"), args...)
+	cmd.Stdin = io.MultiReader(bytes.NewReader(d.Payload), os.Stdin)
+	cmd.Stderr = os.Stderr
+	cmd.WaitDelay = 100 * time.Millisecond
+	_ = cmd.Run()
+}
