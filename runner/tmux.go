@@ -434,7 +434,7 @@ func (t *Tmux) run(ctx context.Context, timeout time.Duration, stdin io.Reader, 
 // waits for the CPU and the server — on a loaded host a fixed per-call
 // bound is then a failure waiting to happen. Queued here, a call waits
 // within its verb's bound and is timed only once it runs.
-var clients = make(chan struct{}, max(8, 4*runtime.NumCPU()))
+var clients = make(chan struct{}, max(16, 16*runtime.NumCPU()))
 
 // clientSlot takes a client slot, waiting within ctx; release gives it
 // back.

@@ -22,28 +22,41 @@ import (
 // fixed here: 300 ms start-up, 50 ms a turn; resumeProbeSeconds 1, the kill
 // grace 5 s. Each figure reports failed-rows beside its time; after each
 // stop no agent process and no loop-standing-* tmux session may be left
-// (the benchmark fails if one is).
+// (the benchmark fails if one is). service-up runs the verbs through the
+// service (its hooks posted to it), service-down in the CLI's own process
+// (each hook handed to `the-loop hook`, which writes the store itself).
 func BenchmarkScale(b *testing.B) {
 	for _, load := range []string{"quiet", "hog"} {
-		for _, n := range []int{10, 50, 200} {
-			b.Run(fmt.Sprintf("%s/%d", load, n), func(b *testing.B) {
-				if load == "hog" {
-					hog(b)
-				}
-				scale(b, n)
-			})
+		for _, service := range []string{"service-up", "service-down"} {
+			for _, n := range []int{10, 50, 200} {
+				b.Run(fmt.Sprintf("%s/%s/%d", load, service, n), func(b *testing.B) {
+					if load == "hog" {
+						hog(b)
+					}
+					scale(b, n, service == "service-up")
+				})
+			}
 		}
 	}
 }
 
 // scale runs the four figures at n sessions, each once (a start-all at 200
-// takes seconds: one run is the figure).
-func scale(b *testing.B, n int) {
-	e := benchEnv(b, n, "1", testkit.Delay(300*time.Millisecond), testkit.TurnTime(50*time.Millisecond))
+// takes seconds: one run is the figure); with service, through a service
+// whose own start starts none of them (autoStart false).
+func scale(b *testing.B, n int, service bool) {
+	opts := []testkit.AgentOption{testkit.Delay(300 * time.Millisecond), testkit.TurnTime(50 * time.Millisecond)}
+	var e *env
+	if service {
+		e = benchEnvService(b, n, "1", freePort(b), opts...)
+		e.config(strings.ReplaceAll(readFile(b, e.cfg), ", cwd: ", ", autoStart: false, cwd: "))
+		benchRun(b, e, "start")
+	} else {
+		e = benchEnv(b, n, "1", opts...)
+	}
 	b.Run("start-fresh", func(b *testing.B) {
 		for b.Loop() {
 			b.StopTimer()
-			forget(b, e, n)
+			forget(b, e, n, service)
 			b.StartTimer()
 			failedRows(b, e, n, "started", "standing", "start").report(b)
 		}
@@ -95,12 +108,19 @@ func stopAll(b *testing.B, e *env, n int) rows {
 }
 
 // forget stops every session and removes the state root, so the next
-// start is from nothing: no record, no conversation to resume.
-func forget(b *testing.B, e *env, n int) {
+// start is from nothing: no record, no conversation to resume (a service
+// is stopped around it and started again).
+func forget(b *testing.B, e *env, n int, service bool) {
 	b.Helper()
 	stopAll(b, e, n)
+	if service {
+		benchRun(b, e, "stop")
+	}
 	if err := os.RemoveAll(filepath.Join(e.dir, ".the-loop")); err != nil {
 		b.Fatal(err)
+	}
+	if service {
+		benchRun(b, e, "start")
 	}
 }
 
