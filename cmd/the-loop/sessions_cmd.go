@@ -18,28 +18,6 @@ type SessionsCmd struct {
 	Close SessionsCloseCmd `cmd:"" help:"Close a work item's session (its harness is ended; its tmux session kept or killed)."`
 }
 
-// SessionsListCmd is `the-loop sessions list`.
-type SessionsListCmd struct {
-	Status string `enum:",active,paused,closed" default:"" help:"Only sessions with this status (active, paused, closed)."`
-	Format string `enum:"table,json" default:"table" help:"Output format (table or json)."`
-}
-
-// Run lists the sessions.
-func (c *SessionsListCmd) Run(ctx context.Context, a *App, api services) error {
-	rows, err := api.WorkItems.List(ctx, c.Status)
-	if err != nil {
-		return err
-	}
-	if c.Format == "json" {
-		if rows == nil {
-			rows = []loop.WorkItemRow{}
-		}
-		return writeJSON(a.Stdout, rows)
-	}
-	renderSessions(a.Stdout, a.Stderr, rows)
-	return nil
-}
-
 // renderSessions writes the original's table (Work item, Harness, Session
 // id, Tmux, Status, Control, Last event) with the hooks' Activity after the
 // Status, as standing list has it; with no rows, the header and "(no
@@ -67,6 +45,28 @@ func renderSessions(stdout, stderr io.Writer, rows []loop.WorkItemRow) {
 	if len(rows) == 0 {
 		fmt.Fprintln(stderr, "(no registered sessions)")
 	}
+}
+
+// SessionsListCmd is `the-loop sessions list`.
+type SessionsListCmd struct {
+	Status string `enum:",active,paused,closed" default:"" help:"Only sessions with this status (active, paused, closed)."`
+	Format string `enum:"table,json" default:"table" help:"Output format (table or json)."`
+}
+
+// Run lists the sessions.
+func (c *SessionsListCmd) Run(ctx context.Context, a *App, api services) error {
+	rows, err := api.WorkItems.List(ctx, c.Status)
+	if err != nil {
+		return err
+	}
+	if c.Format == "json" {
+		if rows == nil {
+			rows = []loop.WorkItemRow{}
+		}
+		return writeJSON(a.Stdout, rows)
+	}
+	renderSessions(a.Stdout, a.Stderr, rows)
+	return nil
 }
 
 // SessionsStartCmd is `the-loop sessions start --work-item REF`.
