@@ -37,8 +37,10 @@ func TestGoesOnThere_InterruptedServiceVerb(t *testing.T) {
 func TestVerbBound(t *testing.T) {
 	cfg := config.Default()
 	cfg.Routing.Tmux.HarnessKillGraceSeconds = 7
-	if got := verbBound(cfg, true); got != 22*time.Second {
-		t.Fatalf("stop bound %s, want 22s", got)
+	// the kill grace, 5 s, 50 ms a session beyond the first of the largest
+	// batch (1,000), and 10 s for what runs past the rows' bound
+	if got, want := verbBound(cfg, true), 7*time.Second+5*time.Second+999*50*time.Millisecond+10*time.Second; got != want {
+		t.Fatalf("stop bound %s, want %s", got, want)
 	}
 	tm := cfg.Routing.Tmux
 	if got, want := verbBound(cfg, false), 2*time.Minute+tm.ResumeProbe()+tm.ReadyTimeout()+tm.SubmitDelay()+time.Minute; got != want {
