@@ -113,10 +113,11 @@ func (c *SessionsReplyCmd) prepare(a *App) error { return c.read(a, "reply") }
 // Run replies; its result is shown as a say's.
 func (c *SessionsReplyCmd) Run(ctx context.Context, a *App, api services) error {
 	req := loop.WorkItemReplyRequest{Ref: c.WorkItem, Text: c.text, Actor: c.Actor, Wait: c.Wait, TimeoutSeconds: c.seconds}
+	stopped := fmt.Sprintf("stopped waiting for the answer of the session for %s: a reply already pasted stays delivered", termSafe(c.WorkItem))
 	return talkVerb(ctx, a, &c.talkFlags, api.WorkItems.Reply, req, func(res *loop.ReplyResult) loop.SayResult {
 		res.Messages = noneNil(res.Messages)
 		return loop.SayResult{Reply: res.Reply, ExitCode: res.ExitCode, Messages: res.Messages}
-	}, fmt.Sprintf("stopped waiting for the answer of the session for %s: a reply already pasted stays delivered", termSafe(c.WorkItem)))
+	}, stopped)
 }
 
 // SessionsCloseCmd is `the-loop sessions close --work-item REF`.

@@ -107,11 +107,11 @@ func (c *StandingSayCmd) prepare(a *App) error { return c.read(a, "say") }
 // Run says.
 func (c *StandingSayCmd) Run(ctx context.Context, a *App, api services) error {
 	req := loop.StandingSayRequest{Name: c.Name, Text: c.text, Actor: c.Actor, Wait: c.Wait, TimeoutSeconds: c.seconds}
+	stopped := fmt.Sprintf("stopped waiting for the answer of standing session '%s': a message already pasted stays delivered; its answer will be in `the-loop standing transcript %[1]s`", termSafe(c.Name))
 	return talkVerb(ctx, a, &c.talkFlags, api.Standing.Say, req, func(res *loop.SayResult) loop.SayResult {
 		res.Messages = noneNil(res.Messages)
 		return *res
-	},
-		fmt.Sprintf("stopped waiting for the answer of standing session '%s': a message already pasted stays delivered; its answer will be in `the-loop standing transcript %[1]s`", termSafe(c.Name)))
+	}, stopped)
 }
 
 // talkVerb is a say's or a reply's one path in the CLI: req made (call), a
@@ -127,7 +127,7 @@ func talkVerb[Req, Res any](ctx context.Context, a *App, f *talkFlags, call func
 		}
 		return err
 	}
-	said := shown(&res)
+	said := shown(&res) // before res is written: shown fills its messages
 	return a.writeSayResult(f.Format, res, said)
 }
 
