@@ -66,16 +66,22 @@ func hangups() (<-chan os.Signal, func()) {
 // reloadOnHangup re-reads the config at every SIGHUP on hup until ctx ends
 // (service.reloaded, the holder's rules: a file that does not load keeps
 // the last good config); the service keeps running and sessions are left
-// alone.
+// alone. The event's changed says whether the config in use differs from
+// the one at the previous service.reloaded (at the first, the service's
+// start): a request that read the edited file before the signal came has
+// already put it in use, and the SIGHUP still reports it.
 func reloadOnHangup(ctx context.Context, hup <-chan os.Signal, holder *config.Holder, current func() *config.Config, svc *lifecycle.Service, log *slog.Logger) {
+	last := current()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-hup:
 		}
-		changed, problem := holder.Reload()
-		current() // the restart-only keys' note, when they changed
+		_, problem := holder.Reload()
+		now := current() // and the restart-only keys' note, when they changed
+		changed := now != last
+		last = now
 		ev := loop.Event{TS: time.Now().UTC(), Source: "service", Event: "service.reloaded", Level: loop.LevelInfo, PID: os.Getpid(),
 			Fields: []loop.Field{loop.F("path", holder.Path()), loop.F("changed", changed)}}
 		if problem != nil {
