@@ -251,6 +251,32 @@ func TestDeps_TheHookProgramIsLight(t *testing.T) {
 	}
 }
 
+// TestDeps_TheCLILinksNoneOfTheService: the-loop as installed (built with
+// -tags loop_omit_service) links none of the service's libraries — echo,
+// the MCP SDK, slack-go, Prometheus, kin-openapi — nor the rooms that hold
+// them; the service's program, the-loopd, the same package built without
+// the tag, links them all (decisions D37).
+func TestDeps_TheCLILinksNoneOfTheService(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go list")
+	}
+	service := []string{"github.com/labstack/echo/v4", "github.com/modelcontextprotocol/go-sdk/mcp", "github.com/slack-go/slack",
+		"github.com/prometheus/client_golang/prometheus", "github.com/getkin/kin-openapi/openapi3",
+		module + "/http", module + "/channels", module + "/metrics", module + "/supervision", module + "/web"}
+	cli := deps(t, "-tags", "loop_omit_service", "./cmd/the-loop")
+	daemon := deps(t, "./cmd/the-loop")
+	for _, p := range service {
+		if slices.Contains(cli, p) {
+			t.Errorf("the-loop (-tags loop_omit_service) links %s: the CLI hands the service's commands to the-loopd instead", p)
+		}
+	}
+	for _, p := range []string{"github.com/labstack/echo/v4", "github.com/slack-go/slack", module + "/http", module + "/supervision"} {
+		if !slices.Contains(daemon, p) {
+			t.Errorf("the-loopd (./cmd/the-loop without the tag) does not link %s: it is the service", p)
+		}
+	}
+}
+
 // stdPackages is the standard library's packages (go list std).
 func stdPackages(t *testing.T) map[string]bool {
 	t.Helper()

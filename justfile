@@ -13,9 +13,10 @@ goreleaser_version := "v2.15.1"
 default:
     @{{just_executable()}} --list
 
-# Build the binaries into bin/: the-loop and, beside it, the hook program the-loop-hook (static, cgo off: they start faster and smaller; stamped with the commit for --version when git is there, .ci/commit).
+# Build the binaries into bin/: the-loop (the CLI, without the service) and, beside it, the service's program the-loopd and the hook program the-loop-hook (static, cgo off: they start faster and smaller; stamped with the commit for --version when git is there, .ci/commit).
 build:
-    CGO_ENABLED=0 go build -ldflags "-X github.com/the-loop-dev/the-loop.buildCommit=$(.ci/commit)" -o bin/the-loop ./cmd/the-loop
+    CGO_ENABLED=0 go build -tags loop_omit_service -ldflags "-X github.com/the-loop-dev/the-loop.buildCommit=$(.ci/commit)" -o bin/the-loop ./cmd/the-loop
+    CGO_ENABLED=0 go build -ldflags "-X github.com/the-loop-dev/the-loop.buildCommit=$(.ci/commit)" -o bin/the-loopd ./cmd/the-loop
     CGO_ENABLED=0 go build -o bin/the-loop-hook ./cmd/the-loop-hook
 
 # Run every test: the unit and integration tests, then the end-to-end part against the real Claude Code, Codex and Gemini CLIs (installed into the cache when missing).
@@ -45,6 +46,7 @@ lint:
     GOBIN="$PWD/bin/tools" go install honnef.co/go/tools/cmd/staticcheck@{{staticcheck_version}}
     GOBIN="$PWD/bin/tools" go install golang.org/x/vuln/cmd/govulncheck@{{govulncheck_version}}
     bin/tools/staticcheck ./...
+    bin/tools/staticcheck -tags loop_omit_service -tests=false ./cmd/the-loop
     .ci/vulncheck bin/tools/govulncheck ./...
 
 # Cross-build and vet for macOS (amd64, arm64) and Linux arm64, cgo off.
@@ -55,6 +57,7 @@ cross:
         echo "cross: GOOS=${target%/*} GOARCH=${target#*/}"
         GOOS="${target%/*}" GOARCH="${target#*/}" CGO_ENABLED=0 go vet ./...
         GOOS="${target%/*}" GOARCH="${target#*/}" CGO_ENABLED=0 go build ./...
+        GOOS="${target%/*}" GOARCH="${target#*/}" CGO_ENABLED=0 go build -tags loop_omit_service -o /dev/null ./cmd/the-loop
     done
 
 # Go benchmarks: the speed and memory targets of the issues.

@@ -42,6 +42,7 @@ type PaneSnapshot struct {
 	Screen    string // capture-pane text
 	Canonical bool   // the pane's tty is in canonical (cooked) mode
 	Dead      bool
+	Tag       string // the tag SpawnIn set on the session (Runner.Tag), read in the same look
 }
 
 // Runner is the tmux seam: every tmux capability the service uses, so a

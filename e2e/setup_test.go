@@ -52,12 +52,19 @@ func binary(t testing.TB) string {
 		if raceEnabled {
 			args = append(args, "-race")
 		}
-		cmd := exec.Command("go", append(args, "github.com/the-loop-dev/the-loop/cmd/the-loop")...)
+		cmd := exec.Command("go", append(args, "-tags", "loop_omit_service", "github.com/the-loop-dev/the-loop/cmd/the-loop")...)
 		if msg, err := cmd.CombinedOutput(); err != nil {
 			theLoop.err = fmt.Errorf("go build the-loop: %w\n%s", err, msg)
 			return
 		}
-		// the hook program beside it, as installed (decisions D37)
+		// the service's program and the hook program beside it, as
+		// installed (decisions D37)
+		daemon := append([]string{"build", "-buildvcs=false", "-o", filepath.Join(dir, "the-loopd")}, args[4:]...)
+		cmd = exec.Command("go", append(daemon, "github.com/the-loop-dev/the-loop/cmd/the-loop")...)
+		if msg, err := cmd.CombinedOutput(); err != nil {
+			theLoop.err = fmt.Errorf("go build the-loopd: %w\n%s", err, msg)
+			return
+		}
 		cmd = exec.Command("go", "build", "-buildvcs=false", "-o", filepath.Join(dir, "the-loop-hook"), "github.com/the-loop-dev/the-loop/cmd/the-loop-hook")
 		if msg, err := cmd.CombinedOutput(); err != nil {
 			theLoop.err = fmt.Errorf("go build the-loop-hook: %w\n%s", err, msg)

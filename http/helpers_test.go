@@ -20,6 +20,7 @@ import (
 	"github.com/the-loop-dev/the-loop/config"
 	"github.com/the-loop-dev/the-loop/harness"
 	"github.com/the-loop-dev/the-loop/hearing"
+	"github.com/the-loop-dev/the-loop/internal/optoken"
 	"github.com/the-loop-dev/the-loop/internal/testkit"
 	"github.com/the-loop-dev/the-loop/lifecycle"
 	"github.com/the-loop-dev/the-loop/metrics"
@@ -160,12 +161,12 @@ func newFixture(t testing.TB, o fixtureOptions) *fixture {
 	f.hear = &hearing.Hearer{DB: db, Events: f.svc, Harness: f.svc.Harness, Runner: f.svc.Runner, Ended: f.svc.SessionEnded}
 	f.svc.Hearing = f.hear
 	if o.token == "" {
-		o.token = NewSecret()
+		o.token = optoken.NewSecret()
 	}
 	f.token = o.token
 	opt := Options{Standing: f.svc.Standing(holder.Current), WorkItems: f.svc.WorkItems(holder.Current),
 		Events: f.svc, Recorder: f.svc, Config: holder.Current, Version: "test-version", Token: o.token, Logger: o.logger,
-		TokenSource: TokenSource(cfg), Agents: f.hear, Hooks: f.hear, Panes: f.hear, Environment: o.environment}
+		TokenSource: optoken.TokenSource(cfg), Agents: f.hear, Hooks: f.hear, Panes: f.hear, Environment: o.environment}
 	if o.meter != nil {
 		o.meter.CountSessions(metrics.Rows{Standing: opt.Standing, WorkItems: opt.WorkItems})
 		opt.Standing, opt.Metrics = o.meter.Standing(opt.Standing), o.meter

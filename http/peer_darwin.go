@@ -1,7 +1,6 @@
 package http
 
 import (
-	"bytes"
 	"net"
 
 	"golang.org/x/sys/unix"
@@ -33,17 +32,4 @@ func peerOf(c *net.UnixConn) (Peer, error) {
 		return Peer{}, err
 	}
 	return p, credErr
-}
-
-// processOf reads pid's command name and parent (sysctl kern.proc.pid).
-func processOf(pid int) (proc, int, bool) {
-	kp, err := unix.SysctlKinfoProc("kern.proc.pid", pid)
-	if err != nil || kp.Proc.P_pid != int32(pid) {
-		return proc{}, 0, false
-	}
-	comm := kp.Proc.P_comm[:]
-	if i := bytes.IndexByte(comm, 0); i >= 0 {
-		comm = comm[:i]
-	}
-	return proc{pid: pid, comm: string(comm)}, int(kp.Eproc.Ppid), true
 }

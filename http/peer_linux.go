@@ -1,11 +1,7 @@
 package http
 
 import (
-	"bytes"
 	"net"
-	"os"
-	"strconv"
-	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -27,25 +23,4 @@ func peerOf(c *net.UnixConn) (Peer, error) {
 		return Peer{}, credErr
 	}
 	return Peer{UID: int(cred.Uid), PID: int(cred.Pid)}, nil
-}
-
-// processOf reads pid's command name and parent from /proc/<pid>/stat.
-func processOf(pid int) (proc, int, bool) {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return proc{}, 0, false
-	}
-	open, end := bytes.IndexByte(data, '('), bytes.LastIndexByte(data, ')')
-	if open < 0 || end < open {
-		return proc{}, 0, false
-	}
-	f := strings.Fields(string(data[end+1:]))
-	if len(f) < 2 {
-		return proc{}, 0, false
-	}
-	parent, err := strconv.Atoi(f[1])
-	if err != nil {
-		return proc{}, 0, false
-	}
-	return proc{pid: pid, comm: string(data[open+1 : end])}, parent, true
 }

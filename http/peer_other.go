@@ -12,6 +12,3 @@ import (
 func peerOf(*net.UnixConn) (Peer, error) {
 	return Peer{}, errors.New("reading a socket peer's credentials is supported on Linux and macOS only")
 }
-
-// processOf knows no process on this system.
-func processOf(int) (proc, int, bool) { return proc{}, 0, false }

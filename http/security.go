@@ -14,6 +14,7 @@ import (
 
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/config"
+	"github.com/the-loop-dev/the-loop/internal/proctree"
 	"github.com/the-loop-dev/the-loop/sdk"
 )
 
@@ -94,8 +95,8 @@ func (s *Server) socketCaller(r *http.Request, pc peerConn) (Caller, error) {
 	if isPublic(r.Method, r.URL.Path) {
 		return Caller{Kind: CallerPublic, Socket: true, Peer: pc.peer}, nil
 	}
-	caller := Caller{Kind: CallerOperator, Socket: true, Peer: pc.peer, chain: pids(pc.procs)}
-	if s.opt.Panes == nil || !underTmux(pc.procs) {
+	caller := Caller{Kind: CallerOperator, Socket: true, Peer: pc.peer, chain: proctree.PIDs(pc.procs)}
+	if s.opt.Panes == nil || !proctree.UnderTmux(pc.procs) {
 		return caller, nil
 	}
 	id, ok := s.opt.Panes.AgentOfProcess(r.Context(), caller.chain)
@@ -330,39 +331,4 @@ func contentTypeRefusal(r *http.Request) string {
 		ct = "none"
 	}
 	return describe(r) + " refused: the body must be sent as Content-Type: application/json (got " + ct + ")"
-}
-
-// CheckServe is what the process that binds service.host:service.port
-// (`the-loop serve`, and `the-loop start` before it spawns one) refuses
-// (decisions D24; exit 2): a host beyond loopback without service.exposed,
-// service.auth: none with service.exposed, and a service.tokenEnv whose
-// variable getenv finds empty. It returns the bearer token service.tokenEnv
-// names ("" when it is not set: the token file is then the token, see
-// OperatorToken).
-func CheckServe(svc config.Service, getenv func(string) string) (string, error) {
-	if !isLoopback(svc.Host) && !svc.Exposed {
-		return "", loop.Invalid("refusing to bind service.host %s beyond loopback without service.exposed: true; "+
-			"set service.host to 127.0.0.1, or set service.exposed: true and protect the API (service.tokenEnv, or an auth-terminating gateway): it can spawn agent sessions", svc.Host)
-	}
-	if svc.AuthOff() && svc.Exposed {
-		return "", loop.Invalid("refusing service.auth: none together with service.exposed: true: a service reachable from other hosts must ask for a credential; set service.auth: token, or service.exposed: false")
-	}
-	if svc.TokenEnv == "" {
-		return "", nil
-	}
-	token := getenv(svc.TokenEnv)
-	if token == "" {
-		return "", loop.Invalid("service.tokenEnv names %s, but that variable is empty or unset; export the token or remove service.tokenEnv", svc.TokenEnv)
-	}
-	return token, nil
-}
-
-// isLoopback reports whether host names this machine only.
-func isLoopback(host string) bool {
-	host = strings.Trim(host, "[]")
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }

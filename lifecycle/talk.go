@@ -48,7 +48,7 @@ func (s *Service) Say(ctx context.Context, cfg *config.Config, req loop.Standing
 	if err != nil {
 		return loop.SayResult{}, err
 	}
-	rec, runner, err := s.sayable(ctx, cfg, name)
+	rec, runner, seen, err := s.sayable(ctx, cfg, name)
 	if err != nil {
 		return loop.SayResult{}, err
 	}
@@ -66,7 +66,7 @@ func (s *Service) Say(ctx context.Context, cfg *config.Config, req loop.Standing
 		defer leave()
 	}
 	sess := s.talkSession(ctx, cfg, rec.Harness, name, hooks, wait)
-	sess.Runner, sess.Target, sess.Framed, sess.Activity = runner, loop.TmuxTargetFor(name), s.frameFrom(req), rec.Activity
+	sess.Runner, sess.Target, sess.Seen, sess.Framed, sess.Activity = runner, loop.TmuxTargetFor(name), seen, s.frameFrom(req), rec.Activity
 	// A stop that claims the session meanwhile ends the wait, and one that
 	// claimed it before the paste refuses it: the agent is flushing to
 	// exit and would never read it.
@@ -129,34 +129,40 @@ func sayWords(name string) talk.Words {
 }
 
 // sayable is standing session name's record and runner when a message may
-// go into it: it runs, no stop claimed it, and its live pane is the agent
-// the-loop started for it.
-func (s *Service) sayable(ctx context.Context, cfg *config.Config, name string) (*loop.StandingRecord, loop.Runner, error) {
+// go into it — it runs, no stop claimed it, and its live pane is the agent
+// the-loop started for it — with the one look at the pane that told
+// (engine.LookAt).
+func (s *Service) sayable(ctx context.Context, cfg *config.Config, name string) (*loop.StandingRecord, loop.Runner, *loop.PaneSnapshot, error) {
 	rec, err := s.read(name)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if rec == nil || rec.Status == loop.StatusAbsent {
 		if _, declared := tolerantBlock(cfg).Get(name); !declared {
-			return nil, nil, unknownStanding(name)
+			return nil, nil, nil, unknownStanding(name)
 		}
-		return nil, nil, neverStarted(name, "there is no agent to say it to (a message never spawns one)")
+		return nil, nil, nil, neverStarted(name, "there is no agent to say it to (a message never spawns one)")
 	}
 	target := loop.TmuxTargetFor(name)
 	runner := s.Runner(rec.TmuxSocket)
 	if err := stopClaimed(name, rec); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	if rec.Status != loop.StatusRunning || runner.State(ctx, target) != loop.PaneLive {
-		return nil, nil, loop.NotFound("standing session '%[1]s' has no live tmux pane to paste into — a message never respawns one; run `the-loop standing start %[1]s` first", name)
+	absent := loop.NotFound("standing session '%[1]s' has no live tmux pane to paste into — a message never respawns one; run `the-loop standing start %[1]s` first", name)
+	if rec.Status != loop.StatusRunning {
+		return nil, nil, nil, absent
 	}
-	if mine, err := engine.Ours(ctx, runner, target, rec.TagFor(rec.HarnessSessionID)); err != nil {
-		return nil, nil, err
-	} else if !mine {
-		return nil, nil, loop.NotFound("standing session '%[1]s' has no live agent of the-loop's to paste into — %[2]s; run `the-loop standing start %[1]s` first", name,
+	seen, err := engine.LookAt(ctx, runner, target, rec.TagFor(rec.HarnessSessionID))
+	switch {
+	case err != nil:
+		return nil, nil, nil, err
+	case !seen.Live:
+		return nil, nil, nil, absent
+	case !seen.Ours:
+		return nil, nil, nil, loop.NotFound("standing session '%[1]s' has no live agent of the-loop's to paste into — %[2]s; run `the-loop standing start %[1]s` first", name,
 			engine.NotOurs(target, rec.TmuxSocket, "it is not the agent the-loop started for this record"))
 	}
-	return rec, runner, nil
+	return rec, runner, &seen.Snap, nil
 }
 
 // talkSession is what a say and a reply share of a talk.Session: the
@@ -251,7 +257,7 @@ func (s *Service) Reply(ctx context.Context, cfg *config.Config, req loop.WorkIt
 		return loop.ReplyResult{}, err
 	}
 	name := item.String()
-	rec, runner, err := s.repliable(ctx, item)
+	rec, runner, seen, err := s.repliable(ctx, item)
 	if err != nil {
 		return loop.ReplyResult{}, err
 	}
@@ -262,8 +268,7 @@ func (s *Service) Reply(ctx context.Context, cfg *config.Config, req loop.WorkIt
 		return loop.ReplyResult{}, loop.Invalid("the session for %s was spawned without hooks, so its answer cannot be heard; reply without --wait (wait)", name)
 	}
 	sess := s.talkSession(ctx, cfg, rec.Harness, name, hooks, wait)
-	sess.Runner, sess.Target, sess.Framed, sess.Activity = runner, rec.TmuxTarget, talk.FrameReply(name, actor, text), rec.Activity
-	sess.Item = &loop.WorkItemTarget{Ref: name, TmuxTarget: rec.TmuxTarget}
+	sess.Runner, sess.Target, sess.Seen, sess.Framed, sess.Activity = runner, rec.TmuxTarget, seen, talk.FrameReply(name, actor, text), rec.Activity
 	sess.Look = func() (talk.Heard, error) {
 		r, err := s.readWorkItem(item)
 		if err != nil || r == nil {
@@ -307,27 +312,31 @@ func noPane(name string) error {
 }
 
 // repliable is the work item's record and runner when a reply may go into
-// its session: it is active, and its live pane is the agent the-loop
-// started for it.
-func (s *Service) repliable(ctx context.Context, item loop.WorkItemRef) (*loop.WorkItemRecord, loop.Runner, error) {
+// its session — it is active, and its live pane is the agent the-loop
+// started for it — with the one look at the pane that told.
+func (s *Service) repliable(ctx context.Context, item loop.WorkItemRef) (*loop.WorkItemRecord, loop.Runner, *loop.PaneSnapshot, error) {
 	name := item.String()
 	rec, err := s.readWorkItem(item)
 	if err != nil && loop.ErrorCode(err) != loop.EINVALID {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if rec == nil || rec.Status != loop.SessionActive {
-		return nil, nil, loop.NotFound("no session registered for %[1]s — a reply never spawns one; answer on the ticket, "+
+		return nil, nil, nil, loop.NotFound("no session registered for %[1]s — a reply never spawns one; answer on the ticket, "+
 			"or start its session first with `the-loop sessions start --work-item %[1]s`", name)
 	}
 	runner := s.Runner(rec.TmuxSocket)
-	if rec.TmuxTarget == "" || runner.State(ctx, rec.TmuxTarget) != loop.PaneLive {
-		return nil, nil, noPane(name)
+	if rec.TmuxTarget == "" {
+		return nil, nil, nil, noPane(name)
 	}
-	if mine, err := engine.Ours(ctx, runner, rec.TmuxTarget, rec.TagFor(rec.HarnessSessionID)); err != nil {
-		return nil, nil, err
-	} else if !mine {
-		return nil, nil, loop.NotFound("the session for %s has no live agent of the-loop's to paste into — %s", name,
+	seen, err := engine.LookAt(ctx, runner, rec.TmuxTarget, rec.TagFor(rec.HarnessSessionID))
+	switch {
+	case err != nil:
+		return nil, nil, nil, err
+	case !seen.Live:
+		return nil, nil, nil, noPane(name)
+	case !seen.Ours:
+		return nil, nil, nil, loop.NotFound("the session for %s has no live agent of the-loop's to paste into — %s", name,
 			engine.NotOurs(rec.TmuxTarget, rec.TmuxSocket, "it is not the agent the-loop started for this work item"))
 	}
-	return rec, runner, nil
+	return rec, runner, &seen.Snap, nil
 }

@@ -514,19 +514,19 @@ func TestState_ArgvAndAnswers(t *testing.T) {
 }
 
 func TestSnapshot_ArgvTranscript(t *testing.T) {
-	rec := newRecorder().on("display-message -p -t =loop-a:^.{top-left} #{session_name}\t#{pane_tty}\t#{pane_dead}", reply{out: "loop-a\t/dev/pts/9\t1\n"}).
-		on("capture-pane -p -t =loop-a:^.{top-left}", reply{out: "❯ \n"})
+	look := "display-message -p -t =loop-a:^.{top-left} #{session_name}\t#{pane_tty}\t#{pane_dead}\t#{@the-loop-tag} ; capture-pane -p -t =loop-a:^.{top-left}"
+	rec := newRecorder().on(look, reply{out: "loop-a\t/dev/pts/9\t1\tconv-1\n❯ \n"})
 	r, _ := newTestRunner(t, rec, nil)
 	snap, err := r.Snapshot(context.Background(), "loop-a")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !snap.Dead || snap.Screen != "❯ \n" {
+	if !snap.Dead || snap.Screen != "❯ \n" || snap.Tag != "conv-1" {
 		t.Fatalf("snapshot = %+v", snap)
 	}
 	assertArgv(t, rec, [][]string{
-		{"-L", "sock", "display-message", "-p", "-t", "=loop-a:^.{top-left}", "#{session_name}\t#{pane_tty}\t#{pane_dead}"},
-		{"-L", "sock", "capture-pane", "-p", "-t", "=loop-a:^.{top-left}"},
+		{"-L", "sock", "display-message", "-p", "-t", "=loop-a:^.{top-left}", "#{session_name}\t#{pane_tty}\t#{pane_dead}\t#{@the-loop-tag}",
+			";", "capture-pane", "-p", "-t", "=loop-a:^.{top-left}"},
 	})
 }
 

@@ -13,25 +13,31 @@ import (
 // readyPoll is how often WaitReady looks at the pane.
 const readyPoll = 50 * time.Millisecond
 
-// Snapshot reads what a readiness check looks at (decisions D14), in the agent's
-// pane (agentPane): the pane's screen
-// (capture-pane), whether its process has exited, and whether its tty is in
-// canonical mode (termios ICANON, read from the pane's tty device).
+// Snapshot reads what a readiness check looks at (decisions D14), in the
+// agent's pane (agentPane), with one tmux call — a command list of
+// display-message and capture-pane, so a say pays one round trip for its
+// look at the pane: the pane's screen, whether its process has exited,
+// the session's tag (TagOption), and whether its tty is in canonical mode
+// (termios ICANON, read from the pane's tty device). display-message names
+// the session first: it answers an unknown target with empty fields
+// (tmux 3.3a), capture-pane then with "can't find session".
 func (t *Tmux) Snapshot(ctx context.Context, target string) (loop.PaneSnapshot, error) {
 	if err := guard(target); err != nil {
 		return loop.PaneSnapshot{}, err
 	}
-	f, err := t.display(ctx, target, "#{pane_tty}", "#{pane_dead}")
-	if err != nil {
-		return loop.PaneSnapshot{}, err
-	}
-	tty := f[0]
-	snap := loop.PaneSnapshot{Dead: f[1] == "1", Canonical: true}
-	screen, err := t.probe(ctx, "capture-pane", "-p", "-t", agentPane(target))
+	pane := agentPane(target)
+	out, err := t.probe(ctx, "display-message", "-p", "-t", pane, "#{session_name}\t#{pane_tty}\t#{pane_dead}\t#{"+TagOption+"}",
+		";", "capture-pane", "-p", "-t", pane)
 	if err != nil {
 		return loop.PaneSnapshot{}, tmuxFailed(target, "capture", err)
 	}
-	snap.Screen = screen
+	head, screen, _ := strings.Cut(out, "\n")
+	f := strings.Split(head, "\t")
+	if f[0] != target || len(f) != 4 {
+		return loop.PaneSnapshot{}, fail(loop.ENOTFOUND, ErrNoSession, "tmux session %s not found", target)
+	}
+	tty := f[1]
+	snap := loop.PaneSnapshot{Screen: screen, Dead: f[2] == "1", Canonical: true, Tag: f[3]}
 	if snap.Dead {
 		return snap, nil
 	}

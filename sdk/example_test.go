@@ -15,6 +15,7 @@ import (
 	"github.com/the-loop-dev/the-loop/config"
 	"github.com/the-loop-dev/the-loop/harness"
 	loophttp "github.com/the-loop-dev/the-loop/http"
+	"github.com/the-loop-dev/the-loop/internal/optoken"
 	"github.com/the-loop-dev/the-loop/lifecycle"
 	"github.com/the-loop-dev/the-loop/runner"
 	"github.com/the-loop-dev/the-loop/sdk"
@@ -54,7 +55,7 @@ func serveForExample() (url, stateRoot string, stop func()) {
 		Source:   "service",
 	}
 	// The operator's token, as `the-loop serve` makes it at its first start.
-	token, err := loophttp.EnsureTokenFile(cfg.StateDir())
+	token, err := optoken.EnsureTokenFile(cfg.StateDir())
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/the-loop-dev/the-loop/harness"
 	"github.com/the-loop-dev/the-loop/hearing"
 	loophttp "github.com/the-loop-dev/the-loop/http"
+	"github.com/the-loop-dev/the-loop/internal/optoken"
 	"github.com/the-loop-dev/the-loop/internal/testkit"
 	"github.com/the-loop-dev/the-loop/lifecycle"
 	"github.com/the-loop-dev/the-loop/runner"
@@ -74,13 +75,13 @@ func serve(t *testing.T, declared ...string) *service {
 		Source:   "service",
 	}
 	svc.Hearing = &hearing.Hearer{DB: db, Events: svc, Harness: svc.Harness, Runner: svc.Runner}
-	token, err := loophttp.EnsureTokenFile(cfg.StateDir())
+	token, err := optoken.EnsureTokenFile(cfg.StateDir())
 	if err != nil {
 		t.Fatal(err)
 	}
 	s.root = cfg.StateDir()
 	server := loophttp.NewServer(loophttp.Options{Standing: svc.Standing(func() *config.Config { return cfg }), WorkItems: svc.WorkItems(func() *config.Config { return cfg }), Events: svc, Recorder: svc, Config: func() *config.Config { return cfg },
-		Version: "test", Logger: slog.New(slog.DiscardHandler), Token: token, TokenSource: loophttp.TokenSource(cfg), Agents: svc.Hearing.(*hearing.Hearer)})
+		Version: "test", Logger: slog.New(slog.DiscardHandler), Token: token, TokenSource: optoken.TokenSource(cfg), Agents: svc.Hearing.(*hearing.Hearer)})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -16,11 +16,13 @@ import (
 // reply fill it from their records.
 type Session struct {
 	// Runner is the tmux runner of the session's socket; Target its agent's
-	// tmux target. Item, for a work item's session, is delivered through
-	// Runner.Deliver, whose refusals it keeps.
+	// tmux target.
 	Runner loop.Runner
 	Target string
-	Item   *loop.WorkItemTarget
+	// Seen is the look at the pane the verb took when it checked that the
+	// agent is its own (Runner.Snapshot): the wait for the prompt's first
+	// poll, so a say whose agent is ready pays no second look (nil: none).
+	Seen *loop.PaneSnapshot
 	// Adapter is the session's harness adapter (its error fails the
 	// delivery, nothing pasted).
 	Adapter func() (loop.Harness, error)
@@ -128,7 +130,7 @@ func Deliver(ctx context.Context, s Session) (Result, error) {
 	if err != nil {
 		return fail("", "error: could not deliver the "+s.Words.Noun+": "+loop.ErrorMessage(err)), nil
 	}
-	if err := waitReady(ctx, s.Runner, adapter, s.Target, s.Ready, s.Still); err != nil {
+	if err := waitReady(ctx, s.Runner, adapter, s.Target, s.Ready, s.Seen, s.Still); err != nil {
 		if ctx.Err() != nil || loop.ErrorCode(err) == loop.ENOTFOUND {
 			return Result{}, err
 		}
@@ -194,9 +196,6 @@ func Deliver(ctx context.Context, s Session) (Result, error) {
 // paste delivers the framed text, with the pause the adapter's agent
 // needs between the paste and its submit key (0: the runner's own).
 func (s *Session) paste(ctx context.Context, adapter loop.Harness) error {
-	if s.Item != nil {
-		return s.Runner.Deliver(ctx, *s.Item, s.Framed, adapter.SubmitDelay())
-	}
 	return s.Runner.DeliverTo(ctx, s.Target, s.Framed, adapter.SubmitDelay())
 }
 
@@ -376,9 +375,10 @@ func (s *Session) await(ctx context.Context, adapter loop.Harness, promptID stri
 }
 
 // waitReady polls the pane until the adapter says typed input would reach
-// the agent, or fails saying it is not ready. still, when not nil, is asked
-// at every poll whether the wait should go on; its error ends the wait.
-func waitReady(ctx context.Context, runner loop.Runner, adapter loop.Harness, target string, timeout time.Duration, still func() error) error {
+// the agent, or fails saying it is not ready; seen, when not nil, is the
+// first poll's look. still, when not nil, is asked at every poll whether
+// the wait should go on; its error ends the wait.
+func waitReady(ctx context.Context, runner loop.Runner, adapter loop.Harness, target string, timeout time.Duration, seen *loop.PaneSnapshot, still func() error) error {
 	deadline := time.Now().Add(timeout)
 	for {
 		if still != nil {
@@ -386,7 +386,7 @@ func waitReady(ctx context.Context, runner loop.Runner, adapter loop.Harness, ta
 				return err
 			}
 		}
-		snap, err := runner.Snapshot(ctx, target)
+		snap, err := look(ctx, runner, target, &seen)
 		if err == nil && adapter.Ready(snap) {
 			return nil
 		}
@@ -402,4 +402,14 @@ func waitReady(ctx context.Context, runner loop.Runner, adapter loop.Harness, ta
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
+}
+
+// look is the pane's snapshot: *seen the first time when there is one (it
+// is then used up), else a new one.
+func look(ctx context.Context, runner loop.Runner, target string, seen **loop.PaneSnapshot) (loop.PaneSnapshot, error) {
+	if snap := *seen; snap != nil {
+		*seen = nil
+		return *snap, nil
+	}
+	return runner.Snapshot(ctx, target)
 }

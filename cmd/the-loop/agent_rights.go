@@ -6,8 +6,8 @@ import (
 	"strings"
 
 	loop "github.com/the-loop-dev/the-loop"
-	loophttp "github.com/the-loop-dev/the-loop/http"
 	"github.com/the-loop-dev/the-loop/internal/credential"
+	"github.com/the-loop-dev/the-loop/internal/proctree"
 )
 
 // agentVerbs are the commands an agent may run (what its
@@ -53,7 +53,7 @@ func inProcessAgent(ctx context.Context, cmd string, svc loop.PaneAgents) error 
 	if cmd == "" || agentVerb(cmd) {
 		return nil
 	}
-	chain, underTmux := loophttp.ProcessChain(os.Getpid())
+	chain, underTmux := proctree.Chain(os.Getpid())
 	if !underTmux {
 		return nil
 	}

@@ -16,7 +16,6 @@ import (
 	"github.com/alecthomas/kong"
 
 	loop "github.com/the-loop-dev/the-loop"
-	"github.com/the-loop-dev/the-loop/channels"
 	"github.com/the-loop-dev/the-loop/config"
 	"github.com/the-loop-dev/the-loop/harness"
 	"github.com/the-loop-dev/the-loop/hearing"
@@ -31,27 +30,28 @@ import (
 type CLI struct {
 	Version kong.VersionFlag `help:"Print the-loop's version and commit, and exit."`
 
-	Config   string          `short:"c" help:"Path of the CLI config (else THE_LOOP_CLI_CONFIG, the first .the-loop/cli-config.yaml in this directory or one above it, ~/.the-loop/cli-config.yaml, $XDG_CONFIG_HOME/the-loop/cli-config.yaml)." placeholder:"PATH"`
-	Verbose  bool            `short:"v" help:"Say on stderr which CLI config this command uses."`
-	Init     InitCmd         `cmd:"" help:"Write a commented starter config, .the-loop/cli-config.yaml, and a .gitignore for the state beside it."`
-	Start    StartCmd        `cmd:"" help:"Start the service (when enabled) and the standing sessions that auto-start."`
-	Stop     StopCmd         `cmd:"" help:"Stop every recorded standing session, then the service."`
-	Status   StatusCmd       `cmd:"" help:"Report the service and the standing sessions; exit 1 when something that should be up is not."`
-	Restart  RestartCmd      `cmd:"" help:"Stop, then start (conversations resume)."`
-	Serve    ServeCmd        `cmd:"" help:"Run the service in the foreground."`
-	Service  ServiceCmd      `cmd:"" help:"Start the service at login and boot: install or remove its systemd user unit or launchd agent."`
-	Standing StandingCmd     `cmd:"" help:"Standing sessions: named, long-lived agent sessions that belong to no work item."`
-	Sessions SessionsCmd     `cmd:"" help:"Work-item sessions: a work item's agent session, started, replied to and closed by hand."`
-	Events   EventsCmd       `cmd:"" help:"Read the event log."`
-	Logs     LogsCmd         `cmd:"" help:"The service log and the sessions' lifecycle events, interleaved by time (NAME: one session's; -f: follow)."`
-	Channels ChannelsCmd     `cmd:"" help:"The Slack channel: poll its bound threads once, or show its settings."`
-	Cfg      ConfigCmd       `cmd:"" name:"config" help:"Check or print the CLI config's schema."`
-	Token    TokenCmd        `cmd:"" help:"Print the operator's token (or replace it with --rotate)."`
-	Doctor   DoctorCmd       `cmd:"" help:"Check tmux, the harness CLIs, the state root, the token, the port, the service, the config and the login; exit 1 on a problem, each with its remedy."`
-	Dash     DashboardCmd    `cmd:"" name:"dashboard" help:"Print a one-time login link for the web dashboard (or end every dashboard session with --logout-all)."`
-	Exec     InternalExecCmd `cmd:"" name:"internal-exec" hidden:"" help:"Exec a harness argv from a file (used inside tmux panes)."`
-	Hook     HookCmd         `cmd:"" hidden:"" help:"Hand one Claude Code hook payload (stdin) to the-loop; always exits 0."`
-	MCP      MCPCmd          `cmd:"" name:"mcp" help:"Serve the-loop's MCP tools on stdin and stdout, bridged to the service over its socket (what an agent's --mcp-config runs)."`
+	Config   string              `short:"c" help:"Path of the CLI config (else THE_LOOP_CLI_CONFIG, the first .the-loop/cli-config.yaml in this directory or one above it, ~/.the-loop/cli-config.yaml, $XDG_CONFIG_HOME/the-loop/cli-config.yaml)." placeholder:"PATH"`
+	Verbose  bool                `short:"v" help:"Say on stderr which CLI config this command uses."`
+	Init     InitCmd             `cmd:"" help:"Write a commented starter config, .the-loop/cli-config.yaml, and a .gitignore for the state beside it."`
+	Start    StartCmd            `cmd:"" help:"Start the service (when enabled) and the standing sessions that auto-start."`
+	Stop     StopCmd             `cmd:"" help:"Stop every recorded standing session, then the service."`
+	Status   StatusCmd           `cmd:"" help:"Report the service and the standing sessions; exit 1 when something that should be up is not."`
+	Restart  RestartCmd          `cmd:"" help:"Stop, then start (conversations resume)."`
+	Serve    ServeCmd            `cmd:"" help:"Run the service in the foreground."`
+	Service  ServiceCmd          `cmd:"" help:"Start the service at login and boot: install or remove its systemd user unit or launchd agent."`
+	Standing StandingCmd         `cmd:"" help:"Standing sessions: named, long-lived agent sessions that belong to no work item."`
+	Sessions SessionsCmd         `cmd:"" help:"Work-item sessions: a work item's agent session, started, replied to and closed by hand."`
+	Events   EventsCmd           `cmd:"" help:"Read the event log."`
+	Logs     LogsCmd             `cmd:"" help:"The service log and the sessions' lifecycle events, interleaved by time (NAME: one session's; -f: follow)."`
+	Channels ChannelsCmd         `cmd:"" help:"The Slack channel: poll its bound threads once, or show its settings."`
+	Cfg      ConfigCmd           `cmd:"" name:"config" help:"Check or print the CLI config's schema."`
+	Token    TokenCmd            `cmd:"" help:"Print the operator's token (or replace it with --rotate)."`
+	Doctor   DoctorCmd           `cmd:"" help:"Check tmux, the harness CLIs, the state root, the token, the port, the service, the config and the login; exit 1 on a problem, each with its remedy."`
+	Dash     DashboardCmd        `cmd:"" name:"dashboard" help:"Print a one-time login link for the web dashboard (or end every dashboard session with --logout-all)."`
+	Exec     InternalExecCmd     `cmd:"" name:"internal-exec" hidden:"" help:"Exec a harness argv from a file (used inside tmux panes)."`
+	Hook     HookCmd             `cmd:"" hidden:"" help:"Hand one Claude Code hook payload (stdin) to the-loop; always exits 0."`
+	MCP      MCPCmd              `cmd:"" name:"mcp" help:"Serve the-loop's MCP tools on stdin and stdout, bridged to the service over its socket (what an agent's --mcp-config runs)."`
+	Announce InternalAnnounceCmd `cmd:"" name:"internal-announce" hidden:"" help:"Post one Slack announcement read from stdin and print its thread (what the CLI posts through)."`
 
 	Completion CompletionCmd `cmd:"" help:"Print the shell completion script for bash, zsh or fish (verbs, flags, session names)."`
 	Complete   CompleteCmd   `cmd:"" name:"__complete" hidden:"" help:"Print the completion candidates for the words given (used by the completion scripts)."`
@@ -107,6 +107,9 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	kctx, exit := parse(&cli, rest, stdout, stderr)
 	if kctx == nil {
 		return exit
+	}
+	if !serviceBuiltIn && serviceVerb(kctx.Command()) {
+		return exitCode(handOver(args), stderr) // the-loopd parses args again, as typed
 	}
 	resolved, err := locateConfig(kctx, &cli, path, stderr)
 	if err != nil {
@@ -445,7 +448,7 @@ func fixed(cfg *config.Config) func() *config.Config { return func() *config.Con
 // current at every use, so a service whose config changes uses the new
 // values at once (decisions D3); a runner is kept per socket and options.
 func (a *App) Lifecycle(current func() *config.Config, db *store.DB, source string, cached bool) *lifecycle.Service {
-	self, _ := os.Executable()
+	self := cliProgram()
 	var mu sync.Mutex
 	runners := map[string]loop.Runner{}
 	svc := &lifecycle.Service{
@@ -493,7 +496,7 @@ func (a *App) Lifecycle(current func() *config.Config, db *store.DB, source stri
 		// its pid and that pid's start time.
 		ProcStart: runner.ProcessStart,
 
-		Announcer: channels.Announcer{}, // Slack: a started session's announcement
+		Announcer: announcer(), // Slack: a started session's announcement
 		// tmux missing from PATH is named before a start tries anything.
 		TmuxAvailable: func() error { return runner.New(runner.Options{}).Available() },
 	}

@@ -1,3 +1,5 @@
+//go:build !loop_omit_service
+
 package main
 
 import (
@@ -16,18 +18,6 @@ import (
 	"github.com/the-loop-dev/the-loop/internal/credential"
 	"github.com/the-loop-dev/the-loop/threadlog"
 )
-
-// ChannelsCmd groups the channel verbs (Slack).
-type ChannelsCmd struct {
-	Poll   ChannelsPollCmd   `cmd:"" help:"Read the bound Slack threads once now and deliver authorized replies (through the service when it answers)."`
-	Status ChannelsStatusCmd `cmd:"" help:"Show the resolved Slack settings as this CLI sees them (whether the bot token is present in its environment, never its value), and whether the service sees the token."`
-}
-
-// ChannelsPollCmd is `the-loop channels poll`: one inbound cycle, for cron
-// or daemon-less setups (decisions D22).
-type ChannelsPollCmd struct {
-	Format string `enum:"text,json" default:"text" help:"Output format (text or json: the cycle's summary)."`
-}
 
 // Run polls once and prints the summary; a skipped cycle exits 1.
 func (c *ChannelsPollCmd) Run(a *App, cfg *config.Config) error {
@@ -69,11 +59,6 @@ func (c *ChannelsPollCmd) Run(a *App, cfg *config.Config) error {
 	}
 	fmt.Fprintf(a.Stdout, "%d repl(ies): %d processed (%d delivered), %d dropped\n", sum.Replies, sum.Processed, sum.Delivered, sum.Dropped)
 	return nil
-}
-
-// ChannelsStatusCmd is `the-loop channels status`.
-type ChannelsStatusCmd struct {
-	Format string `enum:"text,json" default:"text" help:"Output format (text or json)."`
 }
 
 // slackStatus is the resolved channels.slack, as `channels status` shows it.

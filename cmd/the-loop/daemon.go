@@ -47,57 +47,12 @@ func requestTimeout(cfg *config.Config, bound time.Duration) time.Duration {
 	return max(verbBound(cfg, false), bound)
 }
 
-// pidLock is the service's single-instance lock: an exclusive flock on the
-// pid file, held for the service's life. A probe (servicePID) tests it with
-// a shared flock held for an instant; a service that finds the lock taken
-// tells the two apart — a shared lock it can take too means only probes
-// hold it, and it tries again — so a probe never makes the service refuse
-// to start.
-type pidLock struct{ f *os.File }
-
 // pidLockWait bounds how long lockPID keeps trying while only probes hold
 // the lock (each holds it for microseconds); pidLockPoll is its retry.
 const (
 	pidLockWait = 10 * time.Second
 	pidLockPoll = time.Millisecond
 )
-
-// lockPID takes the lock or names the process that holds it.
-func lockPID(path string) (*pidLock, error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return nil, err
-	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
-	if err != nil {
-		return nil, err
-	}
-	deadline := time.Now().Add(pidLockWait)
-	for {
-		err := flock(f, syscall.LOCK_EX|syscall.LOCK_NB)
-		if err == nil {
-			break
-		}
-		if !errors.Is(err, syscall.EWOULDBLOCK) {
-			f.Close()
-			return nil, loop.Errorf(loop.EINTERNAL, "could not lock %s: %v", path, err)
-		}
-		// Held. A shared lock is refused only while a service holds it
-		// exclusively; granted, only probes were in the way.
-		if err := flock(f, syscall.LOCK_SH|syscall.LOCK_NB); err != nil {
-			f.Close()
-			return nil, loop.Errorf(loop.EINTERNAL, "the-loop service is already running for this state root (pid %d, %s); stop it with `the-loop stop`", holderPID(path), path)
-		}
-		_ = flock(f, syscall.LOCK_UN)
-		if time.Now().After(deadline) {
-			f.Close()
-			return nil, loop.Errorf(loop.EINTERNAL, "could not lock %s within %s: other processes keep probing it; try again", path, pidLockWait)
-		}
-		time.Sleep(pidLockPoll)
-	}
-	_ = f.Truncate(0)
-	_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
-	return &pidLock{f: f}, nil
-}
 
 // flock is syscall.Flock retried on EINTR.
 func flock(f *os.File, how int) error {
@@ -107,11 +62,6 @@ func flock(f *os.File, how int) error {
 			return err
 		}
 	}
-}
-
-func (l *pidLock) release() {
-	_ = l.f.Truncate(0)
-	_ = l.f.Close()
 }
 
 // readPID reads the pid file.
@@ -254,7 +204,7 @@ var errExitedAtStart = errors.New("the service exited at start")
 
 // spawnServiceIn is spawnService, in a systemd scope or not.
 func (a *App) spawnServiceIn(cfg *config.Config, scope bool) (int, error) {
-	self, err := os.Executable()
+	self, err := serviceProgram()
 	if err != nil {
 		return 0, err
 	}

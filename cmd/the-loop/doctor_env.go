@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"os"
 	"strings"
 	"time"
 
@@ -13,17 +12,6 @@ import (
 // asServiceSees marks a check the running service made in its own
 // environment.
 const asServiceSees = " (as the service sees it)"
-
-// ownEnvironment is this process's view of its environment: tmux and each
-// configured harness binary on its PATH, as doctor checks them. The service
-// answers GET /api/v1/environment with it.
-func ownEnvironment(cfg *config.Config) loop.Environment {
-	env := loop.Environment{PID: os.Getpid(), Path: os.Getenv("PATH")}
-	for _, ch := range append([]check{doctorTmux()}, doctorHarnesses(cfg)...) {
-		env.Checks = append(env.Checks, loop.EnvironmentCheck(ch))
-	}
-	return env
-}
 
 // environmentChecks are doctor's tmux and harness checks. When this state
 // root's service answers they are the service's (it spawns every agent, in

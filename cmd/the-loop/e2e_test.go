@@ -34,8 +34,11 @@ func TestMain(m *testing.M) {
 	if raceEnabled {
 		args = append(args, "-race")
 	}
-	// the hook program beside it, as installed (decisions D37)
-	for _, b := range [][]string{append(args, "."), {"build", "-o", filepath.Join(dir, "the-loop-hook"), "../the-loop-hook"}} {
+	// The CLI without the service, and beside it the service's program and
+	// the hook program, as installed (decisions D37).
+	cli := append(append([]string{}, args...), "-tags", "loop_omit_service", ".")
+	daemon := append([]string{"build", "-o", filepath.Join(dir, "the-loopd")}, args[3:]...)
+	for _, b := range [][]string{cli, append(daemon, "."), {"build", "-o", filepath.Join(dir, "the-loop-hook"), "../the-loop-hook"}} {
 		build := exec.Command("go", b...)
 		if !raceEnabled { // the binaries `just build` makes (and the benchmarks time)
 			build.Env = append(os.Environ(), "CGO_ENABLED=0")
@@ -50,6 +53,10 @@ func TestMain(m *testing.M) {
 	_ = os.RemoveAll(dir)
 	os.Exit(code)
 }
+
+// daemonBinary is the service's program the tests built beside binary
+// (the-loopd, decisions D37): what `the-loop start` runs.
+func daemonBinary() string { return filepath.Join(filepath.Dir(binary), "the-loopd") }
 
 // env is one end-to-end test's world: a work dir holding the config and the
 // state root, a private tmux server, and the fake agent on PATH as claude.

@@ -5,8 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
-	nethttp "net/http"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -168,19 +166,6 @@ func (c *HookCmd) post(root string, d loop.HookDelivery) bool {
 	// anything else is its answer.
 	status := sdk.HTTPStatus(err)
 	return err == nil || (status != 0 && status < 500)
-}
-
-// socketHTTP is an HTTP client of the unix socket at path (the MCP
-// bridge's), one connection per request, refusing a socket that is not this user's (sdk.CheckSocket).
-func socketHTTP(path string) *nethttp.Client {
-	return &nethttp.Client{Transport: &nethttp.Transport{Proxy: nil, DisableKeepAlives: true,
-		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			if err := sdk.CheckSocket(path); err != nil {
-				return nil, err
-			}
-			var d net.Dialer
-			return d.DialContext(ctx, "unix", path)
-		}}}
 }
 
 // direct applies d to the store itself (no service answers); false when

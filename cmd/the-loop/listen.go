@@ -1,3 +1,5 @@
+//go:build !loop_omit_service
+
 package main
 
 import (

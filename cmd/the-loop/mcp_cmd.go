@@ -1,7 +1,12 @@
+//go:build !loop_omit_service
+
 package main
 
 import (
+	"context"
 	"io"
+	"net"
+	nethttp "net/http"
 	"net/url"
 	"path/filepath"
 
@@ -9,15 +14,6 @@ import (
 	loophttp "github.com/the-loop-dev/the-loop/http"
 	"github.com/the-loop-dev/the-loop/sdk"
 )
-
-// MCPCmd is `the-loop mcp`: an MCP stdio server for one agent, bridged
-// over the service's socket to its /mcp. A claude spawn's
-// --mcp-config names it; the service knows the agent from the process tree
-// the bridge runs in (the agent's pane), so the bridge sends no credential.
-type MCPCmd struct {
-	StateRoot string `name:"state-root" required:"" help:"The state root whose service answers." placeholder:"DIR"`
-	Session   string `help:"The session the agent is of (standing:<name> or a work item's ref); the service refuses it when the agent's pane is another session's." placeholder:"REF"`
-}
 
 // Run bridges stdin and stdout to the service until stdin ends. Without a
 // service on the socket every tool call is answered with an error naming
@@ -41,3 +37,16 @@ type nopWriteCloser struct{ io.Writer }
 
 // Close does nothing.
 func (nopWriteCloser) Close() error { return nil }
+
+// socketHTTP is an HTTP client of the unix socket at path (the MCP
+// bridge's), one connection per request, refusing a socket that is not this user's (sdk.CheckSocket).
+func socketHTTP(path string) *nethttp.Client {
+	return &nethttp.Client{Transport: &nethttp.Transport{Proxy: nil, DisableKeepAlives: true,
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			if err := sdk.CheckSocket(path); err != nil {
+				return nil, err
+			}
+			var d net.Dialer
+			return d.DialContext(ctx, "unix", path)
+		}}}
+}

@@ -96,11 +96,11 @@ func TestRenderSessions_ActivityColumn(t *testing.T) {
 
 // noRows are the commands that print no rows, so take no --format: they
 // replace the process (attach), print a script, a secret or a link, run a
-// service, or are the hooks' and tmux's own.
+// service, or are the hooks', tmux's and the CLI's own.
 var noRows = map[string]bool{
 	"serve": true, "service install": true, "service uninstall": true, "standing attach": true, "token": true,
 	"dashboard": true, "config schema": true, "config validate": true, "completion": true, "hook": true, "mcp": true,
-	"internal-exec": true, "__complete": true, "init": true,
+	"internal-exec": true, "internal-announce": true, "__complete": true, "init": true,
 }
 
 // TestFormatJSON_OnEveryVerbThatPrintsRows: every command but noRows takes

@@ -3,7 +3,6 @@ package main
 import (
 	"os"
 	"sync"
-	"sync/atomic"
 
 	"github.com/the-loop-dev/the-loop/config"
 	"github.com/the-loop-dev/the-loop/internal/credential"
@@ -34,21 +33,3 @@ func newRedactor(current func() *config.Config) *redact.Redactor {
 		return values
 	})
 }
-
-// lastConfig is the config the service's code last got from its source:
-// what the service's redactor reads, since asking config.Holder.Current
-// itself could reload the file, and a reload logs through that very
-// redactor.
-type lastConfig struct{ p atomic.Pointer[config.Config] }
-
-// track wraps current so that every config it returns is the last one.
-func (l *lastConfig) track(current func() *config.Config) func() *config.Config {
-	return func() *config.Config {
-		cfg := current()
-		l.p.Store(cfg)
-		return cfg
-	}
-}
-
-// get is the last config tracked.
-func (l *lastConfig) get() *config.Config { return l.p.Load() }

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -256,5 +258,35 @@ func TestStandingSay_DeliveryLockLivesUnderTheStateRoot(t *testing.T) {
 	}
 	if stray, _ := filepath.Glob(filepath.Join(tmp, "the-loop-tmux-locks-*")); len(stray) != 0 {
 		t.Fatalf("a lock dir in $TMPDIR: %v", stray)
+	}
+}
+
+// A say into a ready agent is three tmux calls: one look at the pane (the
+// session's state, its tag and its screen, together), the paste and the
+// submit key — the two calls a delivery needs and its readiness check.
+func TestStandingSay_IsOneLookAndTheDeliverysTwoTmuxCalls(t *testing.T) {
+	e := newEnv(t)
+	e.config(oneSession)
+	startReady(t, e)
+	tmux, err := exec.LookPath("tmux")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	calls := filepath.Join(dir, "calls")
+	wrapper := fmt.Sprintf("#!/bin/sh\nprintf '%%s\\n' \"$*\" >> '%s'\nexec '%s' \"$@\"\n", calls, tmux)
+	if err := os.WriteFile(filepath.Join(dir, "tmux"), []byte(wrapper), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	e.path = dir + string(os.PathListSeparator) + e.path
+	e.must(0, "standing", "say", "supervisor", "--text", "one look", "--actor", "ops")
+	data, err := os.ReadFile(calls)
+	if err != nil {
+		t.Fatalf("the say ran no tmux call through the wrapper: %v", err)
+	}
+	got := strings.Split(strings.TrimSpace(string(data)), "\n")
+	if len(got) != 3 || !strings.Contains(got[0], "display-message") || !strings.Contains(got[0], "capture-pane") ||
+		!strings.Contains(got[1], "paste-buffer") || !strings.Contains(got[2], "paste-buffer") {
+		t.Fatalf("a say's tmux calls (%d), want the look, the paste and the submit:\n%s", len(got), data)
 	}
 }

@@ -130,7 +130,7 @@ func TestStart_PutsTheServiceInAScopeUnderAUserManager(t *testing.T) {
 		t.Fatalf("systemd-run was not run: %v\n%s", err, r)
 	}
 	argv := strings.Split(strings.TrimSpace(string(data)), "\n")
-	if strings.Join(argv[:3], " ") != "--user --scope --quiet" || !strings.Contains(strings.Join(argv, " "), "-- "+binary+" -c "+e.cfg+" serve --no-autostart") {
+	if strings.Join(argv[:3], " ") != "--user --scope --quiet" || !strings.Contains(strings.Join(argv, " "), "-- "+daemonBinary()+" -c "+e.cfg+" serve --no-autostart") {
 		t.Fatalf("systemd-run argv %q", argv)
 	}
 	waitFor(t, "the row", func() bool { return e.rows()["supervisor"].Running })

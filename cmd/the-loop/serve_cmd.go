@@ -1,3 +1,5 @@
+//go:build !loop_omit_service
+
 package main
 
 import (
@@ -10,8 +12,10 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -22,7 +26,7 @@ import (
 	"github.com/the-loop-dev/the-loop/hearing"
 	loophttp "github.com/the-loop-dev/the-loop/http"
 	"github.com/the-loop-dev/the-loop/internal/credential"
-	"github.com/the-loop-dev/the-loop/internal/fileperm"
+	"github.com/the-loop-dev/the-loop/internal/optoken"
 	"github.com/the-loop-dev/the-loop/internal/servicelog"
 	"github.com/the-loop-dev/the-loop/lifecycle"
 	"github.com/the-loop-dev/the-loop/metrics"
@@ -31,14 +35,6 @@ import (
 	"github.com/the-loop-dev/the-loop/supervision"
 	"github.com/the-loop-dev/the-loop/threadlog"
 )
-
-// ServeCmd is `the-loop serve`: the service in the foreground. It starts
-// the standing sessions that auto-start (unless --no-autostart: `the-loop
-// start` starts them itself) and supervises every running one.
-type ServeCmd struct {
-	NoAutostart bool   `name:"no-autostart" help:"Do not start the standing sessions that auto-start (the-loop start starts them itself)."`
-	LogFile     string `name:"log-file" placeholder:"FILE" help:"Write the service log to FILE, rotated as service.log says (the-loop start passes <state.root>/logs/service.log); standard error without it."`
-}
 
 // Run serves until SIGTERM or SIGINT (SIGHUP re-reads the config), holding the store and the
 // single-instance lock of its state root. Its steps come in this order
@@ -106,6 +102,24 @@ func redactedLog(holder *config.Holder, cfg *config.Config, log *slog.Logger) (*
 	current := last.track(restartNotes(holder.Current, cfg, log))
 	return red, log, current
 }
+
+// lastConfig is the config the service's code last got from its source:
+// what the service's redactor reads, since asking config.Holder.Current
+// itself could reload the file, and a reload logs through that very
+// redactor.
+type lastConfig struct{ p atomic.Pointer[config.Config] }
+
+// track wraps current so that every config it returns is the last one.
+func (l *lastConfig) track(current func() *config.Config) func() *config.Config {
+	return func() *config.Config {
+		cfg := current()
+		l.p.Store(cfg)
+		return cfg
+	}
+}
+
+// get is the last config tracked.
+func (l *lastConfig) get() *config.Config { return l.p.Load() }
 
 // openServiceStore opens the store for the service, held for its life: the
 // metrics count from the events the store commits, and the service log
@@ -187,7 +201,7 @@ func (w wired) server(cfg *config.Config, current func() *config.Config, url, to
 		URL:         url,
 		Poller:      w.poller,
 		Token:       token,
-		TokenSource: loophttp.TokenSource(cfg),
+		TokenSource: optoken.TokenSource(cfg),
 		NoAuth:      cfg.Service.AuthOff(),
 		Agents:      hearingOf(svc),
 		Panes:       hearingOf(svc),
@@ -312,31 +326,6 @@ func restartKeys(old, new *config.Config) []string {
 	return keys
 }
 
-// serveToken is what the process that serves checks before it binds
-// (CheckServe, then the files: a state root, token file or CLI config
-// another user owns or others may write is refused, naming it) and the
-// operator's token it asks for: the variable service.tokenEnv names, else
-// <state.root>/service.token, created 0600 at the first start and kept
-// across restarts ("" with service.auth: none).
-func serveToken(cfg *config.Config) (string, error) {
-	token, err := loophttp.CheckServe(cfg.Service, os.Getenv)
-	if err != nil {
-		return "", err
-	}
-	if err := loophttp.EnsureStateRoot(cfg.StateDir()); err != nil {
-		return "", err
-	}
-	if cfg.Path != "" {
-		if err := fileperm.Check(cfg.Path, "CLI config (the settings file)"); err != nil {
-			return "", err
-		}
-	}
-	if token != "" || cfg.Service.AuthOff() {
-		return token, nil
-	}
-	return loophttp.OperatorToken(cfg, os.Getenv, true)
-}
-
 // writeSocketRecord records the socket the service listens on (0600), for
 // the hook command and sdk.Local, which never read the config.
 func writeSocketRecord(stateRoot, socket string) error {
@@ -352,4 +341,65 @@ func writeSocketRecord(stateRoot, socket string) error {
 		return loop.Errorf(loop.EINTERNAL, "cannot record the service's socket in %s: %w", path, err)
 	}
 	return nil
+}
+
+// pidLock is the service's single-instance lock: an exclusive flock on the
+// pid file, held for the service's life. A probe (servicePID) tests it with
+// a shared flock held for an instant; a service that finds the lock taken
+// tells the two apart — a shared lock it can take too means only probes
+// hold it, and it tries again — so a probe never makes the service refuse
+// to start.
+type pidLock struct{ f *os.File }
+
+// lockPID takes the lock or names the process that holds it.
+func lockPID(path string) (*pidLock, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	deadline := time.Now().Add(pidLockWait)
+	for {
+		err := flock(f, syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) {
+			f.Close()
+			return nil, loop.Errorf(loop.EINTERNAL, "could not lock %s: %v", path, err)
+		}
+		// Held. A shared lock is refused only while a service holds it
+		// exclusively; granted, only probes were in the way.
+		if err := flock(f, syscall.LOCK_SH|syscall.LOCK_NB); err != nil {
+			f.Close()
+			return nil, loop.Errorf(loop.EINTERNAL, "the-loop service is already running for this state root (pid %d, %s); stop it with `the-loop stop`", holderPID(path), path)
+		}
+		_ = flock(f, syscall.LOCK_UN)
+		if time.Now().After(deadline) {
+			f.Close()
+			return nil, loop.Errorf(loop.EINTERNAL, "could not lock %s within %s: other processes keep probing it; try again", path, pidLockWait)
+		}
+		time.Sleep(pidLockPoll)
+	}
+	_ = f.Truncate(0)
+	_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+	return &pidLock{f: f}, nil
+}
+
+func (l *pidLock) release() {
+	_ = l.f.Truncate(0)
+	_ = l.f.Close()
+}
+
+// ownEnvironment is this process's view of its environment: tmux and each
+// configured harness binary on its PATH, as doctor checks them. The service
+// answers GET /api/v1/environment with it.
+func ownEnvironment(cfg *config.Config) loop.Environment {
+	env := loop.Environment{PID: os.Getpid(), Path: os.Getenv("PATH")}
+	for _, ch := range append([]check{doctorTmux()}, doctorHarnesses(cfg)...) {
+		env.Checks = append(env.Checks, loop.EnvironmentCheck(ch))
+	}
+	return env
 }

@@ -188,9 +188,20 @@ func (f *FakeTmux) TerminateHarnessIn(context.Context, string, string, time.Dura
 	return nil
 }
 
-// Snapshot shows a ready prompt.
-func (f *FakeTmux) Snapshot(context.Context, string) (loop.PaneSnapshot, error) {
-	return loop.PaneSnapshot{Screen: "❯ "}, nil
+// Snapshot shows a ready prompt with the tag the last spawn set, as
+// State sees the pane: a pane that is not there is ENOTFOUND, a dead one
+// Dead, and a silent tmux or an unknown state an error.
+func (f *FakeTmux) Snapshot(_ context.Context, target string) (loop.PaneSnapshot, error) {
+	f.Mu.Lock()
+	defer f.Mu.Unlock()
+	st, ok := f.Panes[target]
+	switch {
+	case f.Silent || ok && st == loop.PaneUnknown:
+		return loop.PaneSnapshot{}, loop.Internal("could not capture tmux session %s: tmux gave no answer", target)
+	case !ok || st == loop.PaneAbsent:
+		return loop.PaneSnapshot{}, loop.NotFound("tmux session %s not found", target)
+	}
+	return loop.PaneSnapshot{Screen: "❯ ", Dead: st == loop.PaneDead, Tag: f.Tags[target]}, nil
 }
 
 // Tag returns the tag the last spawn set.

@@ -90,6 +90,29 @@ func Ours(ctx context.Context, runner loop.Runner, target, id string) (bool, err
 	return id != "" && tag == id, nil
 }
 
+// Seen is one look at a session's agent pane (Runner.Snapshot, one tmux
+// call): whether its agent runs, whether it is the one the-loop spawned for
+// a conversation (its tag, as Ours reads it), and the snapshot itself, the
+// first poll of a readiness check.
+type Seen struct {
+	Snap       loop.PaneSnapshot
+	Live, Ours bool
+}
+
+// LookAt looks at target once for conversation id. A session that is not
+// there, or whose agent exited, is not Live; tmux not answering is an
+// error, as in Ours: never adopt or paste on a guess.
+func LookAt(ctx context.Context, runner loop.Runner, target, id string) (Seen, error) {
+	snap, err := runner.Snapshot(ctx, target)
+	switch {
+	case loop.ErrorCode(err) == loop.ENOTFOUND:
+		return Seen{}, nil
+	case err != nil:
+		return Seen{}, err
+	}
+	return Seen{Snap: snap, Live: !snap.Dead, Ours: id != "" && snap.Tag == id}, nil
+}
+
 // NotOurs is the refusal for a live tmux session the-loop cannot account
 // for: it names how to inspect it, and never offers to kill it for you.
 func NotOurs(target, socket, why string) string {

@@ -1,11 +1,18 @@
-package http
+// Package optoken is the operator's credential on this host: the token
+// file under the state root, where the token lives, and what the process
+// that binds the service refuses (decisions D24). It links none of the
+// service's libraries, so the CLI reads and rotates the token without
+// them (decisions D37).
+package optoken
 
 import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"io/fs"
+	"net"
 	"os"
+	"strings"
 
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/config"
@@ -131,4 +138,39 @@ func OperatorToken(cfg *config.Config, getenv func(string) string, create bool) 
 		return EnsureTokenFile(cfg.StateDir())
 	}
 	return sdk.ReadTokenFile(cfg.StateDir())
+}
+
+// CheckServe is what the process that binds service.host:service.port
+// (`the-loop serve`, and `the-loop start` before it spawns one) refuses
+// (decisions D24; exit 2): a host beyond loopback without service.exposed,
+// service.auth: none with service.exposed, and a service.tokenEnv whose
+// variable getenv finds empty. It returns the bearer token service.tokenEnv
+// names ("" when it is not set: the token file is then the token, see
+// OperatorToken).
+func CheckServe(svc config.Service, getenv func(string) string) (string, error) {
+	if !isLoopback(svc.Host) && !svc.Exposed {
+		return "", loop.Invalid("refusing to bind service.host %s beyond loopback without service.exposed: true; "+
+			"set service.host to 127.0.0.1, or set service.exposed: true and protect the API (service.tokenEnv, or an auth-terminating gateway): it can spawn agent sessions", svc.Host)
+	}
+	if svc.AuthOff() && svc.Exposed {
+		return "", loop.Invalid("refusing service.auth: none together with service.exposed: true: a service reachable from other hosts must ask for a credential; set service.auth: token, or service.exposed: false")
+	}
+	if svc.TokenEnv == "" {
+		return "", nil
+	}
+	token := getenv(svc.TokenEnv)
+	if token == "" {
+		return "", loop.Invalid("service.tokenEnv names %s, but that variable is empty or unset; export the token or remove service.tokenEnv", svc.TokenEnv)
+	}
+	return token, nil
+}
+
+// isLoopback reports whether host names this machine only.
+func isLoopback(host string) bool {
+	host = strings.Trim(host, "[]")
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
