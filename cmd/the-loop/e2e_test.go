@@ -38,7 +38,9 @@ func TestMain(m *testing.M) {
 	// the hook program, as installed (decisions D37).
 	cli := append(append([]string{}, args...), "-tags", "loop_omit_service", ".")
 	daemon := append([]string{"build", "-o", filepath.Join(dir, "the-loopd")}, args[3:]...)
-	for _, b := range [][]string{cli, append(daemon, "."), {"build", "-o", filepath.Join(dir, "the-loop-hook"), "../the-loop-hook"}} {
+	builds := [][]string{cli, append(daemon, "."), {"build", "-o", filepath.Join(dir, "the-loop-hook"), "../the-loop-hook"},
+		{"build", "-o", filepath.Join(dir, "peakrss"), "../../internal/testkit/peakrss"}} // what the benchmarks read a run's peak RSS through
+	for _, b := range builds {
 		build := exec.Command("go", b...)
 		if !raceEnabled { // the binaries `just build` makes (and the benchmarks time)
 			build.Env = append(os.Environ(), "CGO_ENABLED=0")
