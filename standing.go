@@ -354,6 +354,12 @@ type StandingDefinition struct {
 	// Restart is the entry's restart policy ("" inherits
 	// standingSessions.restart.policy).
 	Restart string
+	// PermissionMode is the claude CLI's --permission-mode for the spawn:
+	// the entry's permissionMode, else standingSessions.permissionMode
+	// ("": the CLI's own default). bypassPermissions is only ever an
+	// entry's own, with AllowBypassPermissions (config.PermissionModes).
+	PermissionMode         string
+	AllowBypassPermissions bool
 }
 
 // Definition turns a record into the definition it carries (promptFile is

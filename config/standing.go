@@ -17,6 +17,28 @@ type StandingConfig struct {
 	// Sessions are the declared entries in config order, defaults applied,
 	// each with Declared set.
 	Sessions []loop.StandingDefinition
+	// PermissionMode is standingSessions.permissionMode: the claude
+	// sessions' --permission-mode where an entry sets none ("": the CLI's
+	// own default). It applies to created sessions too.
+	PermissionMode string
+}
+
+// PermissionModes are the values of permissionMode: the claude CLI's
+// --permission-mode (2.1.332; default is manual's other name).
+// bypassPermissions is refused but for an entry that also sets
+// allowBypassPermissions: true.
+var PermissionModes = []string{"manual", "default", "auto", "acceptEdits", "dontAsk", "plan", "bypassPermissions"}
+
+// ModeFor is the --permission-mode a session of harness with its own
+// mode gets: its own, else the block's, for claude only ("" for none).
+func (s *StandingConfig) ModeFor(harness, own string) string {
+	if harness != "claude" {
+		return ""
+	}
+	if own != "" || s == nil {
+		return own
+	}
+	return s.PermissionMode
 }
 
 // Get returns the declared entry called name.
@@ -80,24 +102,33 @@ func parseStanding(doc map[string]any, r Routing) (*StandingConfig, []problem) {
 		}}
 	}
 	out.Enabled = truthy(block["enabled"])
+	var problems []problem
+	if out.PermissionMode, _ = block["permissionMode"].(string); out.PermissionMode == "bypassPermissions" {
+		out.PermissionMode = ""
+		problems = append(problems, problem{path: blockPath.child("permissionMode"), cover: blockPath.child("permissionMode"),
+			msg: "permissionMode bypassPermissions runs every tool unasked and is never a default; set it on the one entry that needs it, with allowBypassPermissions: true"})
+	}
 	// 3. Defaults come from routing (already read leniently into r).
 	rawSessions, present := block["sessions"]
 	if !present {
-		return out, nil
+		return out, problems
 	}
 	list, ok := rawSessions.([]any)
 	// 4. Not a list (a string is not a list).
 	if !ok {
-		return out, []problem{{
+		return out, append(problems, problem{
 			path:  sessionsPath,
 			msg:   fmt.Sprintf("expected a list of entries, got %s", kindOf(rawSessions)),
 			cover: sessionsPath,
-		}}
+		})
 	}
-	var problems []problem
 	seen := map[string]int{}
 	for i, item := range list {
 		def, found := parseEntry(i, item, seen, r)
+		if len(found) == 0 {
+			found = checkPermission(sessionsPath.child(i), def, out)
+			def.PermissionMode = out.ModeFor(def.Harness, def.PermissionMode)
+		}
 		if len(found) > 0 {
 			problems = append(problems, found...)
 			continue
@@ -129,6 +160,35 @@ func parseEntry(i int, item any, seen map[string]int, r Routing) (loop.StandingD
 		return loop.StandingDefinition{}, problems
 	}
 	return definition(name, entry, r), nil
+}
+
+// checkPermission refuses what an entry's permission mode cannot be (def
+// carries the entry's own mode): a mode on a harness other than claude,
+// bypassPermissions without allowBypassPermissions, and a mode — its own
+// or the block's — beside a --permission-mode or
+// --dangerously-skip-permissions of its harnessArgs, which would say two
+// things.
+func checkPermission(at keyPath, def loop.StandingDefinition, block *StandingConfig) []problem {
+	label, own := def.Name, def.PermissionMode
+	switch {
+	case own != "" && def.Harness != "claude":
+		return []problem{{path: at, label: label, cover: at.child("permissionMode"),
+			msg: fmt.Sprintf("permissionMode is a Claude Code setting; harness %s has none — remove permissionMode, or use harness claude", def.Harness)}}
+	case own == "bypassPermissions" && !def.AllowBypassPermissions:
+		return []problem{{path: at, label: label, cover: at.child("permissionMode"),
+			msg: "permissionMode bypassPermissions runs every tool unasked; set allowBypassPermissions: true beside it to mean it, or choose another mode"}}
+	}
+	mode := block.ModeFor(def.Harness, own)
+	if mode == "" {
+		return nil
+	}
+	for _, a := range def.HarnessArgs {
+		if flag, _, _ := strings.Cut(a, "="); flag == "--permission-mode" || flag == "--dangerously-skip-permissions" {
+			return []problem{{path: at, label: label, cover: at.child("permissionMode"),
+				msg: fmt.Sprintf("permissionMode %s and harnessArgs' %s both set the permission mode; keep one", mode, flag)}}
+		}
+	}
+	return nil
 }
 
 // checkName is steps 6 and 7 for the entry at at, sessions[i]: a name is
@@ -207,6 +267,9 @@ func definition(name string, entry map[string]any, r Routing) loop.StandingDefin
 		SlackChannel: str(slack, "channel", ""),
 		Declared:     true,
 		Restart:      str(entry, "restart", ""),
+		// the block's mode, when it sets none, is applied by parseStanding
+		PermissionMode:         str(entry, "permissionMode", ""),
+		AllowBypassPermissions: truthy(entry["allowBypassPermissions"]),
 	}
 	if v, ok := entry["autoStart"]; ok {
 		def.AutoStart = truthy(v)

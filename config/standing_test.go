@@ -71,6 +71,18 @@ func TestLoad_RefusesMalformedStandingBlock(t *testing.T) {
 			[]string{"standingSessions.sessions[0].harnessArgs[1]: expected a string, got integer 1"}},
 		{"schema: slack channel a number", "standingSessions:\n  sessions:\n    - name: a\n      slack: {channel: 5}\n",
 			[]string{"standingSessions.sessions[0].slack.channel: expected a string"}},
+		{"schema: an unknown permission mode", "standingSessions:\n  sessions:\n    - name: a\n      permissionMode: yolo\n",
+			[]string{"standingSessions.sessions[0].permissionMode: 'yolo' is not one of: manual, default, auto, acceptEdits, dontAsk, plan, bypassPermissions"}},
+		{"a permission mode on codex", "standingSessions:\n  sessions:\n    - name: a\n      harness: codex\n      permissionMode: plan\n",
+			[]string{"standingSessions.sessions[0] (a): permissionMode is a Claude Code setting; harness codex has none"}},
+		{"bypassPermissions without its consent", "standingSessions:\n  sessions:\n    - name: a\n      permissionMode: bypassPermissions\n",
+			[]string{"standingSessions.sessions[0] (a): permissionMode bypassPermissions runs every tool unasked", "allowBypassPermissions: true"}},
+		{"bypassPermissions as the block's default", "standingSessions:\n  permissionMode: bypassPermissions\n  sessions:\n    - name: a\n      allowBypassPermissions: true\n",
+			[]string{"standingSessions.permissionMode: permissionMode bypassPermissions runs every tool unasked and is never a default"}},
+		{"a mode beside harnessArgs' own", "standingSessions:\n  permissionMode: plan\n  sessions:\n    - name: a\n      harnessArgs: [--dangerously-skip-permissions]\n",
+			[]string{"standingSessions.sessions[0] (a): permissionMode plan and harnessArgs' --dangerously-skip-permissions both set the permission mode; keep one"}},
+		{"a mode beside --permission-mode=", "standingSessions:\n  sessions:\n    - name: a\n      permissionMode: auto\n      harnessArgs: [--permission-mode=plan]\n",
+			[]string{"standingSessions.sessions[0] (a): permissionMode auto and harnessArgs' --permission-mode both set"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -88,6 +100,39 @@ func TestLoad_RefusesMalformedStandingBlock(t *testing.T) {
 			mustContain(t, msg, tt.want...)
 			noPointers(t, msg)
 		})
+	}
+}
+
+// An entry's permissionMode is its own; the block's applies to the claude
+// entries that set none, and to no other harness; bypassPermissions with
+// its consent is kept.
+func TestLoad_PermissionModeIsTheEntrysElseTheBlocksForClaude(t *testing.T) {
+	cfg := loadStanding(t, `standingSessions:
+  permissionMode: manual
+  sessions:
+    - name: a
+    - name: b
+      permissionMode: plan
+    - name: c
+      harness: codex
+    - name: d
+      permissionMode: bypassPermissions
+      allowBypassPermissions: true
+`)
+	if cfg.StandingErr != nil {
+		t.Fatal(cfg.StandingErr)
+	}
+	want := map[string]string{"a": "manual", "b": "plan", "c": "", "d": "bypassPermissions"}
+	for name, mode := range want {
+		if d, _ := cfg.Standing.Get(name); d.PermissionMode != mode {
+			t.Errorf("%s: permission mode %q, want %q", name, d.PermissionMode, mode)
+		}
+	}
+	if m := cfg.Standing.ModeFor("claude", ""); m != "manual" {
+		t.Errorf("a created claude session's mode %q, want the block's", m)
+	}
+	if m := cfg.Standing.ModeFor("gemini", ""); m != "" {
+		t.Errorf("a created gemini session's mode %q, want none", m)
 	}
 }
 

@@ -460,11 +460,17 @@ func (s *Hearer) heardPrompt(h *hooked, p HookPayload, d loop.HookDelivery) []lo
 	return []loop.Event{s.turnEvent(h, "turn_started", loop.F("prompt_id", p.PromptID))}
 }
 
-// heardNotification records a notification; a permission or elicitation
-// dialog during a turn makes the agent waiting, and the first of a waiting
+// dialogNotifications are the notification types of a dialog the agent
+// waits in: a permission prompt (manual mode), auto mode's "can't check
+// actions" No/Yes dialog (agent_needs_input, measured on 2.1.332), and an
+// elicitation. idle_prompt, a minute after a turn, is none of them.
+var dialogNotifications = []string{"permission_prompt", "agent_needs_input", "elicitation_dialog"}
+
+// heardNotification records a notification; a dialog during a turn
+// (dialogNotifications) makes the agent waiting, and the first of a waiting
 // episode posts a needs-attention note in the session's thread.
 func (s *Hearer) heardNotification(h *hooked, p HookPayload) []loop.Event {
-	dialog := p.NotificationType == "permission_prompt" || p.NotificationType == "elicitation_dialog"
+	dialog := slices.Contains(dialogNotifications, p.NotificationType)
 	if dialog && h.thread != "" && h.hear.Activity != loop.ActivityWaiting {
 		// One needs-attention post per waiting episode.
 		s.post(h.hear, loop.OutgoingPost{Kind: loop.PostAttention, Text: p.Message, At: s.stamp()})

@@ -177,6 +177,23 @@ func TestHooks_ActivityFollowsATurnAndEventsRecordIt(t *testing.T) {
 	}
 }
 
+// Auto mode's dialog (Notification agent_needs_input, measured on 2.1.332)
+// makes a working agent waiting, as a permission prompt does; idle_prompt,
+// within a turn, does not.
+func TestHooks_AutoModesDialogIsWaitingAndAnIdlePromptIsNot(t *testing.T) {
+	w := newHookWorld(t)
+	w.hook(map[string]any{"hook_event_name": "SessionStart", "source": "startup"})
+	w.hook(map[string]any{"hook_event_name": "UserPromptSubmit", "prompt": "hi", "prompt_id": "p1"})
+	w.hook(map[string]any{"hook_event_name": "Notification", "notification_type": "idle_prompt", "message": "Claude is waiting for your input"})
+	if a := w.row().Activity; a != loop.ActivityWorking {
+		t.Fatalf("after an idle prompt in a turn: %s, want working", a)
+	}
+	w.hook(map[string]any{"hook_event_name": "Notification", "notification_type": "agent_needs_input", "message": "Claude needs your input"})
+	if a := w.row().Activity; a != loop.ActivityWaiting {
+		t.Fatalf("after auto mode's dialog: %s, want waiting", a)
+	}
+}
+
 func TestHooks_AnotherConversationIsIgnoredAndAClearFromThePaneIsFollowed(t *testing.T) {
 	w := newHookWorld(t)
 	const pane = 4242

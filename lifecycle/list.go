@@ -62,7 +62,9 @@ func (s *Service) entryFor(cfg *config.Config, block *config.StandingConfig, nam
 	if rec == nil || rec.Status == loop.StatusAbsent {
 		return loop.StandingDefinition{}, unknownStanding(name)
 	}
-	return rec.Definition(), nil
+	def := rec.Definition()
+	def.PermissionMode = block.ModeFor(def.Harness, "") // a created session's is the block's
+	return def, nil
 }
 
 // rowFor renders one session (original §5.2, with decisions D16's accurate declared

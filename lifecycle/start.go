@@ -206,7 +206,16 @@ func (st *standingStart) Plan(*loop.StandingRecord) (engine.Plan, *engine.Refusa
 	if st.cfg.Supervision.ResumePrompt != config.ResumeFull {
 		resume = talk.ResumeNotice(name, st.why)
 	}
-	return engine.Plan{Harness: def.Harness, Adapter: adapter, Args: def.HarnessArgs, Cwd: cwd, Env: def.Env, ResumePrompt: resume, FreshPrompt: prompt}, nil
+	return engine.Plan{Harness: def.Harness, Adapter: adapter, Args: spawnArgs(def), Cwd: cwd, Env: def.Env, ResumePrompt: resume, FreshPrompt: prompt}, nil
+}
+
+// spawnArgs are the harness arguments of def's spawn: --permission-mode
+// first when it has one, then its harnessArgs.
+func spawnArgs(def loop.StandingDefinition) []string {
+	if def.PermissionMode == "" {
+		return def.HarnessArgs
+	}
+	return append([]string{"--permission-mode", def.PermissionMode}, def.HarnessArgs...)
 }
 
 // define writes the session's definition into its record (original §5.6
