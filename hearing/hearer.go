@@ -38,6 +38,10 @@ type Hearer struct {
 
 	// spoolMu serialises this process's spool readers.
 	spoolMu sync.Mutex
+	// sockets are the tmux servers the sessions were last seen on, where
+	// AgentOfProcess looks for a pane first (identity.go).
+	socketsMu sync.Mutex
+	sockets   []string
 	// heard wakes the says waiting on hooks this process applied.
 	heard notifier
 	// hookLimits drops a session's Notification and PostToolUse hooks

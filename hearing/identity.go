@@ -3,6 +3,7 @@ package hearing
 import (
 	"context"
 	"slices"
+	"strings"
 	"time"
 
 	loop "github.com/the-loop-dev/the-loop"
@@ -30,11 +31,88 @@ type paneOwner struct {
 // runs (or whose start is in flight), or the work-item session that is
 // active (or starting), one of whose panes' pids is in chain. One
 // `list-panes -a` per tmux server the sessions use (the runner's
-// AllPanePIDs); without a Runner nobody is an agent.
+// AllPanePIDs); without a Runner nobody is an agent. A pane of a standing
+// session on a server seen before is found first and its one record read
+// (byPane): every hook of two hundred agents then reads one record, not
+// two hundred; anything else is looked for among every record.
 func (s *Hearer) AgentOfProcess(ctx context.Context, chain []int) (loop.AgentIdentity, bool) {
 	if s.Runner == nil || s.DB == nil || len(chain) == 0 {
 		return loop.AgentIdentity{}, false
 	}
+	ctx, cancel := context.WithTimeout(ctx, paneAgentWait)
+	defer cancel()
+	panes := map[string]map[string][]int{} // by tmux socket, then session
+	if id, ok := s.byPane(ctx, chain, panes); ok {
+		return id, true
+	}
+	return s.byOwners(ctx, chain, panes)
+}
+
+// inChain reports whether one of pids is in chain.
+func inChain(pids, chain []int) bool {
+	return slices.ContainsFunc(pids, func(pid int) bool { return slices.Contains(chain, pid) })
+}
+
+// byPane looks for chain in the panes of the tmux servers sessions were
+// seen on (s.sockets, which byOwners keeps), keeping their panes in panes:
+// a pane of a standing session whose record says it runs there (or is
+// being started) is that session's agent.
+func (s *Hearer) byPane(ctx context.Context, chain []int, panes map[string]map[string][]int) (loop.AgentIdentity, bool) {
+	s.socketsMu.Lock()
+	sockets := slices.Clone(s.sockets)
+	s.socketsMu.Unlock()
+	for _, socket := range sockets {
+		byName, _ := s.Runner(socket).AllPanePIDs(ctx)
+		panes[socket] = byName
+		for target, pids := range byName {
+			name, standing := strings.CutPrefix(target, loop.StandingTargetPrefix)
+			if !standing || !inChain(pids, chain) {
+				continue
+			}
+			var id loop.AgentIdentity
+			_ = s.DB.View(func(tx *store.Tx) error {
+				r, err := tx.Standing(name)
+				if err == nil && r != nil && r.TmuxSocket == socket && (r.Status == loop.StatusRunning || r.Claim != nil && r.Claim.Op == "start") {
+					id = loop.AgentIdentity{Standing: r.Name, HarnessSessionID: r.HarnessSessionID}
+				}
+				return err
+			})
+			return id, id.Standing != ""
+		}
+	}
+	return loop.AgentIdentity{}, false
+}
+
+// byOwners looks for chain in the panes of every session whose agent may
+// run, in record order, asking each tmux server not in panes yet; it keeps
+// the servers seen for byPane.
+func (s *Hearer) byOwners(ctx context.Context, chain []int, panes map[string]map[string][]int) (loop.AgentIdentity, bool) {
+	owners := s.owners()
+	var sockets []string
+	for _, o := range owners {
+		if !slices.Contains(sockets, o.socket) {
+			sockets = append(sockets, o.socket)
+		}
+	}
+	s.socketsMu.Lock()
+	s.sockets = sockets
+	s.socketsMu.Unlock()
+	for _, o := range owners {
+		byName, ok := panes[o.socket]
+		if !ok {
+			byName, _ = s.Runner(o.socket).AllPanePIDs(ctx)
+			panes[o.socket] = byName
+		}
+		if inChain(byName[o.target], chain) {
+			return o.id, true
+		}
+	}
+	return loop.AgentIdentity{}, false
+}
+
+// owners are the sessions whose agent may be running: the standing ones
+// that run or are being started, the work-item ones active or starting.
+func (s *Hearer) owners() []paneOwner {
 	var owners []paneOwner
 	_ = s.DB.View(func(tx *store.Tx) error {
 		recs, err := tx.ListStanding()
@@ -58,20 +136,7 @@ func (s *Hearer) AgentOfProcess(ctx context.Context, chain []int) (loop.AgentIde
 		}
 		return nil
 	})
-	ctx, cancel := context.WithTimeout(ctx, paneAgentWait)
-	defer cancel()
-	panes := map[string]map[string][]int{} // by tmux socket, then session
-	for _, o := range owners {
-		byName, ok := panes[o.socket]
-		if !ok {
-			byName, _ = s.Runner(o.socket).AllPanePIDs(ctx)
-			panes[o.socket] = byName
-		}
-		if slices.ContainsFunc(byName[o.target], func(pid int) bool { return slices.Contains(chain, pid) }) {
-			return o.id, true
-		}
-	}
-	return loop.AgentIdentity{}, false
+	return owners
 }
 
 // AgentFor finds the session whose current spawn token's credential is:

@@ -41,6 +41,15 @@ func (t *Tmux) PanePID(ctx context.Context, target string) (int, error) {
 // which session's pane a socket peer runs in. A server that is not running
 // has no panes.
 func (t *Tmux) AllPanePIDs(ctx context.Context) (map[string][]int, error) {
+	// Concurrent callers share one list-panes begun after they called
+	// (t.panes), bounded by the probe timeout rather than one caller's ctx.
+	return t.panes.read(func() (map[string][]int, error) {
+		return t.allPanePIDs(context.WithoutCancel(ctx))
+	})
+}
+
+// allPanePIDs is one `list-panes -a` for AllPanePIDs.
+func (t *Tmux) allPanePIDs(ctx context.Context) (map[string][]int, error) {
 	out, err := t.probe(ctx, "list-panes", "-a", "-F", "#{pane_pid} #{pane_dead} #{session_name}")
 	if err != nil {
 		if absentAnswer(err) {

@@ -26,14 +26,20 @@ type procTable map[int]procStat
 
 // Tree returns each running pid of roots and all its descendants, walking
 // the parent links of every process in the table, so children that moved
-// to their own process group or session are found too.
+// to their own process group or session are found too. The table is one
+// read after the call began, shared with the calls that wait for it at
+// once (tables, a fresh): two hundred stops read it a few times, not
+// two hundred.
 func (procFS) Tree(roots []int) []Proc {
-	table, err := readProcTable()
+	table, err := tables.read(readProcTable)
 	if err != nil {
 		return nil
 	}
 	return table.tree(roots)
 }
+
+// tables is the process's one reader of the process table.
+var tables = newFresh[procTable]()
 
 // Alive reports whether p still runs: same start time, not a zombie.
 func (procFS) Alive(p Proc) bool {

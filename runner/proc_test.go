@@ -5,7 +5,9 @@ import (
 	"bytes"
 	"os"
 	"reflect"
+	"sync/atomic"
 	"testing"
+	"testing/synctest"
 )
 
 // TestParseProcStat reads captured /proc/<pid>/stat lines: state, ppid and
@@ -131,4 +133,50 @@ func TestDarwinStat(t *testing.T) {
 	if !darwinStat(1, 3, 5, 0).runs(Proc{Pid: 9, Start: 5_000_000}) { // SSLEEP
 		t.Fatal("a sleeping process does not run")
 	}
+}
+
+// The callers that arrive while a read of the process table runs share the
+// next read, begun after they called — never the running one's table, read
+// before them.
+func TestFresh_CallersShareAReadBegunAfterTheirCall(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tr := newFresh[procTable]()
+		var reads atomic.Int32
+		release := make(chan struct{})
+		readAll := func() (procTable, error) {
+			n := reads.Add(1)
+			if n == 1 {
+				<-release
+			}
+			return procTable{int(n): {}}, nil
+		}
+		first := make(chan procTable, 1)
+		go func() {
+			table, _ := tr.read(readAll)
+			first <- table
+		}()
+		synctest.Wait() // the first read is running
+		later := make(chan procTable, 10)
+		for range 10 {
+			go func() {
+				table, _ := tr.read(readAll)
+				later <- table
+			}()
+		}
+		synctest.Wait() // the ten wait for it
+		close(release)
+		if table := <-first; len(table) != 1 || table[1] != (procStat{}) {
+			t.Fatalf("the first caller got %v, want the first read's table", table)
+		}
+		for range 10 {
+			if table := <-later; len(table) != 1 {
+				t.Fatalf("a later caller got %v", table)
+			} else if _, ok := table[2]; !ok {
+				t.Fatalf("a caller that came during the first read got %v, want the second read's table", table)
+			}
+		}
+		if n := reads.Load(); n != 2 {
+			t.Fatalf("%d reads of the table, want 2 (the ten callers share one)", n)
+		}
+	})
 }

@@ -96,6 +96,9 @@ type Tmux struct {
 	opt        Options
 	log        *slog.Logger
 	bufferName func() string // a fresh tmux buffer name per delivery
+	// panes coalesces AllPanePIDs: every hook an agent posts asks whose
+	// pane it comes from, and two hundred agents ask at once.
+	panes *fresh[map[string][]int]
 }
 
 var _ loop.Runner = (*Tmux)(nil)
@@ -136,7 +139,7 @@ func New(opt Options) *Tmux {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Tmux{opt: opt, log: log, bufferName: randomBufferName}
+	return &Tmux{opt: opt, log: log, bufferName: randomBufferName, panes: newFresh[map[string][]int]()}
 }
 
 // Socket returns the tmux socket name the runner addresses ("" = default).
