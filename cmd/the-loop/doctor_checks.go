@@ -20,6 +20,7 @@ import (
 	"github.com/the-loop-dev/the-loop/harness"
 	"github.com/the-loop-dev/the-loop/internal/bootunit"
 	"github.com/the-loop-dev/the-loop/internal/fileperm"
+	"github.com/the-loop-dev/the-loop/lifecycle/engine"
 	"github.com/the-loop-dev/the-loop/sdk"
 )
 
@@ -32,7 +33,7 @@ const toolTimeout = 5 * time.Second
 // other check still runs on what can be read.
 func (a *App) doctorChecks() []check {
 	cfg, checks := a.doctorConfig()
-	checks = append(checks, doctorIgnored(cfg))
+	checks = append(checks, doctorIgnored(cfg), doctorPrograms())
 	tmux, harnesses := a.environmentChecks(cfg)
 	checks = append(checks, tmux...)
 	checks = append(checks, doctorSocket(cfg))
@@ -122,6 +123,29 @@ func toolOutput(argv ...string) (string, error) {
 }
 
 // doctorTmux finds tmux on PATH and asks its version.
+// doctorPrograms checks the programs installed beside this one (decisions
+// D37): the service's, which serve, mcp and channels hand over to, and the
+// hook program every agent event runs.
+func doctorPrograms() check {
+	self, _ := os.Executable()
+	const remedy = "install the-loop, the-loopd and the-loop-hook together, from one release archive or package (`just build` builds all three into bin/)"
+	daemon, err := serviceProgram()
+	if err != nil {
+		return check{Check: "programs", Status: checkProblem, Remedy: remedy,
+			Detail: fmt.Sprintf("no %s beside %s: the service, the agents' MCP bridge and the Slack channel cannot run", serviceProgramName, self)}
+	}
+	service := "the service " + daemon
+	if serviceBuiltIn {
+		service = "the service in this program"
+	}
+	hook := engine.HookProgram(cliProgram())
+	if hook == "" {
+		return check{Check: "programs", Status: checkWarning, Remedy: remedy,
+			Detail: fmt.Sprintf("%s; no %s beside %s, so every agent event starts the whole CLI (`the-loop hook`)", service, engine.HookProgramName, self)}
+	}
+	return check{Check: "programs", Status: checkOK, Detail: service + ", the hook program " + hook}
+}
+
 func doctorTmux() check {
 	path, err := exec.LookPath("tmux")
 	if err != nil {

@@ -25,6 +25,7 @@ type doctorWorld struct {
 	cfg, socket      string
 	port             int
 	runtimeDir, path string
+	prog             string // the-loop as the doctor runs it ("": the one the tests built)
 }
 
 func newDoctorWorld(t *testing.T, withTmux bool) *doctorWorld {
@@ -92,7 +93,11 @@ func (w *doctorWorld) doctor(args ...string) result {
 // dir.
 func (w *doctorWorld) cli(args ...string) result {
 	w.t.Helper()
-	cmd := exec.Command(binary, append([]string{"-c", w.cfg}, args...)...)
+	prog := binary
+	if w.prog != "" {
+		prog = w.prog
+	}
+	cmd := exec.Command(prog, append([]string{"-c", w.cfg}, args...)...)
 	cmd.Dir = w.dir
 	cmd.Env = append(filterEnv(os.Environ(), "TMUX", "TMUX_PANE", "HOME", "PATH", "XDG_RUNTIME_DIR", "XDG_CONFIG_HOME", "USER", "THE_LOOP_CLI_CONFIG", "INVOCATION_ID"),
 		"HOME="+w.home, "PATH="+w.path, "XDG_RUNTIME_DIR="+w.runtimeDir, "USER=tester", "GORACE=atexit_sleep_ms=0")
@@ -164,6 +169,7 @@ func TestDoctor_HealthyExitsZero(t *testing.T) {
 		"port":            fmt.Sprintf("127.0.0.1:%d: free", w.port),
 		"service":         "not running",
 		"survives logout": "linger is on for tester; no unit installed",
+		"programs":        "the service " + daemonBinary() + ", the hook program " + filepath.Join(filepath.Dir(binary), "the-loop-hook"),
 	} {
 		got := rep.find(name)
 		if len(got) != 1 || got[0].Status != checkOK || !strings.Contains(got[0].Detail, want) {
@@ -179,6 +185,32 @@ func TestDoctor_MissingTmux(t *testing.T) {
 	r := w.doctor()
 	if r.code != 1 || !strings.Contains(r.stdout, "→ install it: `apt-get install -y tmux`") {
 		t.Errorf("the text report lacks the remedy: %s", r)
+	}
+}
+
+// A the-loop installed without the-loopd beside it is a problem naming the
+// path and how to install the three programs together; without the hook
+// program beside it, a warning.
+func TestDoctor_ProgramsBesideTheCLI(t *testing.T) {
+	w := newDoctorWorld(t, true)
+	alone := filepath.Join(t.TempDir(), "the-loop")
+	data, err := os.ReadFile(binary)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(alone, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	w.prog = alone
+	rep, code := w.report()
+	wantProblem(t, rep, code, "programs", "no the-loopd beside "+alone, "install the-loop, the-loopd and the-loop-hook together")
+
+	if err := os.Symlink(daemonBinary(), filepath.Join(filepath.Dir(alone), "the-loopd")); err != nil {
+		t.Fatal(err)
+	}
+	rep, _ = w.report()
+	if got := rep.find("programs"); len(got) != 1 || got[0].Status != checkWarning || !strings.Contains(got[0].Detail, "no the-loop-hook beside "+alone) {
+		t.Fatalf("programs without the hook program: %+v, want a warning naming it", got)
 	}
 }
 
