@@ -1,6 +1,10 @@
 package loop
 
-import "context"
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+)
 
 // HookDelivery is one Claude Code hook payload as `the-loop hook` hands it
 // on: to the service's hook route, the store, or the spool.
@@ -39,3 +43,12 @@ const (
 	HookStateRootEnv = "THE_LOOP_HOOK_STATE_ROOT"
 	HookSessionEnv   = "THE_LOOP_HOOK_SESSION"
 )
+
+// NewHookDeliveryID is a fresh delivery id (HookDelivery.ID): 128 random
+// bits, hex — made once per hook invocation, by the hook program or the
+// hook command, and kept through a hand-over.
+func NewHookDeliveryID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}

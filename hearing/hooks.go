@@ -3,8 +3,6 @@ package hearing
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -308,14 +306,6 @@ func hold(h *hooked, evs []loop.Event) []loop.Event {
 // maxHookIDLen bounds a delivery id a record keeps; a longer one (not the
 // hook command's) is not guarded.
 const maxHookIDLen = 64
-
-// NewHookDeliveryID is a fresh delivery id (loop.HookDelivery.ID): 128
-// random bits, hex.
-func NewHookDeliveryID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
-}
 
 // hookedIn finds the record ref names (nil and why not when there is none).
 func (s *Hearer) hookedIn(tx *store.Tx, ref string) (*hooked, string, error) {

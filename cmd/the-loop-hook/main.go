@@ -19,8 +19,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -54,7 +52,7 @@ func main() {
 	ctx, cancel := context.WithTimeout(context.Background(), deadline)
 	defer cancel()
 	data, _ := io.ReadAll(io.LimitReader(os.Stdin, maxPayload+1))
-	d := loop.HookDelivery{Session: session, Payload: data, ID: deliveryID()}
+	d := loop.HookDelivery{Session: session, Payload: data, ID: loop.NewHookDeliveryID()}
 	tried, ok := posted(ctx, root, d)
 	if !ok {
 		handOver(ctx, root, d, tried)
@@ -74,14 +72,6 @@ func parse(args []string) (root, session string, ok bool) {
 		}
 	}
 	return root, session, len(args) == 4 && root != "" && session != ""
-}
-
-// deliveryID is one invocation's delivery id (loop.HookDelivery.ID), kept
-// through a hand-over so a payload is applied once.
-func deliveryID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
 }
 
 // posted hands d to the service of root over its socket: tried when it

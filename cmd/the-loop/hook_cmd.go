@@ -110,7 +110,7 @@ func (c *HookCmd) deliver(stdin io.Reader, note func(what string, err error)) {
 	// POST that timed out, then the spool): it is applied once.
 	d := loop.HookDelivery{Session: c.Session, Parents: parentChain(), ID: c.Delivery}
 	if d.ID == "" {
-		d.ID = hearing.NewHookDeliveryID()
+		d.ID = loop.NewHookDeliveryID()
 	}
 	data, d.Truncated = hearing.ShrinkHookPayload(data)
 	d.Payload = data
