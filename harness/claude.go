@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
 	loop "github.com/the-loop-dev/the-loop"
@@ -94,16 +95,24 @@ func claudeArgv(flag, sessionID string, args []string, prompt string) ([]string,
 const readyTailLines = 8
 
 // menuItemRE matches a select-menu item, the other thing Claude Code marks
-// with `❯` (the highlighted choice of the trust and bypass dialogs:
-// "❯ 1. Yes, proceed").
+// with `❯` (the highlighted choice of the trust dialog: "❯ 1. Yes,
+// proceed").
 var menuItemRE = regexp.MustCompile(`^\d+\.`)
+
+// dialogTails are what the tail of a dialog's screen shows and an input
+// prompt's never does: the trust dialog's question, and the footer and
+// choices of a menu whose items are not numbered — bypassPermissions'
+// consent screen on 2.1.332 ("❯ No, exit" / "Yes, I accept", "Enter to
+// confirm · Esc to cancel", measured: docs/claude-code.md), where a paste's
+// carriage return would pick "No, exit" and end the agent.
+var dialogTails = []string{"trust this folder", "do you trust the files", "enter to confirm", "yes, i accept"}
 
 // Ready reports whether typed input would reach Claude Code (decisions D14):
 // the pane is alive, its tty is out of canonical mode (the TUI has taken the
 // terminal), and the last non-empty lines of the screen show the input
 // prompt `❯`. A `❯` that highlights a numbered menu choice, or any tail that
-// still shows the "trust this folder?" dialog, is not the input prompt. The
-// pre-2.0 `>` prompt is not recognised.
+// still shows a dialog (dialogTails: the trust dialog, the bypass consent),
+// is not the input prompt. The pre-2.0 `>` prompt is not recognised.
 func (*Claude) Ready(s loop.PaneSnapshot) bool {
 	if s.Dead || s.Canonical {
 		return false
@@ -111,7 +120,7 @@ func (*Claude) Ready(s loop.PaneSnapshot) bool {
 	prompt := false
 	for _, line := range lastNonEmptyLines(s.Screen, readyTailLines) {
 		low := strings.ToLower(line)
-		if strings.Contains(low, "trust this folder") || strings.Contains(low, "do you trust the files") {
+		if slices.ContainsFunc(dialogTails, func(d string) bool { return strings.Contains(low, d) }) {
 			return false
 		}
 		// The prompt may sit inside a box ("│ ❯ …").

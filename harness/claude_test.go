@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -172,6 +173,17 @@ func TestClaude_Ready(t *testing.T) {
 		{"pre-2.0 > prompt not recognised", loop.PaneSnapshot{Screen: oldPromptScreen}, false},
 		{"CRLF screen", loop.PaneSnapshot{Screen: strings.ReplaceAll(promptScreen, "\n", "\r\n")}, true},
 	}
+	// Claude Code 2.1.332's own bypassPermissions consent screen, captured
+	// from tmux (docs/claude-code.md): its menu items are not numbered.
+	consent, err := os.ReadFile("testdata/claude/bypass-consent-2.1.332.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests = append(tests, struct {
+		name string
+		snap loop.PaneSnapshot
+		want bool
+	}{"the bypass consent screen of 2.1.332", loop.PaneSnapshot{Screen: string(consent)}, false})
 	c := NewClaude(ClaudeOptions{})
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
