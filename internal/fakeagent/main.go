@@ -19,7 +19,12 @@
 // Flags: --settings <file or inline JSON> (repeatable; the `hooks` of all
 // are merged), --model (the payloads' model), --permission-mode and
 // --dangerously-skip-permissions (the payloads' permission_mode); others
-// are only recorded in the start entry's argv.
+// are only recorded in the start entry's argv. bypassPermissions (either
+// flag) is Claude Code 2.1.332's (bypass.go): run by root it prints the
+// CLI's refusal and exits 1 (FAKE_AGENT_AS_USER=1: as another user); else,
+// unless <config dir>/settings.json holds skipDangerousModePermissionPrompt,
+// a consent screen comes before the prompt — Enter exits 1, Esc exits 0,
+// Down then Enter accepts and records it.
 //
 // Hooks: each command hook of the event runs with `sh -c` in the agent's
 // cwd and environment (plus CLAUDE_PROJECT_DIR), the payload as JSON on
@@ -81,7 +86,8 @@
 // Every event is one JSON line appended to $FAKE_AGENT_DIR/log.jsonl with
 // a single write: start, resume_failed, settings_error, message, swallowed,
 // hook (one per command run), queued, dialog_answered, clear,
-// transcript_error, sigterm, sighup, exit, eof.
+// transcript_error, sigterm, sighup, exit, eof, bypass_refused,
+// bypass_consent, bypass_declined, bypass_accepted.
 package main
 
 import (
@@ -201,6 +207,9 @@ func run() int {
 	if err != nil {
 		a.log.write(entry{Kind: "settings_error", Error: err.Error()})
 	}
+	if a.bypassRefused() {
+		return a.refuseBypass()
+	}
 
 	term := newTerminal(0)
 	fmt.Printf("fake agent %s starting…\r\n", args.sessionID)
@@ -232,6 +241,11 @@ func (a *agent) serve(term *terminal, args args, sigs <-chan os.Signal) int {
 			ready = nil
 			a.onReady(args)
 		case in := <-inputs:
+			if in.kind == inputExit { // a declined consent screen: no conversation to flush
+				a.log.write(entry{Kind: "exit", Code: in.code})
+				term.restore()
+				return in.code
+			}
 			if code, exit := a.handle(in); exit {
 				err := a.flush()
 				a.log.write(entry{Kind: "exit", Code: code, Error: errText(err)})
@@ -327,6 +341,12 @@ func (a *agent) input(term *terminal, delay time.Duration, p parser, ready chan<
 		fmt.Print("\x1b[?2004h\r\n  Hooks need review\r\n  1 hook is new or changed.\r\n› 1. Review hooks\r\n  2. Trust all and continue\r\n")
 		a.log.write(entry{Kind: "hooks_review"})
 		return
+	}
+	if a.consentAsked() {
+		if code, exit := a.consent(term); exit {
+			inputs <- input{kind: inputExit, code: code}
+			return
+		}
 	}
 	a.printf("\x1b[?2004h\r\n❯ ")
 	ready <- struct{}{}

@@ -112,6 +112,7 @@ const (
 	inputSubmit                     // a message was submitted
 	inputEmpty                      // a carriage return with nothing typed
 	inputSwallowed                  // a carriage return was swallowed
+	inputExit                       // the agent exits with code (a declined consent screen)
 )
 
 // input is what feedEvent returns: its kind and, for a submit or a
@@ -119,6 +120,7 @@ const (
 type input struct {
 	kind inputKind
 	text string
+	code int // inputExit's status
 }
 
 // feed takes one byte and returns a message when it submits one.

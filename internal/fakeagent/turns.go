@@ -40,6 +40,8 @@ func (a *agent) handle(in input) (code int, exit bool) {
 			a.answerDialog("")
 		}
 		return 0, false
+	case inputExit:
+		return in.code, true
 	}
 	m := in.text
 	if a.contract == contractGemini { // a return the CLI took as a newline is not part of the prompt
