@@ -68,9 +68,21 @@ func (*Claude) ResumeArgv(sessionID string, args []string, prompt string) ([]str
 	return claudeArgv("--resume", sessionID, args, prompt)
 }
 
+// geteuid is this process's effective uid, which a spawn inherits (a
+// variable for the tests).
+var geteuid = os.Geteuid
+
+// BypassRootRefusal is what Claude Code 2.1.332 prints, and exits 1 at
+// once, when root runs it in bypassPermissions mode (docs/claude-code.md).
+const BypassRootRefusal = "--dangerously-skip-permissions cannot be used with root/sudo privileges for security reasons"
+
 func claudeArgv(flag, sessionID string, args []string, prompt string) ([]string, error) {
 	if sessionID == "" {
 		return nil, loop.Invalid("the claude harness needs a conversation id for %s", flag)
+	}
+	if geteuid() == 0 && asksForBypass(args) {
+		// The CLI would exit at once: the spawn is refused before it is made.
+		return nil, loop.Invalid("Claude Code refuses bypassPermissions mode to root (%q) and the-loop runs as root; run the-loop as another user, or choose another permissionMode", BypassRootRefusal)
 	}
 	if err := checkUUID("claude", sessionID); err != nil {
 		return nil, err

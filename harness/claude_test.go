@@ -28,7 +28,7 @@ func TestClaude_Argv(t *testing.T) {
 			[]string{"--session-id", id, "--permission-mode", "acceptEdits", "--", multiLinePrompt}},
 		{"resume bare", true, nil, "", []string{"--resume", id}},
 		{"resume prompt", true, nil, "hello", []string{"--resume", id, "--", "hello"}},
-		{"resume args", true, []string{"--dangerously-skip-permissions"}, "", []string{"--resume", id, "--dangerously-skip-permissions"}},
+		{"resume args", true, []string{"--verbose"}, "", []string{"--resume", id, "--verbose"}},
 		{"resume args and multi-line prompt", true, []string{"--model", "opus", "--verbose"}, multiLinePrompt,
 			[]string{"--resume", id, "--model", "opus", "--verbose", "--", multiLinePrompt}},
 		{"prompt with semicolon and spaces stays one element", false, nil, "a; b c;",
@@ -191,5 +191,25 @@ func TestClaude_Ready(t *testing.T) {
 				t.Fatalf("Ready = %v, want %v", got, tt.want)
 			}
 		})
+	}
+}
+
+// Run by root, bypassPermissions mode is refused before any spawn, naming
+// the CLI's own refusal; another user's spawn gets its argv.
+func TestClaude_BypassPermissionsIsRefusedToRoot(t *testing.T) {
+	c := NewClaude(ClaudeOptions{})
+	defer func(f func() int) { geteuid = f }(geteuid)
+	for _, args := range [][]string{{"--permission-mode", "bypassPermissions"}, {"--dangerously-skip-permissions"}, {"--permission-mode=bypassPermissions"}} {
+		geteuid = func() int { return 0 }
+		if _, err := c.FreshArgv("8f0e6a52-1f43-4e0a-9a55-3c3f2d1b7f10", args, "p"); loop.ErrorCode(err) != loop.EINVALID || !strings.Contains(err.Error(), BypassRootRefusal) {
+			t.Fatalf("%q as root: %v, want EINVALID naming %q", args, err, BypassRootRefusal)
+		}
+		if _, err := c.ResumeArgv("8f0e6a52-1f43-4e0a-9a55-3c3f2d1b7f10", args, ""); err == nil {
+			t.Fatalf("%q resumed as root", args)
+		}
+		geteuid = func() int { return 1000 }
+		if argv, err := c.FreshArgv("8f0e6a52-1f43-4e0a-9a55-3c3f2d1b7f10", args, "p"); err != nil || argv[2] != args[0] {
+			t.Fatalf("%q as another user: %q %v", args, argv, err)
+		}
 	}
 }

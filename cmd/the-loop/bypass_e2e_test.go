@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -24,13 +25,33 @@ standingSessions:
       allowBypassPermissions: true
 `
 
+// Run by root, a start in bypassPermissions mode fails naming Claude
+// Code's own refusal, and spawns nothing: the CLI would exit at once.
+func TestStandingStart_BypassPermissionsAsRootFailsNamingTheCLIsRefusal(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("the refusal is root's; this test runs as another user")
+	}
+	e := newEnv(t)
+	e.config(strings.ReplaceAll(bypassSession, "%POLICY%", "auto"))
+	r := e.run("standing", "start", "supervisor")
+	if r.code != 1 || !strings.Contains(r.stdout+r.stderr, "cannot be used with root/sudo privileges") || !strings.Contains(r.stdout+r.stderr, "run the-loop as another user") {
+		t.Fatalf("start in bypassPermissions as root: %s, want a failed row naming the refusal", r)
+	}
+	if n := len(e.agent.Entries("start")); n != 0 {
+		t.Fatalf("%d agents spawned, want none", n)
+	}
+}
+
 // A claude session in bypassPermissions mode gets --permission-mode
 // bypassPermissions. Under the default policy the-loop records the consent
 // screen's acceptance first, so the agent takes a say; with the policy
-// never, the agent (as a user other than root) sits on that screen, and a
-// say refuses it as not ready and pastes nothing — a carriage return there
-// would pick "No, exit".
+// never, the agent sits on that screen, and a say refuses it as not ready
+// and pastes nothing — a carriage return there would pick "No, exit".
+// Claude Code shows the screen to users other than root only.
 func TestStandingSay_BypassPermissionsConsentIsNeverTyped(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root is refused the mode (TestStandingStart_BypassPermissionsAsRootFailsNamingTheCLIsRefusal)")
+	}
 	for _, policy := range []string{"auto", "never"} {
 		t.Run(policy, func(t *testing.T) {
 			e := newEnv(t, testkit.Env("FAKE_AGENT_AS_USER", "1"))
