@@ -35,6 +35,11 @@ type Hearer struct {
 	// Ended is called once an agent's SessionEnd is applied (the
 	// supervisor looks now; nil: nobody is told).
 	Ended func()
+	// ProcStart is the start time of the running process pid (ok false
+	// when none runs): with it, a hook from below a pane process seen
+	// before is placed without a tmux query (identity.go; nil: always
+	// asked).
+	ProcStart func(pid int) (start uint64, ok bool)
 
 	// spoolMu serialises this process's spool readers.
 	spoolMu sync.Mutex
@@ -42,6 +47,9 @@ type Hearer struct {
 	// AgentOfProcess looks for a pane first (identity.go).
 	socketsMu sync.Mutex
 	sockets   []string
+	// panes are the pane processes seen in the servers' answers, by pid.
+	panesMu sync.Mutex
+	panes   map[int]knownPane
 	// heard wakes the says waiting on hooks this process applied.
 	heard notifier
 	// hookLimits drops a session's Notification and PostToolUse hooks

@@ -39,6 +39,9 @@ func (s *Hearer) AgentOfProcess(ctx context.Context, chain []int) (loop.AgentIde
 	if s.Runner == nil || s.DB == nil || len(chain) == 0 {
 		return loop.AgentIdentity{}, false
 	}
+	if id, ok := s.byKnownPane(chain); ok {
+		return id, true
+	}
 	ctx, cancel := context.WithTimeout(ctx, paneAgentWait)
 	defer cancel()
 	panes := map[string]map[string][]int{} // by tmux socket, then session
@@ -46,6 +49,86 @@ func (s *Hearer) AgentOfProcess(ctx context.Context, chain []int) (loop.AgentIde
 		return id, true
 	}
 	return s.byOwners(ctx, chain, panes)
+}
+
+// knownPane is a pane process seen in a tmux server's answer: the session
+// whose pane it was, on which server, and its start time. While a process
+// of that pid and start time lives it is that pane's — tmux never gives a
+// live process to another pane; a respawn starts a new one — so a hook
+// from below it needs no tmux query.
+type knownPane struct {
+	start          uint64
+	socket, target string
+}
+
+// remember keeps the pane processes of socket's panes (byName, as
+// AllPanePIDs gives them) for byKnownPane, in place of the ones it kept
+// for that server before; without ProcStart nothing is kept.
+func (s *Hearer) remember(socket string, byName map[string][]int) {
+	if s.ProcStart == nil || byName == nil {
+		return
+	}
+	seen := map[int]knownPane{}
+	for target, pids := range byName {
+		for _, pid := range pids {
+			if start, ok := s.ProcStart(pid); ok {
+				seen[pid] = knownPane{start: start, socket: socket, target: target}
+			}
+		}
+	}
+	s.panesMu.Lock()
+	defer s.panesMu.Unlock()
+	for pid, p := range s.panes {
+		if p.socket == socket {
+			delete(s.panes, pid)
+		}
+	}
+	if s.panes == nil {
+		s.panes = map[int]knownPane{}
+	}
+	for pid, p := range seen {
+		s.panes[pid] = p
+	}
+}
+
+// byKnownPane finds chain's agent without tmux: a pid of chain that is a
+// pane process seen before (remember), still the same process, of a
+// standing session whose record says it runs there (or is being started).
+func (s *Hearer) byKnownPane(chain []int) (loop.AgentIdentity, bool) {
+	if s.ProcStart == nil {
+		return loop.AgentIdentity{}, false
+	}
+	for _, pid := range chain {
+		s.panesMu.Lock()
+		p, known := s.panes[pid]
+		s.panesMu.Unlock()
+		if !known {
+			continue
+		}
+		if start, alive := s.ProcStart(pid); !alive || start != p.start {
+			return loop.AgentIdentity{}, false
+		}
+		return s.runningIn(p.socket, p.target)
+	}
+	return loop.AgentIdentity{}, false
+}
+
+// runningIn is the standing session whose pane target is on socket, when
+// its record says it runs there or is being started.
+func (s *Hearer) runningIn(socket, target string) (loop.AgentIdentity, bool) {
+	name, standing := strings.CutPrefix(target, loop.StandingTargetPrefix)
+	if !standing {
+		return loop.AgentIdentity{}, false
+	}
+	var id loop.AgentIdentity
+	_ = s.DB.View(func(tx *store.Tx) error {
+		r, err := tx.Standing(name)
+		if err == nil && r != nil && r.TmuxSocket == socket && (r.Status == loop.StatusRunning || r.Claim != nil && r.Claim.Op == "start") {
+			id = loop.AgentIdentity{Standing: r.Name, HarnessSessionID: r.HarnessSessionID}
+		}
+		return err
+	})
+	return id, id.Standing != ""
 }
 
 // inChain reports whether one of pids is in chain.
@@ -64,20 +147,11 @@ func (s *Hearer) byPane(ctx context.Context, chain []int, panes map[string]map[s
 	for _, socket := range sockets {
 		byName, _ := s.Runner(socket).AllPanePIDs(ctx)
 		panes[socket] = byName
+		s.remember(socket, byName)
 		for target, pids := range byName {
-			name, standing := strings.CutPrefix(target, loop.StandingTargetPrefix)
-			if !standing || !inChain(pids, chain) {
-				continue
+			if strings.HasPrefix(target, loop.StandingTargetPrefix) && inChain(pids, chain) {
+				return s.runningIn(socket, target)
 			}
-			var id loop.AgentIdentity
-			_ = s.DB.View(func(tx *store.Tx) error {
-				r, err := tx.Standing(name)
-				if err == nil && r != nil && r.TmuxSocket == socket && (r.Status == loop.StatusRunning || r.Claim != nil && r.Claim.Op == "start") {
-					id = loop.AgentIdentity{Standing: r.Name, HarnessSessionID: r.HarnessSessionID}
-				}
-				return err
-			})
-			return id, id.Standing != ""
 		}
 	}
 	return loop.AgentIdentity{}, false
@@ -102,6 +176,7 @@ func (s *Hearer) byOwners(ctx context.Context, chain []int, panes map[string]map
 		if !ok {
 			byName, _ = s.Runner(o.socket).AllPanePIDs(ctx)
 			panes[o.socket] = byName
+			s.remember(o.socket, byName)
 		}
 		if inChain(byName[o.target], chain) {
 			return o.id, true

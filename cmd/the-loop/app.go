@@ -512,7 +512,7 @@ func hearingOf(svc *lifecycle.Service) *hearing.Hearer { return svc.Hearing.(*he
 // agent's end pokes svc's supervisor.
 func hearer(svc *lifecycle.Service) *hearing.Hearer {
 	return &hearing.Hearer{DB: svc.DB, Events: svc, Harness: svc.Harness, Runner: svc.Runner,
-		Clock: svc.Clock, NewID: svc.NewID, Ended: svc.SessionEnded}
+		Clock: svc.Clock, NewID: svc.NewID, Ended: svc.SessionEnded, ProcStart: svc.ProcStart}
 }
 
 // signalContext is cancelled by Ctrl-C or SIGTERM.

@@ -12,6 +12,7 @@ import (
 
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/internal/credential"
+	"github.com/the-loop-dev/the-loop/internal/testkit"
 )
 
 // hookBench is a started standing session with the agent's credential and
@@ -125,4 +126,43 @@ func BenchmarkHookToList(b *testing.B) {
 			reportPercentiles(b, seen)
 		})
 	}
+}
+
+// BenchmarkHookFromAPane is a hook as an agent runs it: from below its own
+// tmux pane, with the service up, so the service places the sender by its
+// pane (hearing.AgentOfProcess) before it applies the payload. Each
+// iteration types a message into the agent; the figure is how long its
+// UserPromptSubmit hook command ran, the agent waiting (the stand-in
+// times it). Target: p50 ≤ 4 ms.
+func BenchmarkHookFromAPane(b *testing.B) {
+	e := benchEnvService(b, 1, "1", freePort(b), testkit.Delay(0), testkit.TurnTime(0))
+	benchRun(b, e, "start")
+	waitFor(b, "the boot turn's Stop", func() bool { return len(hookRuns(e, "Stop")) >= 1 })
+	var took []time.Duration
+	for b.Loop() {
+		n := len(hookRuns(e, "Stop"))
+		if _, err := e.tmux("send-keys", "-t", "=loop-standing-s00:", "-l", "ping"); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := e.tmux("send-keys", "-t", "=loop-standing-s00:", "Enter"); err != nil {
+			b.Fatal(err)
+		}
+		waitFor(b, "the turn's Stop", func() bool { return len(hookRuns(e, "Stop")) > n })
+	}
+	b.StopTimer()
+	for _, h := range hookRuns(e, "UserPromptSubmit") {
+		took = append(took, time.Duration(h.Micros)*time.Microsecond)
+	}
+	reportPercentiles(b, took)
+}
+
+// hookRuns are the stand-in's hook entries of event.
+func hookRuns(e *env, event string) []testkit.Entry {
+	var out []testkit.Entry
+	for _, h := range e.agent.Entries("hook") {
+		if h.Event == event {
+			out = append(out, h)
+		}
+	}
+	return out
 }

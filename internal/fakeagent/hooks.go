@@ -124,12 +124,14 @@ func (a *agent) fire(event string, fields map[string]any) {
 					timeout = time.Duration(h.Timeout) * time.Millisecond
 				}
 			}
+			began := time.Now()
 			code, out, err := runHook(h, a.cwd, body, timeout)
+			took := time.Since(began)
 			if err == nil && a.contract == contractGemini && !json.Valid(bytes.TrimSpace(out)) {
 				err = fmt.Errorf("hook output is not JSON: %q", out) // the CLI reports such a hook failed
 			}
 			a.log.write(entry{Kind: "hook", Event: event, Command: h.Command, Code: code,
-				Error: errText(err), Payload: body, Text: string(out)})
+				Error: errText(err), Payload: body, Text: string(out), Micros: took.Microseconds()})
 		}
 	}
 }

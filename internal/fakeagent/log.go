@@ -28,6 +28,7 @@ type entry struct {
 	Command   string            `json:"command,omitempty"`  // hook: the command run ("" when none is declared)
 	PromptID  string            `json:"promptId,omitempty"` // queued, dialog_answered
 	Payload   json.RawMessage   `json:"payload,omitempty"`  // hook: the payload sent on stdin
+	Micros    int64             `json:"micros,omitempty"`   // hook: how long the command ran, waited for
 }
 
 // transcriptLine is one line of transcripts/<id>.jsonl.

@@ -256,6 +256,7 @@ type Entry struct {
 	Command   string            `json:"command"`  // hook: the command run, "" when none was declared
 	PromptID  string            `json:"promptId"` // queued, dialog_answered: the running turn's
 	Payload   json.RawMessage   `json:"payload"`  // hook: the payload, as sent on stdin
+	Micros    int64             `json:"micros"`   // hook: how long the command ran, the agent waiting
 }
 
 // Log parses log.jsonl (nil while it does not exist); a torn last line is
