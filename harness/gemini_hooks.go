@@ -9,15 +9,26 @@ import (
 )
 
 // GeminiHookMarker is what identifies the hook command the-loop keeps in
-// the Gemini CLI's user settings: `<the-loop binary> hook --from-env --json`.
+// the Gemini CLI's user settings: `<the-loop binary> hook --from-env
+// --json`, or the hook program's `'<dir>/the-loop-hook' --from-env --json`
+// (geminiProgramMarker; decisions D37). Either form is the-loop's entry,
+// which EnsureHooks replaces with the command of the spawn at hand.
 const GeminiHookMarker = " hook --from-env --json"
+
+// geminiProgramMarker ends the hook program's form of the entry.
+const geminiProgramMarker = "/the-loop-hook' --from-env --json"
+
+// theLoopsGeminiHook reports whether a Gemini hook command is the-loop's.
+func theLoopsGeminiHook(cmd string) bool {
+	return strings.HasSuffix(cmd, GeminiHookMarker) || strings.HasSuffix(cmd, geminiProgramMarker)
+}
 
 // EnsureHooks makes the Gemini CLI's user settings (<gemini dir>/settings.json)
 // declare command, once, as a command hook of each of events: a group of
 // the-loop's own ({"hooks": [{"type": "command", "command": …,
 // "timeout": timeoutMs}]}) appended beside the operator's hooks, or the
 // command of the group it added before replaced (a moved binary). Only
-// groups whose command ends in GeminiHookMarker are the-loop's; nothing
+// groups whose command is the-loop's (theLoopsGeminiHook) are touched; nothing
 // else in the file changes. The file is edited under the discipline of
 // updateJSONObject (lock, temp file + rename, a file that does not parse
 // left untouched and reported); nothing is written when it already says
@@ -53,7 +64,7 @@ func (g *Gemini) EnsureHooks(command string, events []string, timeoutMs int) err
 				for _, h := range list {
 					hm, _ := h.(map[string]any)
 					cmd, _ := hm["command"].(string)
-					if !strings.HasSuffix(cmd, GeminiHookMarker) {
+					if !theLoopsGeminiHook(cmd) {
 						continue
 					}
 					found = true
@@ -99,7 +110,7 @@ func (g *Gemini) HookEntries() (path string, events []string, err error) {
 			list, _ := gm["hooks"].([]any)
 			for _, h := range list {
 				hm, _ := h.(map[string]any)
-				if cmd, _ := hm["command"].(string); strings.HasSuffix(cmd, GeminiHookMarker) && !slices.Contains(events, ev) {
+				if cmd, _ := hm["command"].(string); theLoopsGeminiHook(cmd) && !slices.Contains(events, ev) {
 					events = append(events, ev)
 				}
 			}

@@ -268,7 +268,9 @@ func TestGeminiEnsureHooks_AddsOnceBesideTheOperators(t *testing.T) {
 	}
 	g := NewGemini(GeminiOptions{Env: func(string) string { return "" }, Home: home})
 	events := []string{"SessionStart", "BeforeAgent"}
-	for _, cmd := range []string{"'/a/the-loop'" + GeminiHookMarker, "'/a/the-loop'" + GeminiHookMarker, "'/b/the-loop'" + GeminiHookMarker} {
+	// the CLI's form twice, a moved binary, then the hook program's form:
+	// one entry per event all along, the last command in it
+	for _, cmd := range []string{"'/a/the-loop'" + GeminiHookMarker, "'/a/the-loop'" + GeminiHookMarker, "'/b/the-loop'" + GeminiHookMarker, "'/b/the-loop-hook' --from-env --json"} {
 		if err := g.EnsureHooks(cmd, events, 10000); err != nil {
 			t.Fatal(err)
 		}
@@ -286,7 +288,7 @@ func TestGeminiEnsureHooks_AddsOnceBesideTheOperators(t *testing.T) {
 	if err := json.Unmarshal(data, &doc); err != nil || doc.General["vimMode"] != true {
 		t.Fatalf("settings %s (%v)", data, err)
 	}
-	if b := doc.Hooks["BeforeAgent"]; len(b) != 2 || b[0].Hooks[0].Command != "mine" || b[1].Hooks[0].Command != "'/b/the-loop'"+GeminiHookMarker || b[1].Hooks[0].Timeout != 10000 {
+	if b := doc.Hooks["BeforeAgent"]; len(b) != 2 || b[0].Hooks[0].Command != "mine" || b[1].Hooks[0].Command != "'/b/the-loop-hook' --from-env --json" || b[1].Hooks[0].Timeout != 10000 {
 		t.Fatalf("BeforeAgent hooks %+v", b)
 	}
 	if s := doc.Hooks["SessionStart"]; len(s) != 1 {

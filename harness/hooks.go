@@ -169,11 +169,12 @@ func codexHookArgs(cmd string, args []string, timeoutSeconds int) []string {
 // names the spawn's session to that command. The Gemini CLI has no
 // per-invocation settings an ordinary user may write (its system settings
 // file must belong to root, 0.61.0), hence one entry that serves every
-// session. A w.EnvCommand that does not end in GeminiHookMarker is
-// EINTERNAL: EnsureHooks could not tell it as the-loop's again.
+// session. A w.EnvCommand that is not of the-loop's forms
+// (theLoopsGeminiHook) is EINTERNAL: EnsureHooks could not tell it as the-loop's
+// again.
 func (g *Gemini) WireHooks(w loop.HookWiring) ([]string, map[string]string, error) {
-	if !strings.HasSuffix(w.EnvCommand, GeminiHookMarker) {
-		return nil, nil, loop.Internal("the gemini hook command %q does not end in %q; not declaring it", w.EnvCommand, GeminiHookMarker)
+	if !theLoopsGeminiHook(w.EnvCommand) {
+		return nil, nil, loop.Internal("the gemini hook command %q ends in neither %q nor %q; not declaring it", w.EnvCommand, GeminiHookMarker, geminiProgramMarker)
 	}
 	if err := g.EnsureHooks(w.EnvCommand, GeminiHookEvents, w.TimeoutSeconds*1000); err != nil {
 		return nil, nil, err

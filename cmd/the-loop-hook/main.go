@@ -45,8 +45,19 @@ const maxPayload = 1 << 20
 
 func main() {
 	root, session, ok := parse(os.Args[1:])
+	if fromEnv(os.Args[1:]) {
+		// The Gemini CLI's one entry for every session (decisions D37):
+		// it wants JSON from every hook, and the spawn's environment names
+		// the session; outside a the-loop spawn there is nothing to tell.
+		fmt.Println("{}")
+		root, session = os.Getenv(loop.HookStateRootEnv), os.Getenv(loop.HookSessionEnv)
+		if root == "" || session == "" {
+			return
+		}
+		ok = true
+	}
 	if !ok {
-		fmt.Fprintln(os.Stderr, "usage: the-loop-hook --state-root DIR --session REF (the agent CLIs run it for the hooks the-loop declares)")
+		fmt.Fprintln(os.Stderr, "usage: the-loop-hook --state-root DIR --session REF, or --from-env --json (the agent CLIs run it for the hooks the-loop declares)")
 		os.Exit(0) // never a failing hook
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), deadline)
@@ -57,6 +68,13 @@ func main() {
 	if !ok {
 		handOver(ctx, root, d, tried)
 	}
+}
+
+// fromEnv reports the form `--from-env --json` (either order), which
+// takes the state root and the session from the environment and answers
+// {} on stdout.
+func fromEnv(args []string) bool {
+	return len(args) == 2 && (args[0] == "--from-env" && args[1] == "--json" || args[0] == "--json" && args[1] == "--from-env")
 }
 
 // parse reads `--state-root DIR --session REF` in either order.

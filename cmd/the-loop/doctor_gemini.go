@@ -21,7 +21,7 @@ func doctorGeminiHooks() []check {
 		return nil
 	}
 	return []check{{Check: "gemini hooks", Status: checkOK,
-		Detail: path + " holds the-loop's hook (`the-loop hook --from-env --json`) for " + strings.Join(events, ", ") +
+		Detail: path + " holds the-loop's hook (`the-loop-hook --from-env --json`, or `the-loop hook --from-env --json`) for " + strings.Join(events, ", ") +
 			"; they serve every state root and stay when a session is deleted (outside a the-loop spawn they do nothing): " +
 			"remove them by hand once no state root runs a gemini session"}}
 }

@@ -194,7 +194,7 @@ func TestStandingGemini_StartsSaysWaitsAndResumes(t *testing.T) {
 		}
 		for ev, groups := range got.Hooks {
 			for _, g := range groups {
-				if strings.Contains(fmt.Sprint(g), "hook --from-env --json") {
+				if strings.Contains(fmt.Sprint(g), "/the-loop-hook' --from-env --json") { // the hook program beside the-loop (decisions D37)
 					loopHooks++
 				} else if ev == "SessionStart" {
 					theirs++

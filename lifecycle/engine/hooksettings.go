@@ -57,9 +57,14 @@ func shellQuote(s string) string {
 
 // HookEnvCommand is the shell command of the one hook entry a CLI whose
 // hooks are declared in its user settings runs for every session (the
-// Gemini CLI): `<bin> hook --from-env --json`, which reads the state root
-// and session from HookStateRootEnv and HookSessionEnv and answers {}.
+// Gemini CLI), which reads the state root and session from
+// HookStateRootEnv and HookSessionEnv and answers {}: the hook program
+// beside bin, `<dir>/the-loop-hook --from-env --json`, or, where bin has
+// none beside it, `<bin> hook --from-env --json`.
 func HookEnvCommand(bin string) string {
+	if p := HookProgram(bin); p != "" {
+		return shellQuote(p) + " --from-env --json"
+	}
 	return shellQuote(bin) + " hook --from-env --json"
 }
 

@@ -3,6 +3,7 @@ package engine
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -29,5 +30,11 @@ func TestHookCommand_TheHookProgramBesideTheBinaryElseTheLoopHook(t *testing.T) 
 	want = "'" + prog + "' --state-root '/s' --session 'standing:a'"
 	if got := HookCommand(bin, "/s", "standing:a"); got != want {
 		t.Fatalf("a hook program beside the binary: %s, want %s", got, want)
+	}
+	if got, want := HookEnvCommand(bin), "'"+prog+"' --from-env --json"; got != want {
+		t.Fatalf("the env form with a hook program beside the binary: %s, want %s", got, want)
+	}
+	if got, want := HookEnvCommand(filepath.Join(t.TempDir(), "the-loop")), " hook --from-env --json"; !strings.HasSuffix(got, want) {
+		t.Fatalf("the env form without one: %s, want … %s", got, want)
 	}
 }
