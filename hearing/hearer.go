@@ -43,11 +43,8 @@ type Hearer struct {
 
 	// spoolMu serialises this process's spool readers.
 	spoolMu sync.Mutex
-	// sockets are the tmux servers the sessions were last seen on, where
-	// AgentOfProcess looks for a pane first (identity.go).
-	socketsMu sync.Mutex
-	sockets   []string
-	// panes are the pane processes seen in the servers' answers, by pid.
+	// panes are the pane processes seen in the tmux servers' answers, by
+	// pid: where AgentOfProcess looks first (identity.go).
 	panesMu sync.Mutex
 	panes   map[int]knownPane
 	// heard wakes the says waiting on hooks this process applied.

@@ -31,10 +31,11 @@ type paneOwner struct {
 // runs (or whose start is in flight), or the work-item session that is
 // active (or starting), one of whose panes' pids is in chain. One
 // `list-panes -a` per tmux server the sessions use (the runner's
-// AllPanePIDs); without a Runner nobody is an agent. A pane of a standing
-// session on a server seen before is found first and its one record read
-// (byPane): every hook of two hundred agents then reads one record, not
-// two hundred; anything else is looked for among every record.
+// AllPanePIDs); without a Runner nobody is an agent. A pane process seen
+// before (byKnownPane), then a pane on a server seen before (byPane), is
+// found first and its one record read: every hook of two hundred agents
+// then reads one record, not two hundred; anything else is looked for
+// among every record (byOwners).
 func (s *Hearer) AgentOfProcess(ctx context.Context, chain []int) (loop.AgentIdentity, bool) {
 	if s.Runner == nil || s.DB == nil || len(chain) == 0 {
 		return loop.AgentIdentity{}, false
@@ -136,14 +137,19 @@ func inChain(pids, chain []int) bool {
 	return slices.ContainsFunc(pids, func(pid int) bool { return slices.Contains(chain, pid) })
 }
 
-// byPane looks for chain in the panes of the tmux servers sessions were
-// seen on (s.sockets, which byOwners keeps), keeping their panes in panes:
-// a pane of a standing session whose record says it runs there (or is
-// being started) is that session's agent.
+// byPane looks for chain in the panes of the tmux servers panes were seen
+// on (remember), keeping their answers in panes: a pane of a standing
+// session whose record says it runs there (or is being started) is that
+// session's agent.
 func (s *Hearer) byPane(ctx context.Context, chain []int, panes map[string]map[string][]int) (loop.AgentIdentity, bool) {
-	s.socketsMu.Lock()
-	sockets := slices.Clone(s.sockets)
-	s.socketsMu.Unlock()
+	s.panesMu.Lock()
+	var sockets []string
+	for _, p := range s.panes {
+		if !slices.Contains(sockets, p.socket) {
+			sockets = append(sockets, p.socket)
+		}
+	}
+	s.panesMu.Unlock()
 	for _, socket := range sockets {
 		byName, _ := s.Runner(socket).AllPanePIDs(ctx)
 		panes[socket] = byName
@@ -158,20 +164,10 @@ func (s *Hearer) byPane(ctx context.Context, chain []int, panes map[string]map[s
 }
 
 // byOwners looks for chain in the panes of every session whose agent may
-// run, in record order, asking each tmux server not in panes yet; it keeps
-// the servers seen for byPane.
+// run, in record order, asking each tmux server not in panes yet (and
+// remembering its panes).
 func (s *Hearer) byOwners(ctx context.Context, chain []int, panes map[string]map[string][]int) (loop.AgentIdentity, bool) {
-	owners := s.owners()
-	var sockets []string
-	for _, o := range owners {
-		if !slices.Contains(sockets, o.socket) {
-			sockets = append(sockets, o.socket)
-		}
-	}
-	s.socketsMu.Lock()
-	s.sockets = sockets
-	s.socketsMu.Unlock()
-	for _, o := range owners {
+	for _, o := range s.owners() {
 		byName, ok := panes[o.socket]
 		if !ok {
 			byName, _ = s.Runner(o.socket).AllPanePIDs(ctx)

@@ -19,14 +19,7 @@ var agentVerbs = []string{"status", "standing list", "standing say", "standing t
 
 // agentVerb reports whether kong's command (e.g. "standing say <name>
 // <text>") is one of agentVerbs.
-func agentVerb(cmd string) bool {
-	for _, v := range agentVerbs {
-		if cmd == v || strings.HasPrefix(cmd, v+" ") {
-			return true
-		}
-	}
-	return false
-}
+func agentVerb(cmd string) bool { return oneOf(cmd, agentVerbs) }
 
 // operatorShell is the refusal of a verb an agent may not run.
 func operatorShell(verb, where string) error {

@@ -80,8 +80,12 @@ var readVerbs = []string{"status", "standing list", "standing transcript", "stan
 
 // readVerb reports whether kong's command (e.g. "standing peek <name>")
 // only reads.
-func readVerb(cmd string) bool {
-	for _, v := range readVerbs {
+func readVerb(cmd string) bool { return oneOf(cmd, readVerbs) }
+
+// oneOf reports whether kong's command is one of verbs, its arguments
+// ("<name>") aside.
+func oneOf(cmd string, verbs []string) bool {
+	for _, v := range verbs {
 		if cmd == v || strings.HasPrefix(cmd, v+" ") {
 			return true
 		}

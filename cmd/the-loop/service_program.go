@@ -3,7 +3,6 @@ package main
 import (
 	"os"
 	"path/filepath"
-	"strings"
 	"syscall"
 
 	loop "github.com/the-loop-dev/the-loop"
@@ -27,14 +26,7 @@ const serviceProgramName = "the-loopd"
 var serviceVerbs = []string{"serve", "mcp", "channels", "internal-announce"}
 
 // serviceVerb reports whether kong's command is one of serviceVerbs.
-func serviceVerb(cmd string) bool {
-	for _, v := range serviceVerbs {
-		if cmd == v || strings.HasPrefix(cmd, v+" ") {
-			return true
-		}
-	}
-	return false
-}
+func serviceVerb(cmd string) bool { return oneOf(cmd, serviceVerbs) }
 
 // serviceProgram is the program that runs the service: this executable
 // when it is built with the service, else the-loopd beside it.
