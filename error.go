@@ -13,6 +13,10 @@ const (
 	EINVALID       = "invalid"       // HTTP 400, exit 2 (a caller's mistake)
 	EUNPROCESSABLE = "unprocessable" // HTTP 422, exit 2 (a body that fails validation)
 	EINTERNAL      = "internal"      // HTTP 500, exit 1
+	// ECONFLICT is a request the state it names has moved past: an
+	// approval decided, expired or withdrawn already, or one that is
+	// another session's (decisions D35).
+	ECONFLICT = "conflict" // HTTP 409, exit 1
 )
 
 // Error is the-loop's application error: a code from the vocabulary above,
@@ -51,6 +55,9 @@ func Invalid(format string, args ...any) *Error { return Errorf(EINVALID, format
 // Internal is Errorf(EINTERNAL, …).
 func Internal(format string, args ...any) *Error { return Errorf(EINTERNAL, format, args...) }
 
+// Conflict is Errorf(ECONFLICT, …).
+func Conflict(format string, args ...any) *Error { return Errorf(ECONFLICT, format, args...) }
+
 // ErrorCode returns the code of the first *Error in err's chain, EINTERNAL
 // for any other error, and "" for nil.
 func ErrorCode(err error) string {
@@ -86,6 +93,8 @@ func HTTPStatus(code string) int {
 		return http.StatusBadRequest
 	case EUNPROCESSABLE:
 		return http.StatusUnprocessableEntity
+	case ECONFLICT:
+		return http.StatusConflict
 	case "":
 		return http.StatusOK
 	default:
@@ -101,6 +110,8 @@ func CodeForHTTPStatus(status int) string {
 		return ENOTFOUND
 	case http.StatusBadRequest:
 		return EINVALID
+	case http.StatusConflict:
+		return ECONFLICT
 	case http.StatusUnprocessableEntity, http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType:
 		return EUNPROCESSABLE
 	default:

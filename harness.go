@@ -134,6 +134,22 @@ type HookWiring struct {
 	Cwd string
 	// Args are the spawn's args (routing.harnessArgs, the session's own).
 	Args []string
+	// DecisionCommand is the shell command line of the PermissionRequest
+	// hook that waits for an approval's decision (`'<the-loop-hook>'
+	// --state-root '<dir>' --session '<ref>' --await-decision <seconds>`;
+	// decisions D35), "" where the session gets none (a work item's, or
+	// no hook program beside the-loop). An adapter whose CLI has no such
+	// hook ignores it.
+	DecisionCommand string
+	// RulesCommand is the shell command line of the PreToolUse hook that
+	// answers a tool use from the session's approval rules (`'<the-loop-hook>'
+	// --rules '<file>'`), "" where the session has none. It runs within
+	// TimeoutSeconds like every hook but the decision's.
+	RulesCommand string
+	// DecisionTimeoutSeconds is how long the CLI gives DecisionCommand:
+	// the approval's wait plus loop.ApprovalHookSlack, so the hook answers
+	// before the CLI ends it.
+	DecisionTimeoutSeconds int
 	// TimeoutSeconds is how long the CLI gives one hook to run.
 	TimeoutSeconds int
 }

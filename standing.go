@@ -360,6 +360,10 @@ type StandingDefinition struct {
 	// entry's own, with AllowBypassPermissions (config.PermissionModes).
 	PermissionMode         string
 	AllowBypassPermissions bool
+	// ApprovalRules are the entry's own approval rules
+	// (standingSessions.sessions[].approvals.rules), evaluated before the
+	// shared ones; a created session has none (config's RulesFor).
+	ApprovalRules []ApprovalRule
 }
 
 // Definition turns a record into the definition it carries (promptFile is

@@ -21,6 +21,10 @@ type StandingConfig struct {
 	// sessions' --permission-mode where an entry sets none ("": the CLI's
 	// own default). It applies to created sessions too.
 	PermissionMode string
+	// Approvals is standingSessions.approvals: the shared approval rules,
+	// the wait of a permission request and the deciders
+	// (config/approvals.go).
+	Approvals ApprovalsConfig
 }
 
 // PermissionModes are the values of permissionMode: the claude CLI's
@@ -72,6 +76,9 @@ func cloneDefinition(d loop.StandingDefinition) loop.StandingDefinition {
 		d.HarnessArgs = slices.Clone(d.HarnessArgs)
 	}
 	d.Env = maps.Clone(d.Env)
+	if d.ApprovalRules != nil {
+		d.ApprovalRules = slices.Clone(d.ApprovalRules)
+	}
 	return d
 }
 
@@ -82,7 +89,9 @@ var (
 
 // parseStanding is the original's StandingConfig.from_mapping, steps 1–10 of
 // original §1.2 in that order per entry, with the routing defaults
-// taken from r. It does not stop at the first problem: it returns
+// taken from r, and standingSessions.approvals (config/approvals.go) read
+// before the entries, whose ask rules it checks against each entry's
+// permission mode. It does not stop at the first problem: it returns
 // every problem it finds, and the entries that had none (an entry whose name
 // an earlier entry already declared is not one of them).
 func parseStanding(doc map[string]any, r Routing) (*StandingConfig, []problem) {
@@ -108,6 +117,9 @@ func parseStanding(doc map[string]any, r Routing) (*StandingConfig, []problem) {
 		problems = append(problems, problem{path: blockPath.child("permissionMode"), cover: blockPath.child("permissionMode"),
 			msg: "permissionMode bypassPermissions runs every tool unasked and is never a default; set it on the one entry that needs it, with allowBypassPermissions: true"})
 	}
+	approvals, askAt, found := parseApprovals(block, out.PermissionMode)
+	out.Approvals = approvals
+	problems = append(problems, found...)
 	// 3. Defaults come from routing (already read leniently into r).
 	rawSessions, present := block["sessions"]
 	if !present {
@@ -128,6 +140,7 @@ func parseStanding(doc map[string]any, r Routing) (*StandingConfig, []problem) {
 		if len(found) == 0 {
 			found = checkPermission(sessionsPath.child(i), def, out)
 			def.PermissionMode = out.ModeFor(def.Harness, def.PermissionMode)
+			found = append(found, checkAskInDontAsk(sessionsPath.child(i), def, askAt)...)
 		}
 		if len(found) > 0 {
 			problems = append(problems, found...)
@@ -141,8 +154,9 @@ func parseStanding(doc map[string]any, r Routing) (*StandingConfig, []problem) {
 // parseEntry is steps 5–10 for the entry at sessions[i]: its shape, its
 // name (seen holds the names earlier entries declared, and gains this
 // one's when it is new), then the fields that exclude each other or must
-// be of one kind. An entry with any problem gives no definition: every one
-// of its problems is returned, in step order.
+// be of one kind, then its own approvals.rules. An entry with any problem
+// gives no definition: every one of its problems is returned, in step
+// order.
 func parseEntry(i int, item any, seen map[string]int, r Routing) (loop.StandingDefinition, []problem) {
 	at := sessionsPath.child(i)
 	// 5. Entry not a mapping.
@@ -156,10 +170,14 @@ func parseEntry(i int, item any, seen map[string]int, r Routing) (loop.StandingD
 		label = name
 	}
 	problems = append(problems, checkFields(at, label, entry)...)
+	rules, found := parseEntryApprovals(at, label, entry)
+	problems = append(problems, found...)
 	if len(problems) > 0 {
 		return loop.StandingDefinition{}, problems
 	}
-	return definition(name, entry, r), nil
+	def := definition(name, entry, r)
+	def.ApprovalRules = rules
+	return def, nil
 }
 
 // checkPermission refuses what an entry's permission mode cannot be (def

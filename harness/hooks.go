@@ -72,6 +72,18 @@ func (*Claude) WireHooks(w loop.HookWiring) ([]string, map[string]string, error)
 			"type": "command", "command": w.Command, "timeout": w.TimeoutSeconds,
 		}}})
 	}
+	if w.RulesCommand != "" { // the approval rules, answered at once
+		groups, _ := hooks["PreToolUse"].([]any)
+		hooks["PreToolUse"] = append(groups, map[string]any{"hooks": []any{map[string]any{
+			"type": "command", "command": w.RulesCommand, "timeout": w.TimeoutSeconds,
+		}}})
+	}
+	if w.DecisionCommand != "" { // the approval's wait (decisions D35)
+		groups, _ := hooks["PermissionRequest"].([]any)
+		hooks["PermissionRequest"] = append(groups, map[string]any{"hooks": []any{map[string]any{
+			"type": "command", "command": w.DecisionCommand, "timeout": w.DecisionTimeoutSeconds,
+		}}})
+	}
 	doc["hooks"] = hooks
 	data, err := json.MarshalIndent(doc, "", "  ")
 	if err != nil {

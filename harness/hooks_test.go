@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -93,5 +94,40 @@ func TestAdapters_AnswerEveryCapability(t *testing.T) {
 				t.Errorf("%s CaptureSessionID: %v", name, err)
 			}
 		}
+	}
+}
+
+// A claude spawn's settings declare the decision hook for
+// PermissionRequest with its own timeout, and the rules hook for
+// PreToolUse with every hook's, only when they are given.
+func TestClaudeWireHooks_TheDecisionAndRulesHooksOnlyWhenGiven(t *testing.T) {
+	files := map[string][]byte{}
+	wire := func(decision, rules string) map[string][]map[string][]map[string]any {
+		w := loop.HookWiring{Command: "h", DecisionCommand: decision, RulesCommand: rules, DecisionTimeoutSeconds: 610, TimeoutSeconds: 10,
+			SettingsPath: "/s.json", WriteFile: func(p string, data []byte) error { files[p] = data; return nil }}
+		if _, _, err := (&Claude{}).WireHooks(w); err != nil {
+			t.Fatal(err)
+		}
+		var doc struct {
+			Hooks map[string][]map[string][]map[string]any `json:"hooks"`
+		}
+		if err := json.Unmarshal(files["/s.json"], &doc); err != nil {
+			t.Fatal(err)
+		}
+		return doc.Hooks
+	}
+	hooks := wire("d --await-decision 600", "r --rules f")
+	if got := hooks["PermissionRequest"]; len(got) != 1 || got[0]["hooks"][0]["command"] != "d --await-decision 600" || got[0]["hooks"][0]["timeout"] != float64(610) {
+		t.Errorf("PermissionRequest = %v", got)
+	}
+	if got := hooks["PreToolUse"]; len(got) != 1 || got[0]["hooks"][0]["command"] != "r --rules f" || got[0]["hooks"][0]["timeout"] != float64(10) {
+		t.Errorf("PreToolUse = %v", got)
+	}
+	hooks = wire("", "")
+	if _, ok := hooks["PermissionRequest"]; ok {
+		t.Errorf("a PermissionRequest hook with no decision command: %v", hooks["PermissionRequest"])
+	}
+	if _, ok := hooks["PreToolUse"]; ok {
+		t.Errorf("a PreToolUse hook with no rules: %v", hooks["PreToolUse"])
 	}
 }

@@ -40,6 +40,10 @@ type Hearer struct {
 	// before is placed without a tmux query (identity.go; nil: always
 	// asked).
 	ProcStart func(pid int) (start uint64, ok bool)
+	// ApprovalWait is how long a PermissionRequest hook is held for a
+	// decision (standingSessions.approvals.waitSeconds; nil or 0:
+	// loop.DefaultApprovalWait).
+	ApprovalWait func() time.Duration
 
 	// spoolMu serialises this process's spool readers.
 	spoolMu sync.Mutex
@@ -52,6 +56,9 @@ type Hearer struct {
 	// hookLimits drops a session's Notification and PostToolUse hooks
 	// above the rate (hooklimit.go).
 	hookLimits hookLimiter
+	// desk holds the PermissionRequest hooks waiting for a decision
+	// (approvals.go).
+	desk approvalDesk
 }
 
 // Heard returns a channel closed when this process next applies a hook

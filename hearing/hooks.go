@@ -195,6 +195,9 @@ func (s *Hearer) applyHook(ctx context.Context, d loop.HookDelivery, seq string)
 	if err == nil && ended {
 		s.ended()
 	}
+	if name, ok := loop.ParseStandingRef(d.Session); ok && err == nil && (p.Event == "Stop" || ended) {
+		s.Withdraw(name) // a wait the turn's end or the agent's exit left behind
+	}
 	if err == nil && refused != nil {
 		return refused
 	}

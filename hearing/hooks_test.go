@@ -22,14 +22,14 @@ import (
 // hookWorld is a started standing session "supervisor" whose spawns
 // declare hooks, with a state root of its own.
 type hookWorld struct {
-	t   *testing.T
+	t   testing.TB
 	s   *lifecycle.Service
 	r   *fakeRunner
 	cfg *config.Config
 	id  string // the recorded conversation
 }
 
-func newHookWorld(t *testing.T) *hookWorld {
+func newHookWorld(t testing.TB) *hookWorld {
 	t.Helper()
 	r := newFakeRunner()
 	s := newTestService(t, r)

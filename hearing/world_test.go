@@ -63,7 +63,7 @@ func (f fakeHarness) PromptSum(cwd, id, promptID string) string {
 
 // newTestService wires a lifecycle.Service on a real bbolt file in a temp
 // dir, with a Hearer beside it (its Hearing).
-func newTestService(t *testing.T, r *fakeRunner) *lifecycle.Service {
+func newTestService(t testing.TB, r *fakeRunner) *lifecycle.Service {
 	t.Helper()
 	db, err := store.Open(filepath.Join(t.TempDir(), "the-loop.db"), store.Options{Transient: true})
 	if err != nil {
@@ -100,7 +100,7 @@ func hearerFor(s *lifecycle.Service) *Hearer {
 func hearer(s *lifecycle.Service) *Hearer { return s.Hearing.(*Hearer) }
 
 // testConfig declares the given sessions (cwd: a temp dir) with a short probe.
-func testConfig(t *testing.T, names ...string) *config.Config {
+func testConfig(t testing.TB, names ...string) *config.Config {
 	t.Helper()
 	cfg := config.Default()
 	cfg.Routing.Tmux.ResumeProbeSeconds = 0.05
@@ -116,7 +116,7 @@ func testConfig(t *testing.T, names ...string) *config.Config {
 	return cfg
 }
 
-func events(t *testing.T, s *lifecycle.Service, q store.EventQuery) []loop.Event {
+func events(t testing.TB, s *lifecycle.Service, q store.EventQuery) []loop.Event {
 	t.Helper()
 	var evs []loop.Event
 	if err := s.DB.View(func(tx *store.Tx) error {
@@ -138,7 +138,7 @@ func eventNames(evs []loop.Event) []string {
 }
 
 // readStanding is the stored record of name (nil when absent).
-func readStanding(t *testing.T, s *lifecycle.Service, name string) *loop.StandingRecord {
+func readStanding(t testing.TB, s *lifecycle.Service, name string) *loop.StandingRecord {
 	t.Helper()
 	var rec *loop.StandingRecord
 	if err := s.DB.View(func(tx *store.Tx) error {

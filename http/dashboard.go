@@ -268,7 +268,7 @@ func (s *Server) dropLegacyCookie(c echo.Context) {
 // session's secret as Authorization: Bearer, and renews it when it does.
 // Only the REST routes take it: never /mcp, the hooks or /metrics.
 func (s *Server) dashboardSession(req *http.Request) bool {
-	if p := req.URL.Path; p == HooksPath || !strings.HasPrefix(p, "/api/") {
+	if p := req.URL.Path; hookPath(p) || !strings.HasPrefix(p, "/api/") {
 		return false
 	}
 	token, ok := bearer(req.Header.Get(echo.HeaderAuthorization))

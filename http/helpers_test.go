@@ -166,7 +166,7 @@ func newFixture(t testing.TB, o fixtureOptions) *fixture {
 	f.token = o.token
 	opt := Options{Standing: f.svc.Standing(holder.Current), WorkItems: f.svc.WorkItems(holder.Current),
 		Events: f.svc, Recorder: f.svc, Config: holder.Current, Version: "test-version", Token: o.token, Logger: o.logger,
-		TokenSource: optoken.TokenSource(cfg), Agents: f.hear, Hooks: f.hear, Panes: f.hear, Environment: o.environment}
+		TokenSource: optoken.TokenSource(cfg), Agents: f.hear, Hooks: f.hear, Panes: f.hear, Approvals: f.hear, Environment: o.environment}
 	if o.meter != nil {
 		o.meter.CountSessions(metrics.Rows{Standing: opt.Standing, WorkItems: opt.WorkItems})
 		opt.Standing, opt.Metrics = o.meter.Standing(opt.Standing), o.meter

@@ -54,6 +54,7 @@ func (s *Server) newMCPHandler() http.Handler {
 			"with wait true the tool's text is the session's answer to this very message.",
 	}, s.mcpSay)
 	s.addTranscriptTool(srv)
+	s.addApprovalTools(srv)
 	srv.AddReceivingMiddleware(s.redactTools)
 	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{
 		Stateless:                  true,

@@ -74,7 +74,7 @@ func structured(t *testing.T, res *mcp.CallToolResult, v any) {
 	}
 }
 
-func TestMCP_ListsExactlyTheFourTools(t *testing.T) {
+func TestMCP_ListsExactlyItsTools(t *testing.T) {
 	f := newFixture(t, fixtureOptions{agentBin: t.TempDir()})
 	cs := connectMCP(t, f, nil)
 	if info := cs.InitializeResult().ServerInfo; info.Name != "the-loop" || info.Version != "test-version" {
@@ -89,7 +89,7 @@ func TestMCP_ListsExactlyTheFourTools(t *testing.T) {
 		names = append(names, tool.Name)
 	}
 	slices.Sort(names)
-	if want := []string{"get_standing_session", "list_standing_sessions", "read_standing_session_transcript", "say_to_standing_session"}; !slices.Equal(names, want) {
+	if want := []string{"decide_approval", "get_standing_session", "list_approvals", "list_standing_sessions", "read_standing_session_transcript", "say_to_standing_session"}; !slices.Equal(names, want) {
 		t.Fatalf("tools %v, want %v", names, want)
 	}
 	// An agent reaching /mcp cannot stop the session supervising it.

@@ -17,20 +17,9 @@ import (
 // 200 {"ok": true} once applied or ignored (an unknown session, another
 // conversation).
 func (s *Server) postHook(c echo.Context) error {
-	req := c.Request()
-	d, err := sdk.ReadHookDelivery(req)
+	d, err := readDelivery(c, HooksPath)
 	if err != nil {
 		return err
-	}
-	caller, _ := CallerFrom(req.Context())
-	if caller.Kind == CallerAgent && ownRef(caller.Agent) != d.Session {
-		return echo.NewHTTPError(http.StatusForbidden, "POST "+HooksPath+" refused: this process runs in "+
-			caller.Agent.String()+"'s agent pane; it posts hooks for that session only, not "+d.Session+"'s")
-	}
-	if caller.Socket {
-		// The process proof a clear needs: the peer's ancestry as the
-		// service read it, never what a client says.
-		d.Parents = caller.chain
 	}
 	if s.opt.Hooks == nil {
 		return loop.Errorf(loop.EINTERNAL, "POST %s: this service has no hook sink (Options.Hooks is nil); start it with `the-loop serve`", HooksPath)
@@ -39,6 +28,27 @@ func (s *Server) postHook(c echo.Context) error {
 		return err
 	}
 	return writeJSON(c, http.StatusOK, hookAnswer{OK: true})
+}
+
+// readDelivery is the hook delivery a request to route carries (sdk's
+// wire format): an agent speaks for its own session only (403), and over
+// the socket its parents are the peer's ancestry as the service read it —
+// the process proof a clear needs, never what a client says.
+func readDelivery(c echo.Context, route string) (loop.HookDelivery, error) {
+	req := c.Request()
+	d, err := sdk.ReadHookDelivery(req)
+	if err != nil {
+		return d, err
+	}
+	caller, _ := CallerFrom(req.Context())
+	if caller.Kind == CallerAgent && ownRef(caller.Agent) != d.Session {
+		return d, echo.NewHTTPError(http.StatusForbidden, "POST "+route+" refused: this process runs in "+
+			caller.Agent.String()+"'s agent pane; it posts hooks for that session only, not "+d.Session+"'s")
+	}
+	if caller.Socket {
+		d.Parents = caller.chain
+	}
+	return d, nil
 }
 
 // ownRef is the session ref an agent credential speaks for.

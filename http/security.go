@@ -47,6 +47,11 @@ const healthPath = "/api/v1/health"
 // sdk's: sdk.NewHookRequest, sdk.ReadHookDelivery).
 const HooksPath = sdk.HooksPath
 
+// hookPath reports whether path is one of the agents' hook routes, which
+// no api.request records (an agent fires several hooks a turn) and no
+// dashboard session may use.
+func hookPath(path string) bool { return path == HooksPath || path == PermissionHookPath }
+
 // isPublic reports whether a request needs no credential: health, the
 // dashboard's pages, login and assets (they hold no data), and the
 // exchange of a login code (the code is the credential).
@@ -63,7 +68,7 @@ func isPublic(method, path string) bool {
 func agentMay(method, path string) bool {
 	const v1 = "/api/v1"
 	switch path {
-	case MCPPath, HooksPath:
+	case MCPPath, HooksPath, PermissionHookPath:
 		return true
 	case v1 + "/standing-sessions/say":
 		return method == http.MethodPost

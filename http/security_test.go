@@ -103,7 +103,7 @@ func TestSecurity_ForeignHostIsForbiddenOnRESTAndMCP(t *testing.T) {
 		if r := f.request(http.MethodGet, "/api/v1/standing-sessions", "", withHeader("Host", host)); r.status != http.StatusOK {
 			t.Errorf("GET from Host %s: %d %s", host, r.status, r.body)
 		}
-		if n, err := f.mcpTools(t, f.clientWith(withHeader("Host", host))); err != nil || n != 4 {
+		if n, err := f.mcpTools(t, f.clientWith(withHeader("Host", host))); err != nil || n != 6 {
 			t.Errorf("MCP from Host %s: %d tools, %v", host, n, err)
 		}
 	}
@@ -118,7 +118,7 @@ func TestSecurity_ForeignHostIsForbiddenOnRESTAndMCP(t *testing.T) {
 	if r := f.request(http.MethodGet, "/api/v1/standing-sessions", "", foreign); r.status != http.StatusOK {
 		t.Fatalf("GET from an allowed Host: %d %s", r.status, r.body)
 	}
-	if n, err := f.mcpTools(t, f.clientWith(foreign)); err != nil || n != 4 {
+	if n, err := f.mcpTools(t, f.clientWith(foreign)); err != nil || n != 6 {
 		t.Fatalf("MCP from an allowed Host: %d tools, %v", n, err)
 	}
 	// The loopback names still work beside it (the CLI dials them).
@@ -282,7 +282,7 @@ func TestSecurity_BearerToken(t *testing.T) {
 	if rep, err := f.client.Status(t.Context()); err != nil || len(rep.StandingSessions) != 1 {
 		t.Fatalf("status with the token: %+v, %v", rep, err)
 	}
-	if n, err := f.mcpTools(t, f.clientWith(bearer(token))); err != nil || n != 4 {
+	if n, err := f.mcpTools(t, f.clientWith(bearer(token))); err != nil || n != 6 {
 		t.Fatalf("MCP with the token: %d tools, %v", n, err)
 	}
 	// Without it the typed client reads the 401's detail.
@@ -311,7 +311,7 @@ func TestSecurity_BodyOverTheCapIsTooLargeOnRESTAndMCP(t *testing.T) {
 		t.Fatalf("MCP, chunked: %d %s", r.status, r.body)
 	}
 	// Under the cap, MCP answers.
-	if n, err := f.mcpTools(t, f.http); err != nil || n != 4 {
+	if n, err := f.mcpTools(t, f.http); err != nil || n != 6 {
 		t.Fatalf("MCP under the cap: %d tools, %v", n, err)
 	}
 }

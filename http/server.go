@@ -73,6 +73,10 @@ type Options struct {
 	// Hooks applies the payloads of POST /api/v1/hooks; nil:
 	// the route answers an internal error.
 	Hooks loop.HookSink
+	// Approvals lists and decides the approvals and holds the
+	// PermissionRequest hooks (hearing.Hearer; nil: those routes answer an
+	// internal error).
+	Approvals ApprovalDesk
 	// Metrics serves GET /metrics and times every request (metrics.Metrics;
 	// nil: the route answers 404 and nothing is timed).
 	Metrics Metrics
@@ -160,7 +164,7 @@ func NewServer(opt Options) *Server {
 	e.HTTPErrorHandler = s.writeError
 	e.Use(s.perRequest, s.guard)
 	for _, r := range s.table() {
-		e.Add(r.Method, r.Path, r.handler).Name = r.OperationID
+		e.Add(r.Method, echoPath(r.Path), r.handler).Name = r.OperationID
 		s.routes = append(s.routes, r.Route)
 	}
 	// /mcp is not a REST operation: it is left out of Routes (and of the
@@ -205,7 +209,23 @@ func (s *Server) table() []route {
 	routes = append(routes, s.sessionRoutes(v1)...)
 	routes = append(routes, s.channelRoutes(v1)...)
 	routes = append(routes, s.dashboardRoutes(v1)...)
+	routes = append(routes, s.approvalRoutes(v1)...)
 	return routes
+}
+
+// echoPath is a contract path in echo's syntax: each {param} as :param.
+func echoPath(p string) string {
+	out := []byte(nil)
+	for i := 0; i < len(p); i++ {
+		switch p[i] {
+		case '{':
+			out = append(out, ':')
+		case '}':
+		default:
+			out = append(out, p[i])
+		}
+	}
+	return string(out)
 }
 
 // Routes returns the registered operations, in registration order.
@@ -304,7 +324,7 @@ func (s *Server) perRequest(next echo.HandlerFunc) echo.HandlerFunc {
 		switch {
 		case !admitted(c):
 			s.logRefused(c)
-		case !isRead(c.Request().Method) && c.Request().URL.Path != HooksPath:
+		case !isRead(c.Request().Method) && !hookPath(c.Request().URL.Path):
 			s.logRequest(c) // not per hook: an agent fires several a turn
 		}
 		return nil

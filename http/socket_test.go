@@ -152,7 +152,7 @@ func TestSocket_TheMCPBridgeRelaysTheServicesTools(t *testing.T) {
 		t.Fatalf("connecting through the bridge: %v", err)
 	}
 	tools, err := cs.ListTools(t.Context(), nil)
-	if err != nil || len(tools.Tools) != 4 {
+	if err != nil || len(tools.Tools) != 6 {
 		t.Fatalf("tools through the bridge: %+v %v", tools, err)
 	}
 	var row struct {

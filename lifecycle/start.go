@@ -206,7 +206,8 @@ func (st *standingStart) Plan(*loop.StandingRecord) (engine.Plan, *engine.Refusa
 	if st.cfg.Supervision.ResumePrompt != config.ResumeFull {
 		resume = talk.ResumeNotice(name, st.why)
 	}
-	return engine.Plan{Harness: def.Harness, Adapter: adapter, Args: spawnArgs(def), Cwd: cwd, Env: def.Env, ResumePrompt: resume, FreshPrompt: prompt}, nil
+	return engine.Plan{Harness: def.Harness, Adapter: adapter, Args: spawnArgs(def), Cwd: cwd, Env: def.Env, ResumePrompt: resume, FreshPrompt: prompt,
+		Rules: st.cfg.Standing.RulesFor(def)}, nil
 }
 
 // spawnArgs are the harness arguments of def's spawn: --permission-mode

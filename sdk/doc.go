@@ -36,7 +36,7 @@
 //
 // A refusal comes back as an *Error carrying the service's message, whose
 // cause is the *loop.Error the HTTP status maps back to (404 ENOTFOUND, 400
-// EINVALID, 422 EUNPROCESSABLE, else EINTERNAL; loop.ErrorCode reads it) and
+// EINVALID, 422 EUNPROCESSABLE, 409 ECONFLICT, else EINTERNAL; loop.ErrorCode reads it) and
 // then a *StatusError with the status itself (HTTPStatus); test it
 // with errors.Is against ErrNotFound (404), ErrInvalid (a caller's mistake,
 // 400, and a request that fails validation, 422), ErrUnprocessable (422

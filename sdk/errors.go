@@ -17,6 +17,10 @@ var (
 	ErrInvalid = errors.New("the-loop: invalid request")
 	// ErrUnprocessable: a request that fails validation (HTTP 422).
 	ErrUnprocessable = errors.New("the-loop: unprocessable request")
+	// ErrConflict: the request names a state already moved past — an
+	// approval decided, expired or withdrawn, or another session's (HTTP
+	// 409).
+	ErrConflict = errors.New("the-loop: conflict")
 	// ErrUnauthorized: the service wants a bearer token and the request had
 	// none, or another one (HTTP 401; see WithToken).
 	ErrUnauthorized = errors.New("the-loop: unauthorized")
@@ -46,7 +50,7 @@ const (
 // Error is every failure an SDK call returns.
 type Error struct {
 	// Code is the-loop's error code (loop.ENOTFOUND, loop.EINVALID,
-	// loop.EUNPROCESSABLE, loop.EINTERNAL), or CodeNotRunning,
+	// loop.EUNPROCESSABLE, loop.ECONFLICT, loop.EINTERNAL), or CodeNotRunning,
 	// CodeUnauthorized or CodeForbidden.
 	Code string
 	// Message is what the service (or the client) says went wrong, written
@@ -65,7 +69,7 @@ func (e *Error) Error() string { return e.Message }
 func (e *Error) Unwrap() error { return e.Err }
 
 // Is matches the kind sentinels: ErrNotFound, ErrInvalid (400 and 422),
-// ErrUnprocessable, ErrUnauthorized (401), ErrForbidden (403), ErrInternal
+// ErrUnprocessable, ErrConflict (409), ErrUnauthorized (401), ErrForbidden (403), ErrInternal
 // and ErrNotRunning.
 func (e *Error) Is(target error) bool {
 	switch target {
@@ -79,6 +83,8 @@ func (e *Error) Is(target error) bool {
 		return e.Code == CodeUnauthorized
 	case ErrForbidden:
 		return e.Code == CodeForbidden
+	case ErrConflict:
+		return e.Code == loop.ECONFLICT
 	case ErrInternal:
 		return e.Code == loop.EINTERNAL
 	case ErrNotRunning:

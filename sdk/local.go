@@ -73,7 +73,7 @@ func Socket(path string, opts ...Option) *Client {
 		hc.Timeout = o.http.Timeout
 	}
 	c := &conn{base: socketBase, http: hc, socket: path}
-	return &Client{Standing: &Standing{c: c}, WorkItems: &WorkItems{c: c}, Channels: &Channels{c: c}, c: c}
+	return &Client{Standing: &Standing{c: c}, WorkItems: &WorkItems{c: c}, Channels: &Channels{c: c}, Approvals: &Approvals{c: c}, c: c}
 }
 
 // SocketOwnerError says the socket is not this user's: another uid's

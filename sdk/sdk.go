@@ -74,6 +74,9 @@ type Client struct {
 	WorkItems *WorkItems
 	// Channels holds the channel operations (an inbound poll cycle).
 	Channels *Channels
+	// Approvals holds the approvals' operations (loop.ApprovalService):
+	// the agents' permission requests and their decisions.
+	Approvals *Approvals
 
 	c *conn
 }
@@ -86,7 +89,12 @@ type Standing struct{ c *conn }
 // (client.WorkItems.List, …): loop.WorkItemService over REST.
 type WorkItems struct{ c *conn }
 
+// Approvals is the approvals' namespace of a Client
+// (client.Approvals.List, …): loop.ApprovalService over REST.
+type Approvals struct{ c *conn }
+
 var (
+	_ loop.ApprovalService = (*Approvals)(nil)
 	_ loop.StandingService = (*Standing)(nil)
 	_ loop.WorkItemService = (*WorkItems)(nil)
 )
@@ -118,7 +126,7 @@ func New(baseURL string, opts ...Option) *Client {
 		o.http = &http.Client{}
 	}
 	c := &conn{base: strings.TrimRight(baseURL, "/"), http: o.http, token: o.token}
-	return &Client{Standing: &Standing{c: c}, WorkItems: &WorkItems{c: c}, Channels: &Channels{c: c}, c: c}
+	return &Client{Standing: &Standing{c: c}, WorkItems: &WorkItems{c: c}, Channels: &Channels{c: c}, Approvals: &Approvals{c: c}, c: c}
 }
 
 // URL returns the service's base URL.

@@ -24,6 +24,7 @@ type migration struct {
 var migrations = []migration{
 	{version: 1, name: "create the buckets", apply: createBuckets},
 	{version: 2, name: "create channels/pending", apply: createPending},
+	{version: 3, name: "create approvals", apply: createApprovals},
 }
 
 // SchemaVersion is the schema this build writes: the last migration's.
@@ -53,6 +54,15 @@ func createBuckets(tx *bolt.Tx) error {
 func createPending(tx *bolt.Tx) error {
 	if _, err := tx.Bucket(bucketChannels).CreateBucketIfNotExists(bucketPending); err != nil {
 		return fmt.Errorf("bucket %s/%s: %w", bucketChannels, bucketPending, err)
+	}
+	return nil
+}
+
+// createApprovals is migration 3: approvals, the permission requests of
+// the agents and their decisions (decisions D35).
+func createApprovals(tx *bolt.Tx) error {
+	if _, err := tx.CreateBucketIfNotExists(bucketApproval); err != nil {
+		return fmt.Errorf("bucket %s: %w", bucketApproval, err)
 	}
 	return nil
 }

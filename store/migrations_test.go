@@ -127,9 +127,9 @@ func TestOpen_OfACurrentFileWritesNothing(t *testing.T) {
 	}
 }
 
-// A file at schema 1 gains channels/pending on Open (migration 2), keeping
-// what it holds.
-func TestOpen_MigratesASchemaOneFileToThePendingBucket(t *testing.T) {
+// A file at schema 1 gains channels/pending (migration 2) and approvals
+// (migration 3) on Open, keeping what it holds.
+func TestOpen_MigratesASchemaOneFileToThePendingAndApprovalBuckets(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "the-loop.db")
 	bdb, err := bolt.Open(path, 0o600, nil)
 	if err != nil {
@@ -146,11 +146,14 @@ func TestOpen_MigratesASchemaOneFileToThePendingBucket(t *testing.T) {
 	_ = bdb.Close()
 	db := reopen(t, path, Options{})
 	_ = db.bolt.View(func(tx *bolt.Tx) error {
-		if v := getUint(tx.Bucket(bucketMeta), keySchemaVersion); v != 2 {
-			t.Errorf("schemaVersion = %d, want 2", v)
+		if v := getUint(tx.Bucket(bucketMeta), keySchemaVersion); v != 3 {
+			t.Errorf("schemaVersion = %d, want 3", v)
 		}
 		if tx.Bucket(bucketChannels).Bucket(bucketPending) == nil {
 			t.Error("no bucket channels/pending")
+		}
+		if tx.Bucket(bucketApproval) == nil {
+			t.Error("no bucket approvals")
 		}
 		return nil
 	})

@@ -21,6 +21,8 @@
 //	|    |--> <thread ts> -> last processed reply ts
 //	|--> pending/            (sequence: bucket.NextSequence; schema 2)
 //	     |--> <seq>         -> JSON {thread, ts, ref, channel, author, text, queuedAt, attempts, error}
+//	approvals/            (schema 3)
+//	|--> <id>          -> JSON loop.Approval (a permission request and its decision)
 //
 // One Update is one bbolt write transaction: a record and the events that
 // record its change land together or not at all (decisions D2, D5). Nothing

@@ -6,6 +6,8 @@
 // libraries.
 //
 //	the-loop-hook --state-root DIR --session REF
+//	the-loop-hook --state-root DIR --session REF --await-decision SECONDS
+//	the-loop-hook --rules FILE
 //
 // It reads the payload on stdin and posts it to the service of DIR over
 // its socket, as `the-loop hook` does. Whatever it cannot settle so — no
@@ -14,6 +16,16 @@
 // and delivery id, to `the-loop hook` beside it, which applies it to the
 // store or the spool (and refuses what must be refused, naming it). It
 // always exits 0 within 2 s: a hook's failure must never stop the agent.
+//
+// With --await-decision it is a standing session's PermissionRequest hook
+// (decisions D35): it asks the service over its socket and holds the
+// request open — no polling — until the approval is settled or SECONDS
+// (and a little more) pass, then prints the decision Claude Code reads
+// (an allow, or a deny with the decider's message), or nothing: the
+// dialog is then the terminal's. The CLI's SIGTERM, when a key answered
+// the dialog first, ends the request, and the service records the answer
+// as the terminal's. With no service it hands the payload over as any
+// hook's (the session is counted waiting) and prints nothing, within 2 s.
 package main
 
 import (
@@ -25,6 +37,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
 
 	loop "github.com/the-loop-dev/the-loop"
@@ -44,6 +58,16 @@ const (
 const maxPayload = 1 << 20
 
 func main() {
+	if len(os.Args) == 3 && os.Args[1] == "--rules" {
+		if out := ruled(os.Args[2], io.LimitReader(os.Stdin, maxPayload+1)); out != nil {
+			os.Stdout.Write(append(out, '\n'))
+		}
+		return
+	}
+	if root, session, wait, ok := parseAwait(os.Args[1:]); ok {
+		awaitMain(root, session, wait)
+		return
+	}
 	root, session, ok := parse(os.Args[1:])
 	if fromEnv(os.Args[1:]) {
 		// The Gemini CLI's one entry for every session (decisions D37):
@@ -92,25 +116,142 @@ func parse(args []string) (root, session string, ok bool) {
 	return root, session, len(args) == 4 && root != "" && session != ""
 }
 
-// posted hands d to the service of root over its socket: tried when it
-// was posted, ok when the service took it or refused it for good (a 4xx).
-// Anything short of that is left to the hand-over.
-func posted(ctx context.Context, root string, d loop.HookDelivery) (tried, ok bool) {
+// ruled is the PreToolUse answer the rules in file give the payload on
+// in: nil when none matches, or the file or the payload cannot be read
+// (the CLI's own rules then decide).
+func ruled(file string, in io.Reader) []byte {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil
+	}
+	var rules []loop.ApprovalRule
+	if json.Unmarshal(data, &rules) != nil {
+		return nil
+	}
+	var p struct {
+		Tool  string          `json:"tool_name"`
+		Input json.RawMessage `json:"tool_input"`
+		Cwd   string          `json:"cwd"`
+	}
+	payload, _ := io.ReadAll(in)
+	if json.Unmarshal(payload, &p) != nil || p.Tool == "" {
+		return nil
+	}
+	i, ok := loop.MatchApprovalRule(rules, p.Tool, p.Input, p.Cwd)
+	if !ok {
+		return nil
+	}
+	r := rules[i]
+	reason := r.Message
+	if reason == "" {
+		reason = strings.TrimSpace(fmt.Sprintf("approval rule %d of the-loop: %s %s", i+1, r.Tool, r.Match))
+	}
+	return loop.PreToolUseAnswer(r.Decision, reason)
+}
+
+// parseAwait reads `--state-root DIR --session REF --await-decision
+// SECONDS`, in any order.
+func parseAwait(args []string) (root, session string, wait time.Duration, ok bool) {
+	if len(args) != 6 {
+		return "", "", 0, false
+	}
+	var rest []string
+	for i := 0; i+1 < len(args); i += 2 {
+		if args[i] == "--await-decision" {
+			n, err := strconv.Atoi(args[i+1])
+			if err != nil || n <= 0 {
+				return "", "", 0, false
+			}
+			wait = time.Duration(n) * time.Second
+			continue
+		}
+		rest = append(rest, args[i], args[i+1])
+	}
+	root, session, ok = parse(rest)
+	return root, session, wait, ok && wait > 0
+}
+
+// awaitSlack is how much longer than the service's wait the hook waits
+// for its answer: the service answers at its wait's end, and the CLI
+// gives the hook loop.ApprovalHookSlack more still.
+const awaitSlack = 5 * time.Second
+
+// awaitMain is the PermissionRequest hook: the decision on stdout, or
+// nothing.
+func awaitMain(root, session string, wait time.Duration) {
+	data, _ := io.ReadAll(io.LimitReader(os.Stdin, maxPayload+1))
+	d := loop.HookDelivery{Session: session, Payload: data, ID: loop.NewHookDeliveryID()}
+	ctx, cancel := context.WithTimeout(context.Background(), wait+awaitSlack)
+	defer cancel()
+	answer, asked := awaitDecision(ctx, root, d, socketClient)
+	if !asked {
+		hctx, hcancel := context.WithTimeout(context.Background(), deadline)
+		defer hcancel()
+		handOver(hctx, root, d, false)
+		return
+	}
+	if out := loop.PermissionRequestAnswer(answer); out != nil {
+		os.Stdout.Write(append(out, '\n'))
+	}
+}
+
+// awaiter asks the service for a decision (sdk.Client; a fake in tests).
+type awaiter interface {
+	AwaitDecision(ctx context.Context, d loop.HookDelivery, heldWithin time.Duration) (loop.ApprovalAnswer, error)
+}
+
+// socketClient is the service's client over the socket at path.
+func socketClient(path string) awaiter { return sdk.Socket(path) }
+
+// heldWithin is how soon the service must say it holds the request: a
+// service that does not is taken as none, within G's 2 s bound.
+const heldWithin = 1500 * time.Millisecond
+
+// awaitDecision asks the service of root to decide d: asked false when no
+// service could be asked (no private socket, none answering, a payload it
+// would not take), and then the caller hands d over as any hook's.
+func awaitDecision(ctx context.Context, root string, d loop.HookDelivery, dial func(socket string) awaiter) (loop.ApprovalAnswer, bool) {
+	path, ok := serviceSocket(root, d)
+	if !ok {
+		return loop.ApprovalAnswer{}, false
+	}
+	answer, err := dial(path).AwaitDecision(ctx, d, heldWithin)
+	if err != nil {
+		status := sdk.HTTPStatus(err)
+		return loop.ApprovalAnswer{}, status != 0 && status < 500 // a refusal is final; no answer is no service
+	}
+	return answer, true
+}
+
+// serviceSocket is the socket of root's service, when d is a payload to
+// post and the state root and the socket record are private.
+func serviceSocket(root string, d loop.HookDelivery) (string, bool) {
 	if len(d.Payload) > maxPayload || !hookPayload(d.Payload) {
-		return false, false
+		return "", false
 	}
 	abs, err := filepath.Abs(root)
 	if err != nil || fileperm.CheckPrivate(abs, "state root (state.root)") != nil ||
 		fileperm.CheckPrivatePath(abs, filepath.Join(abs, filepath.FromSlash(sdk.SocketRecordFile)), "service socket record") != nil {
-		return false, false
+		return "", false
 	}
 	path := sdk.LocalSocket(abs)
 	if _, err := os.Lstat(path); err != nil {
+		return "", false
+	}
+	return path, true
+}
+
+// posted hands d to the service of root over its socket: tried when it
+// was posted, ok when the service took it or refused it for good (a 4xx).
+// Anything short of that is left to the hand-over.
+func posted(ctx context.Context, root string, d loop.HookDelivery) (tried, ok bool) {
+	path, ok := serviceSocket(root, d)
+	if !ok {
 		return false, false
 	}
 	pctx, cancel := context.WithTimeout(ctx, postTimeout)
 	defer cancel()
-	err = sdk.Socket(path).PostHook(pctx, d)
+	err := sdk.Socket(path).PostHook(pctx, d)
 	status := sdk.HTTPStatus(err)
 	return true, err == nil || (status != 0 && status < 500)
 }

@@ -76,7 +76,7 @@ type App struct {
 // readVerbs are the commands that only read: in a directory with no
 // config they say so ("no config found; using defaults") and create no
 // store.
-var readVerbs = []string{"status", "standing list", "standing transcript", "standing peek", "sessions list", "events", "channels status"}
+var readVerbs = []string{"status", "standing list", "standing approvals", "standing transcript", "standing peek", "sessions list", "events", "channels status"}
 
 // readVerb reports whether kong's command (e.g. "standing peek <name>")
 // only reads.

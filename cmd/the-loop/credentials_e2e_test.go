@@ -81,7 +81,7 @@ func TestCredentials_DefaultConfigMakesATokenAndAgentsGetTheirOwn(t *testing.T) 
 	if code, body := rawGet(t, base+"/api/v1/health", ""); code != http.StatusOK {
 		t.Fatalf("health: %d %s", code, body)
 	}
-	if n, err := mcpTools(t, base+"/mcp", bearerClient(token)); err != nil || n != 4 {
+	if n, err := mcpTools(t, base+"/mcp", bearerClient(token)); err != nil || n != 6 {
 		t.Fatalf("MCP with the operator's token: %d, %v", n, err)
 	}
 
@@ -325,7 +325,7 @@ func TestCredentials_StandingMCPGivesEachAgentAnMCPConfig(t *testing.T) {
 		}
 		tools, err := cs.ListTools(t.Context(), nil)
 		_ = cs.Close()
-		if err != nil || len(tools.Tools) != 4 {
+		if err != nil || len(tools.Tools) != 6 {
 			t.Fatalf("MCP through the bridge: %+v, %v", tools, err)
 		}
 		if p := s.Prompt; !strings.Contains(p, "standing session") {

@@ -149,6 +149,7 @@ type wired struct {
 // rows and hooks read it) and the Slack poller.
 func (a *App) wireService(current func() *config.Config, db *store.DB, holder *config.Holder, red *redact.Redactor, token string, meter *metrics.Metrics, log *slog.Logger) wired {
 	svc := a.Lifecycle(current, db, "service", true)
+	hearingOf(svc).ApprovalWait = func() time.Duration { return current().Standing.ApprovalWait() }
 	holder.OnRefused(reloadRefused(svc, log))
 	svc.Redactor = red
 	red.SetValue("service.token", token)
@@ -206,6 +207,7 @@ func (w wired) server(cfg *config.Config, current func() *config.Config, url, to
 		Agents:      hearingOf(svc),
 		Panes:       hearingOf(svc),
 		Hooks:       svc.Hearing,
+		Approvals:   hearingOf(svc),
 		StateRoot:   cfg.StateDir(),
 		Redactor:    red,
 		Environment: func(context.Context) loop.Environment { return ownEnvironment(current()) },
@@ -220,6 +222,9 @@ func (w wired) ready(a *App, cfg *config.Config, degraded, url string, tcp bool,
 	_ = os.Remove(filepath.Join(cfg.StateDir(), "local", "service.addr")) // an older version's record
 	if err := w.svc.Hearing.ApplySpool(context.Background(), cfg.StateDir()); err != nil {
 		log.Warn("could not apply the spooled hook payloads", "spool", hearing.SpoolDir(cfg.StateDir()), "error", err)
+	}
+	if err := hearingOf(w.svc).WithdrawStale(); err != nil {
+		log.Warn("could not withdraw the approvals an earlier service held", "error", err)
 	}
 	if degraded != "" {
 		log.Warn(degraded)
@@ -273,6 +278,7 @@ func (c *ServeCmd) serve(srv *loophttp.Server, sock, ln net.Listener, holder *co
 	case <-ctx.Done():
 	}
 	log.Info("the-loop service shutting down")
+	hearingOf(w.svc).Withdraw("") // the held PermissionRequest hooks answer nothing: their dialogs are the terminals'
 	shut, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := srv.Shutdown(shut); err != nil {

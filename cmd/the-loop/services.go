@@ -24,6 +24,9 @@ type services struct {
 	Standing  loop.StandingService
 	WorkItems loop.WorkItemService
 	Events    loop.EventLog
+	// Approvals are the service's over REST; in this process they are read
+	// from the store, and a decision is refused (no hook waits here).
+	Approvals loop.ApprovalService
 
 	cfg    *config.Config // the config the services were picked under
 	remote bool           // the service's, over REST
@@ -151,7 +154,7 @@ func (a *App) servicesFor(cfg *config.Config, remote bool, p picking) (api servi
 	bound := waitBound(cfg, p.wait)
 	if remote {
 		c := a.clientFor(cfg, bound)
-		return services{Standing: c.Standing, WorkItems: c.WorkItems, Events: c, cfg: cfg, remote: true, stop: stop, wait: bound}, func() {}, nil
+		return services{Standing: c.Standing, WorkItems: c.WorkItems, Events: c, Approvals: c.Approvals, cfg: cfg, remote: true, stop: stop, wait: bound}, func() {}, nil
 	}
 	if a.reads || stop {
 		if db, done, ok, err := emptyStore(cfg); err != nil || ok { // nothing recorded: create no store
@@ -211,5 +214,6 @@ func emptyStore(cfg *config.Config) (db *store.DB, done func(), ok bool, err err
 // inProcess are the verbs of this process over db under cfg.
 func (a *App) inProcess(cfg *config.Config, db *store.DB, newer error, stop bool, wait time.Duration) services {
 	svc := a.Lifecycle(fixed(cfg), db, "cli", false)
-	return services{Standing: svc.Standing(fixed(cfg)), WorkItems: svc.WorkItems(fixed(cfg)), Events: svc, cfg: cfg, newer: newer, stop: stop, wait: wait}
+	return services{Standing: svc.Standing(fixed(cfg)), WorkItems: svc.WorkItems(fixed(cfg)), Events: svc, Approvals: hearingOf(svc),
+		cfg: cfg, newer: newer, stop: stop, wait: wait}
 }

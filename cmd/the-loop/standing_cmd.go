@@ -30,6 +30,10 @@ type StandingCmd struct {
 	Transcript StandingTranscriptCmd `cmd:"" help:"Show what a standing session's agent was told and answered (its conversation's last entries)."`
 	Peek       StandingPeekCmd       `cmd:"" help:"Show the last lines of a standing session's agent pane (dialogs included)."`
 	Attach     StandingAttachCmd     `cmd:"" help:"Attach this terminal to a standing session's agent in tmux (read-only unless --write)."`
+
+	Approvals StandingApprovalsCmd `cmd:"" help:"List the permission requests the agents wait on (pending first)."`
+	Approve   StandingApproveCmd   `cmd:"" help:"Allow a standing session's pending permission request."`
+	Deny      StandingDenyCmd      `cmd:"" help:"Deny a standing session's pending permission request, with a message the agent reads."`
 }
 
 // StandingListCmd is `the-loop standing list`.

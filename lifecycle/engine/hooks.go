@@ -33,15 +33,23 @@ func Hooked(name string) bool {
 // it returns are added to p.env.
 func (st *starter[R, Res]) wireHooks(p *Plan) error {
 	e, target, ref, root := st.e, st.k.Target(), st.k.SessionRef(), st.cfg.StateDir()
+	wait := approvalWait(st.cfg)
+	rules, err := writeRules(e.h.HookBinary(), root, target, p)
+	if err != nil {
+		return err
+	}
 	args, env, err := p.Adapter.WireHooks(loop.HookWiring{
-		Command:        HookCommand(e.h.HookBinary(), root, ref),
-		EnvCommand:     HookEnvCommand(e.h.HookBinary()),
-		Env:            map[string]string{loop.HookStateRootEnv: root, loop.HookSessionEnv: ref},
-		SettingsPath:   HookSettingsPath(root, target),
-		WriteFile:      func(path string, data []byte) error { return writeHookSettings(root, path, data) },
-		Cwd:            p.Cwd,
-		Args:           p.Args,
-		TimeoutSeconds: hookTimeoutSeconds,
+		Command:                HookCommand(e.h.HookBinary(), root, ref),
+		EnvCommand:             HookEnvCommand(e.h.HookBinary()),
+		Env:                    map[string]string{loop.HookStateRootEnv: root, loop.HookSessionEnv: ref},
+		SettingsPath:           HookSettingsPath(root, target),
+		WriteFile:              func(path string, data []byte) error { return writeHookSettings(root, path, data) },
+		Cwd:                    p.Cwd,
+		Args:                   p.Args,
+		TimeoutSeconds:         hookTimeoutSeconds,
+		DecisionCommand:        DecisionCommand(e.h.HookBinary(), root, ref, wait),
+		RulesCommand:           rules,
+		DecisionTimeoutSeconds: int((wait + loop.ApprovalHookSlack) / time.Second),
 	})
 	if err != nil {
 		return err

@@ -1,11 +1,15 @@
 package engine
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"time"
 
 	loop "github.com/the-loop-dev/the-loop"
+	"github.com/the-loop-dev/the-loop/config"
 	"github.com/the-loop-dev/the-loop/internal/fileperm"
 )
 
@@ -32,6 +36,55 @@ func HookCommand(bin, stateRoot, ref string) string {
 	}
 	return shellQuote(bin) + " hook" + args
 }
+
+// DecisionCommand is the PermissionRequest hook of the standing session
+// ref (decisions D35): the hook program beside bin waiting up to wait for
+// the approval's decision, `<dir>/the-loop-hook --state-root <dir>
+// --session <ref> --await-decision <seconds>`; "" for a work item's
+// session, or where bin has no hook program beside it (the dialog is then
+// the terminal's alone).
+func DecisionCommand(bin, stateRoot, ref string, wait time.Duration) string {
+	p := HookProgram(bin)
+	if _, standing := loop.ParseStandingRef(ref); !standing || p == "" {
+		return ""
+	}
+	return shellQuote(p) + " --state-root " + shellQuote(stateRoot) + " --session " + shellQuote(ref) +
+		" --await-decision " + strconv.Itoa(int(wait/time.Second))
+}
+
+// RulesPath is where the approval rules of the agent in target live,
+// beside its settings file: <state.root>/local/hooks/<target>.rules.json.
+func RulesPath(stateRoot, target string) string {
+	return filepath.Join(stateRoot, "local", "hooks", target+".rules.json")
+}
+
+// writeRules writes p's approval rules beside its settings file and
+// returns the PreToolUse hook command that evaluates them (the hook
+// program with --rules), or removes an earlier spawn's file and returns ""
+// when p has none or bin has no hook program beside it. The hook reads
+// the file itself, so a deny holds with the service down.
+func writeRules(bin, stateRoot, target string, p *Plan) (string, error) {
+	path := RulesPath(stateRoot, target)
+	prog := HookProgram(bin)
+	if len(p.Rules) == 0 || prog == "" {
+		if err := os.Remove(path); err != nil && !os.IsNotExist(err) {
+			return "", loop.Errorf(loop.EINTERNAL, "cannot remove the earlier approval rules %s: %w", path, err)
+		}
+		return "", nil
+	}
+	data, err := json.MarshalIndent(p.Rules, "", "  ")
+	if err != nil {
+		return "", loop.Internal("encoding the approval rules %s: %v", path, err)
+	}
+	if err := writeHookSettings(stateRoot, path, append(data, '\n')); err != nil {
+		return "", err
+	}
+	return shellQuote(prog) + " --rules " + shellQuote(path), nil
+}
+
+// approvalWait is how long a PermissionRequest hook waits for a decision
+// (standingSessions.approvals.waitSeconds).
+func approvalWait(cfg *config.Config) time.Duration { return cfg.Standing.ApprovalWait() }
 
 // HookProgramName is the hook program's name (decisions D37), installed
 // in the directory of the-loop's binary.

@@ -73,6 +73,10 @@ type Plan struct {
 	ResumePrompt, FreshPrompt string
 	// TrustAdded are the trust entries this start's Prepare added.
 	TrustAdded []loop.TrustEntry
+	// Rules are the session's approval rules (its entry's, then the
+	// shared ones), evaluated by its PreToolUse hook; none declares no
+	// such hook.
+	Rules []loop.ApprovalRule
 }
 
 // Refusal is why a claimed start spawns nothing.
