@@ -43,6 +43,10 @@ type Request struct {
 	LastUserText string
 	// Answer is what the fake answered ("" for other than a message).
 	Answer string
+	// ToolResult is the content of the last user message's tool_result
+	// block, when it holds one, and ToolError its is_error.
+	ToolResult string
+	ToolError  bool
 	// Body is the raw request body.
 	Body []byte
 	// At is when the request arrived.
@@ -64,6 +68,25 @@ type Server struct {
 	hold   time.Duration // the longest a held answer waits
 	done   chan struct{} // closed by Close: releases everything
 	closed bool
+}
+
+// toolUseMark starts an answer that is a tool use (ToolUse).
+const toolUseMark = "\x00tool_use\x00"
+
+// ToolUse is an answer (for SetAnswer) that asks to use tool with input
+// (a JSON object) rather than a text: the stream carries one tool_use
+// block, its input in input_json_delta parts, and stop_reason tool_use.
+// The next request carries its tool_result (Request.ToolResult).
+func ToolUse(tool, input string) string { return toolUseMark + tool + "\x00" + input }
+
+// toolUseOf splits an answer made by ToolUse (ok false for a text).
+func toolUseOf(answer string) (tool, input string, ok bool) {
+	rest, ok := strings.CutPrefix(answer, toolUseMark)
+	if !ok {
+		return "", "", false
+	}
+	tool, input, _ = strings.Cut(rest, "\x00")
+	return tool, input, true
 }
 
 // DefaultAnswer is the answer when the test chose none: "answer to: <text>".
@@ -212,6 +235,7 @@ func (s *Server) message(w http.ResponseWriter, r *http.Request, rec Request) {
 	for i := len(mb.Messages) - 1; i >= 0; i-- {
 		if mb.Messages[i].Role == "user" {
 			rec.LastUserText = userText(mb.Messages[i].Content)
+			rec.ToolResult, rec.ToolError = toolResult(mb.Messages[i].Content)
 			break
 		}
 	}
@@ -244,10 +268,14 @@ func (s *Server) message(w http.ResponseWriter, r *http.Request, rec Request) {
 	usage := map[string]int{"input_tokens": 10, "output_tokens": len(strings.Fields(rec.Answer)) + 1,
 		"cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
 	if !mb.Stream {
+		text := rec.Answer
+		if _, _, ok := toolUseOf(text); ok {
+			text = "(the fake answers a tool use in a stream only)"
+		}
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(map[string]any{
 			"id": id, "type": "message", "role": "assistant", "model": model,
-			"content":     []any{map[string]any{"type": "text", "text": rec.Answer}},
+			"content":     []any{map[string]any{"type": "text", "text": text}},
 			"stop_reason": "end_turn", "stop_sequence": nil, "usage": usage,
 		})
 		return
@@ -269,15 +297,57 @@ func (s *Server) message(w http.ResponseWriter, r *http.Request, rec Request) {
 		"usage": map[string]int{"input_tokens": usage["input_tokens"], "output_tokens": 1,
 			"cache_creation_input_tokens": 0, "cache_read_input_tokens": 0},
 	}})
-	send("content_block_start", map[string]any{"type": "content_block_start", "index": 0,
-		"content_block": map[string]any{"type": "text", "text": ""}})
-	send("content_block_delta", map[string]any{"type": "content_block_delta", "index": 0,
-		"delta": map[string]any{"type": "text_delta", "text": rec.Answer}})
+	stop := "end_turn"
+	if tool, input, ok := toolUseOf(rec.Answer); ok {
+		stop = "tool_use"
+		send("content_block_start", map[string]any{"type": "content_block_start", "index": 0,
+			"content_block": map[string]any{"type": "tool_use", "id": fmt.Sprintf("toolu_fake%d", rec.At.UnixNano()), "name": tool, "input": map[string]any{}}})
+		half := len(input) / 2
+		for _, part := range []string{input[:half], input[half:]} {
+			send("content_block_delta", map[string]any{"type": "content_block_delta", "index": 0,
+				"delta": map[string]any{"type": "input_json_delta", "partial_json": part}})
+		}
+	} else {
+		send("content_block_start", map[string]any{"type": "content_block_start", "index": 0,
+			"content_block": map[string]any{"type": "text", "text": ""}})
+		send("content_block_delta", map[string]any{"type": "content_block_delta", "index": 0,
+			"delta": map[string]any{"type": "text_delta", "text": rec.Answer}})
+	}
 	send("content_block_stop", map[string]any{"type": "content_block_stop", "index": 0})
 	send("message_delta", map[string]any{"type": "message_delta",
-		"delta": map[string]any{"stop_reason": "end_turn", "stop_sequence": nil},
+		"delta": map[string]any{"stop_reason": stop, "stop_sequence": nil},
 		"usage": map[string]int{"output_tokens": usage["output_tokens"]}})
 	send("message_stop", map[string]any{"type": "message_stop"})
+}
+
+// toolResult is the content of a user message's tool_result block (its
+// text, or its text blocks joined) and its is_error; "" when none.
+func toolResult(raw json.RawMessage) (string, bool) {
+	var blocks []struct {
+		Type    string          `json:"type"`
+		Content json.RawMessage `json:"content"`
+		IsError bool            `json:"is_error"`
+	}
+	if json.Unmarshal(raw, &blocks) != nil {
+		return "", false
+	}
+	for _, b := range blocks {
+		if b.Type != "tool_result" {
+			continue
+		}
+		var text string
+		if json.Unmarshal(b.Content, &text) != nil {
+			var parts []struct {
+				Text string `json:"text"`
+			}
+			_ = json.Unmarshal(b.Content, &parts)
+			for _, p := range parts {
+				text += p.Text
+			}
+		}
+		return text, b.IsError
+	}
+	return "", false
 }
 
 // userText is a user message's text: a string content as is, or the last
