@@ -280,6 +280,12 @@ func (s *Server) message(w http.ResponseWriter, r *http.Request, rec Request) {
 		})
 		return
 	}
+	stream(w, id, model, rec.Answer, usage)
+}
+
+// stream writes answer as the server-sent-event stream of one message:
+// a text block, or the tool_use block of a ToolUse answer.
+func stream(w http.ResponseWriter, id, model, answer string, usage map[string]int) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
@@ -298,10 +304,10 @@ func (s *Server) message(w http.ResponseWriter, r *http.Request, rec Request) {
 			"cache_creation_input_tokens": 0, "cache_read_input_tokens": 0},
 	}})
 	stop := "end_turn"
-	if tool, input, ok := toolUseOf(rec.Answer); ok {
+	if tool, input, ok := toolUseOf(answer); ok {
 		stop = "tool_use"
 		send("content_block_start", map[string]any{"type": "content_block_start", "index": 0,
-			"content_block": map[string]any{"type": "tool_use", "id": fmt.Sprintf("toolu_fake%d", rec.At.UnixNano()), "name": tool, "input": map[string]any{}}})
+			"content_block": map[string]any{"type": "tool_use", "id": "toolu_" + strings.TrimPrefix(id, "msg_"), "name": tool, "input": map[string]any{}}})
 		half := len(input) / 2
 		for _, part := range []string{input[:half], input[half:]} {
 			send("content_block_delta", map[string]any{"type": "content_block_delta", "index": 0,
@@ -311,7 +317,7 @@ func (s *Server) message(w http.ResponseWriter, r *http.Request, rec Request) {
 		send("content_block_start", map[string]any{"type": "content_block_start", "index": 0,
 			"content_block": map[string]any{"type": "text", "text": ""}})
 		send("content_block_delta", map[string]any{"type": "content_block_delta", "index": 0,
-			"delta": map[string]any{"type": "text_delta", "text": rec.Answer}})
+			"delta": map[string]any{"type": "text_delta", "text": answer}})
 	}
 	send("content_block_stop", map[string]any{"type": "content_block_stop", "index": 0})
 	send("message_delta", map[string]any{"type": "message_delta",
