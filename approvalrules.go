@@ -228,3 +228,29 @@ func PreToolUseAnswer(decision, reason string) []byte {
 	b, _ := json.Marshal(out) // strings only: cannot fail
 	return b
 }
+
+// Keys a rule's report adds to the PreToolUse payload it decided: the
+// rule's number (1-based, the session's own rules first) and its
+// decision.
+const (
+	RuleReportNumberKey   = "the_loop_rule"
+	RuleReportDecisionKey = "the_loop_decision"
+)
+
+// RuleReport is the PreToolUse payload a rule decided, told to the
+// service: the payload with RuleReportNumberKey n and
+// RuleReportDecisionKey decision added; nil when payload is not a JSON
+// object.
+func RuleReport(payload []byte, n int, decision string) []byte {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(payload, &m) != nil || m == nil {
+		return nil
+	}
+	m[RuleReportNumberKey], _ = json.Marshal(n)
+	m[RuleReportDecisionKey], _ = json.Marshal(decision)
+	b, err := json.Marshal(m)
+	if err != nil {
+		return nil
+	}
+	return b
+}

@@ -63,6 +63,9 @@ type OutgoingPost struct {
 	Channel  string `json:"channel,omitempty"`
 	Thread   string `json:"thread,omitempty"`
 	PromptID string `json:"promptId,omitempty"`
+	// Approval is the id of the pending approval an attention post asks
+	// about (its thread decides it: approve or deny).
+	Approval string `json:"approval,omitempty"`
 	Text     string `json:"text"`
 	At       string `json:"at"`
 	Attempts int    `json:"attempts,omitempty"`

@@ -46,15 +46,11 @@ func (p *Poller) postOutbox(ctx context.Context, cfg *config.Config) error {
 		if channel == "" {
 			channel = cfg.Slack.Channel
 		}
-		var parts []string
 		what := "standing.reply_posted"
 		if post.Kind == loop.PostAttention {
 			what = "standing.attention_posted"
-			parts = []string{fmt.Sprintf(":warning: standing session `%s` needs attention: %s — answer it with `the-loop standing attach %s --write`",
-				post.Standing, EscapeText(p.redact(post.Text, secrets)), post.Standing)}
-		} else {
-			parts = AnswerParts(p.redact(post.Text, secrets), post.Standing)
 		}
+		parts := p.postParts(post, secrets)
 		posted := 0
 		var failed error
 		for _, part := range parts {
@@ -91,6 +87,23 @@ func (p *Poller) postOutbox(ctx context.Context, cfg *config.Config) error {
 		}
 	}
 	return nil
+}
+
+// postParts is what post says in its thread, redacted: an answer in
+// AnswerParts; a needs-attention note in one part, with how to answer it —
+// an approval's own text says how (reply approve or deny in the thread, or
+// decide it with the CLI when its input is too long to show), any other
+// note names the attach that answers it at the terminal.
+func (p *Poller) postParts(post loop.OutgoingPost, secrets []string) []string {
+	if post.Kind != loop.PostAttention {
+		return AnswerParts(p.redact(post.Text, secrets), post.Standing)
+	}
+	text := EscapeText(p.redact(post.Text, secrets))
+	if post.Approval != "" {
+		return []string{fmt.Sprintf(":warning: standing session `%s` needs attention: %s", post.Standing, text)}
+	}
+	return []string{fmt.Sprintf(":warning: standing session `%s` needs attention: %s — answer it with `the-loop standing attach %s --write`",
+		post.Standing, text, post.Standing)}
 }
 
 // redact replaces every secret's value in text: secrets' (Poller.Secrets)

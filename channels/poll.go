@@ -65,6 +65,10 @@ type Poller struct {
 	Standing loop.StandingService
 	// WorkItems handles replies bound to work items (nil: they are dropped).
 	WorkItems WorkItems
+	// Approvals decides the approvals a member's approve or deny in a
+	// standing session's thread names (approvals.go); nil: such a reply is
+	// still not delivered, and its thread is told to decide elsewhere.
+	Approvals loop.ApprovalService
 	// Log receives the cycle's warnings (a thread that could not be read,
 	// auth.test failing); nil discards them. Nothing logged holds the token.
 	Log *slog.Logger
@@ -388,11 +392,13 @@ const (
 
 // process takes one reply through the pipeline (original §9.4
 // process_reply): unmapped → bot → allow-list → channel.reply_received →
-// mirror → deliver. Everything up to the mirror step is recorded in one
-// transaction with the cursor's advance, before any delivery (decisions
-// D25). A reply its session cannot take yet — or one behind replies its
-// thread already keeps — is kept for retryKept (channel.reply_queued). It
-// returns the outcome: a drop reason, processed or delivered.
+// mirror → deliver; a standing session's approve or deny is decided
+// instead of delivered, ahead of any reply its thread keeps. Everything up
+// to the mirror step is recorded in one transaction with the cursor's
+// advance, before any delivery (decisions D25). A reply its session
+// cannot take yet — or one behind replies its thread already keeps — is
+// kept for retryKept (channel.reply_queued). It returns the outcome: a
+// drop reason, processed or delivered.
 func (p *Poller) process(ctx context.Context, cfg *config.Config, in Inbound) (string, error) {
 	svc := p.Threads
 	authorized := slices.Contains(cfg.Slack.AuthorizedUsers, in.Author)
@@ -431,6 +437,9 @@ func (p *Poller) process(ctx context.Context, cfg *config.Config, in Inbound) (s
 		return outcome, nil
 	}
 	in.WorkItem = ref
+	if p.decides(ctx, cfg, in) { // approve or deny: a decision, never pasted
+		return outcomeProcessed, nil
+	}
 	_, standing := loop.ParseStandingRef(ref)
 	if !standing && p.WorkItems == nil {
 		p.dropped(in.WorkItem, in.Thread, "no work-item session can take a Slack reply in this version of the-loop; the reply is recorded (channel.reply_received) but not delivered")

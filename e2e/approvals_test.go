@@ -9,6 +9,7 @@ import (
 
 	loop "github.com/the-loop-dev/the-loop"
 	"github.com/the-loop-dev/the-loop/internal/fakeapi"
+	"github.com/the-loop-dev/the-loop/internal/testkit"
 )
 
 // manual is the world with the session in manual permission mode: every
@@ -16,15 +17,51 @@ import (
 func manual(t *testing.T) *world {
 	t.Helper()
 	w := setup(t)
+	w.entry("permissionMode: manual")
+	return w
+}
+
+// entry adds lines to the session's entry in the world's config (it is
+// the config's last), each indented as the entry's keys.
+func (w *world) entry(lines ...string) {
+	w.t.Helper()
 	f, err := os.OpenFile(w.cfg, os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
-		t.Fatal(err)
+		w.t.Fatal(err)
 	}
-	if _, err := f.WriteString("      permissionMode: manual\n"); err != nil {
-		t.Fatal(err)
+	defer f.Close()
+	for _, l := range lines {
+		if _, err := f.WriteString("      " + l + "\n"); err != nil {
+			w.t.Fatal(err)
+		}
 	}
-	f.Close()
-	return w
+}
+
+// toolError waits for the model to get a tool's error holding text.
+func (w *world) toolError(what, text string) fakeapi.Request {
+	w.t.Helper()
+	var result fakeapi.Request
+	eventually(w.t, what, func() bool {
+		for _, r := range w.api.Turns() {
+			if r.ToolError && strings.Contains(r.ToolResult, text) {
+				result = r
+				return true
+			}
+		}
+		return false
+	})
+	return result
+}
+
+// decidedBy is the standing.approval_decided events of by.
+func (w *world) decidedBy(by string) []loop.Event {
+	var out []loop.Event
+	for _, e := range w.events("standing.approval_decided") {
+		if e.Field("by") == by {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // pending is the session's pending approvals.
@@ -96,16 +133,7 @@ func TestRealClaude_ApprovalsDecideThePermissionDialog(t *testing.T) {
 	w.must("standing", "say", session, "--text", denyMe)
 	eventually(t, "the second approval to be pending", func() bool { list = w.pending(); return len(list) == 1 })
 	w.must("standing", "deny", session, "--message", "not in this repository")
-	var result fakeapi.Request
-	eventually(t, "the model to get the denial as the tool's error", func() bool {
-		for _, r := range w.api.Turns() {
-			if r.ToolError && strings.Contains(r.ToolResult, "not in this repository") {
-				result = r
-				return true
-			}
-		}
-		return false
-	})
+	result := w.toolError("the model to get the denial as the tool's error", "not in this repository")
 	if !strings.Contains(result.ToolResult, "Denied by operator") {
 		t.Errorf("the tool's error %q does not name who denied", result.ToolResult)
 	}
@@ -116,4 +144,110 @@ func TestRealClaude_ApprovalsDecideThePermissionDialog(t *testing.T) {
 	if len(decided) != 2 || decided[0].Field("decision") != "allow" || decided[1].Field("decision") != "deny" {
 		t.Errorf("approval_decided events %+v", decided)
 	}
+}
+
+// In the default (auto) mode, the session's approval rules answer Claude
+// Code's PreToolUse: a deny rule on `rm -rf *` denies with nobody asked
+// and with no service running (the model reads the rule's message; the
+// decision is recorded by rule:1 all the same), and an ask rule turns a
+// command auto mode would run into a pending approval that `standing
+// approve` lets run.
+func TestRealClaude_ApprovalRulesInAutoMode(t *testing.T) {
+	w := setup(t)
+	w.entry("approvals:", "  rules:",
+		`    - {tool: Bash, match: "rm -rf *", decision: deny, message: "no rm -rf in this repository"}`,
+		`    - {tool: Bash, match: "touch asked*", decision: ask}`)
+	const denyMe, askMe = "e2e-rule: remove the scratch dir", "e2e-rule: touch the asked file"
+	if err := os.Mkdir(w.cwd+"/scratch", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	w.api.SetAnswer(func(text string) string {
+		switch {
+		case strings.Contains(text, denyMe):
+			return fakeapi.ToolUse("Bash", `{"command":"rm -rf scratch","description":"remove scratch"}`)
+		case strings.Contains(text, askMe):
+			return fakeapi.ToolUse("Bash", `{"command":"touch asked.txt","description":"touch a file"}`)
+		}
+		return fakeapi.DefaultAnswer(text)
+	})
+	w.must("standing", "start", session)
+	if pid := w.servicePID(); pid != 0 {
+		t.Fatalf("a service runs (pid %d); the deny rule is to hold with none", pid)
+	}
+	w.waitRow("idle after the boot turn", func(r loop.StandingRow) bool { return r.Activity == loop.ActivityIdle && r.LastAnswerAt != "" })
+
+	w.must("standing", "say", session, "--text", denyMe)
+	w.toolError("the model to get the deny rule's message as the tool's error", "no rm -rf in this repository")
+	if _, err := os.Stat(w.cwd + "/scratch"); err != nil {
+		t.Errorf("the denied rm -rf ran: %v", err)
+	}
+	eventually(t, "the rule's decision recorded by rule:1", func() bool { return len(w.decidedBy("rule:1")) == 1 })
+	if d := w.decidedBy("rule:1")[0]; d.Field("decision") != "deny" || d.Field("tool") != "Bash" {
+		t.Errorf("the rule's decision %+v", d)
+	}
+
+	w.must("start") // the service, for the ask rule's approval
+	w.must("standing", "say", session, "--text", askMe)
+	var list []loop.Approval
+	eventually(t, "the ask rule's approval to be pending", func() bool { list = w.pending(); return len(list) == 1 })
+	if !strings.Contains(string(list[0].Input), "asked.txt") {
+		t.Fatalf("pending %+v", list[0])
+	}
+	if _, err := os.Stat(w.cwd + "/asked.txt"); err == nil {
+		t.Fatal("the asked command ran before it was approved")
+	}
+	w.must("standing", "approve", session, list[0].ID)
+	eventually(t, "the approved command to run", func() bool { _, err := os.Stat(w.cwd + "/asked.txt"); return err == nil })
+}
+
+// In manual mode an allow rule runs its command with no dialog and no
+// approval (the decision recorded by its rule); a command no rule covers
+// opens the dialog, and a `1` key at the terminal answers it first: the
+// approval is answered-at-terminal and the command runs.
+func TestRealClaude_AllowRuleAndTheTerminalsKey(t *testing.T) {
+	w := manual(t)
+	w.entry("approvals:", "  rules:", `    - {tool: Bash, match: "touch allowed*", decision: allow}`)
+	const allowMe, keyMe = "e2e-rule: touch the allowed file", "e2e-key: touch the keyed file"
+	w.api.SetAnswer(func(text string) string {
+		switch {
+		case strings.Contains(text, allowMe):
+			return fakeapi.ToolUse("Bash", `{"command":"touch allowed.txt","description":"touch a file"}`)
+		case strings.Contains(text, keyMe):
+			return fakeapi.ToolUse("Bash", `{"command":"touch keyed.txt","description":"touch another file"}`)
+		}
+		return fakeapi.DefaultAnswer(text)
+	})
+	w.must("start")
+	w.waitRow("idle after the boot turn", func(r loop.StandingRow) bool { return r.Activity == loop.ActivityIdle && r.LastAnswerAt != "" })
+
+	w.must("standing", "say", session, "--text", allowMe)
+	eventually(t, "the allowed command to run", func() bool { _, err := os.Stat(w.cwd + "/allowed.txt"); return err == nil })
+	eventually(t, "the allow recorded by rule:1", func() bool { return len(w.decidedBy("rule:1")) == 1 })
+	if n := len(w.events("standing.approval_requested")); n != 0 {
+		t.Errorf("%d approvals were requested for a command an allow rule covers", n)
+	}
+
+	w.must("standing", "say", session, "--text", keyMe)
+	var list []loop.Approval
+	eventually(t, "the dialog's approval to be pending", func() bool { list = w.pending(); return len(list) == 1 })
+	eventually(t, "the dialog on the screen", func() bool { return strings.Contains(w.screen(), "Do you want to proceed?") })
+	if _, err := testkit.TmuxRun(w.socket, "send-keys", "-t", "="+target+":", "1"); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the keyed command to run", func() bool { _, err := os.Stat(w.cwd + "/keyed.txt"); return err == nil })
+	eventually(t, "the approval answered at the terminal", func() bool {
+		all := w.pendingAll()
+		return len(all) > 0 && all[0].ID == list[0].ID && all[0].Status == loop.ApprovalAtTerminal
+	})
+}
+
+// pendingAll is every approval of the session, settled ones too.
+func (w *world) pendingAll() []loop.Approval {
+	w.t.Helper()
+	r := w.must("standing", "approvals", session, "--all", "--format", "json")
+	var list []loop.Approval
+	if err := json.Unmarshal([]byte(r.stdout), &list); err != nil {
+		w.t.Fatalf("approvals json: %v\n%s", err, r)
+	}
+	return list
 }

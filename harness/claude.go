@@ -116,8 +116,15 @@ var menuItemRE = regexp.MustCompile(`^\d+\.`)
 // choices of a menu whose items are not numbered — bypassPermissions'
 // consent screen on 2.1.332 ("❯ No, exit" / "Yes, I accept", "Enter to
 // confirm · Esc to cancel", measured: docs/claude-code.md), where a paste's
-// carriage return would pick "No, exit" and end the agent.
-var dialogTails = []string{"trust this folder", "do you trust the files", "enter to confirm", "yes, i accept"}
+// carriage return would pick "No, exit" and end the agent, and auto mode's
+// own No / Yes dialog ("Auto mode can't check actions in this session"),
+// where it would answer No.
+var dialogTails = []string{"trust this folder", "do you trust the files", "enter to confirm", "yes, i accept", "auto mode can't check actions"}
+
+// unnumberedChoices are the items of a menu whose items carry no number
+// (auto mode's No / Yes): a `❯` before one highlights the choice, it is
+// not the input prompt.
+var unnumberedChoices = []string{"no", "yes"}
 
 // Ready reports whether typed input would reach Claude Code (decisions D14):
 // the pane is alive, its tty is out of canonical mode (the TUI has taken the
@@ -141,7 +148,7 @@ func (*Claude) Ready(s loop.PaneSnapshot) bool {
 		if !ok {
 			continue
 		}
-		if menuItemRE.MatchString(strings.TrimSpace(rest)) {
+		if item := strings.TrimSpace(rest); menuItemRE.MatchString(item) || slices.Contains(unnumberedChoices, strings.ToLower(item)) {
 			return false
 		}
 		prompt = true

@@ -151,6 +151,17 @@ Do you trust this folder?
 // scrollbackScreen has a prompt far above the tail: transcript, not input.
 var scrollbackScreen = "❯ earlier question\n" + strings.Repeat("⏺ output line\n", 20) + "✻ Thinking…\n" + blankRows
 
+// autoDialogScreen is auto mode's own dialog for a command it cannot
+// check offline (docs/claude-code.md, "Permissions"): No preselected, the
+// items not numbered.
+const autoDialogScreen = `╭─ Bash command
+│   touch /etc/x
+│ Auto mode can't check actions in this session
+│ ❯ No
+│   Yes
+╰─
+`
+
 func TestClaude_Ready(t *testing.T) {
 	tests := []struct {
 		name string
@@ -172,6 +183,8 @@ func TestClaude_Ready(t *testing.T) {
 		{"prompt only in scrollback", loop.PaneSnapshot{Screen: scrollbackScreen}, false},
 		{"pre-2.0 > prompt not recognised", loop.PaneSnapshot{Screen: oldPromptScreen}, false},
 		{"CRLF screen", loop.PaneSnapshot{Screen: strings.ReplaceAll(promptScreen, "\n", "\r\n")}, true},
+		{"auto mode's No / Yes dialog", loop.PaneSnapshot{Screen: autoDialogScreen}, false},
+		{"auto mode's dialog, its question scrolled away", loop.PaneSnapshot{Screen: "╭─ Bash command\n│ ❯ No\n│   Yes\n╰─\n"}, false},
 	}
 	// Claude Code 2.1.332's own bypassPermissions consent screen, captured
 	// from tmux (docs/claude-code.md): its menu items are not numbered.

@@ -25,6 +25,7 @@ import (
 //
 //	Decide               allowed or denied: the hook prints the decision
 //	the hook goes away   answered-at-terminal (a key answered the dialog: the CLI SIGTERMs its hook)
+//	the call runs        answered-at-terminal (its PostToolUse came before the hook went away)
 //	the wait ends        expired: the hook prints nothing, the dialog stays the terminal's
 //	the session stops,   withdrawn
 //	its turn ends, the
@@ -83,6 +84,20 @@ func (d *approvalDesk) of(session string) []string {
 		}
 	}
 	return ids
+}
+
+// takeRan removes and returns the waiter of session for the call of
+// promptID whose input hashes to hash (nil when none waits).
+func (d *approvalDesk) takeRan(session, promptID, hash string) *waiter {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for id, w := range d.waiting {
+		if w.session == session && w.promptID == promptID && w.hash == hash {
+			delete(d.waiting, id)
+			return w
+		}
+	}
+	return nil
 }
 
 // permissionPayload is what AwaitDecision reads of a PermissionRequest
@@ -198,7 +213,7 @@ func (s *Hearer) requestIn(tx *store.Tx, d loop.HookDelivery, p permissionPayloa
 		return false, err
 	}
 	if h.thread != "" {
-		s.post(h.hear, loop.OutgoingPost{Kind: loop.PostAttention, Text: ApprovalPostText(a), At: s.stamp()})
+		s.post(h.hear, loop.OutgoingPost{Kind: loop.PostAttention, Approval: a.ID, Text: ApprovalPostText(a), At: s.stamp()})
 	}
 	if h.hear.Activity != loop.ActivityExited {
 		s.setActivity(h.hear, loop.ActivityWaiting)
@@ -246,7 +261,7 @@ func ApprovalPostText(a *loop.Approval) string {
 	fmt.Fprintf(&b, "The agent asks to use %s (approval %s):\n```\n", a.Tool, a.ID)
 	if len(text) > MaxDecidableText || a.InputTruncated {
 		cut := min(len(text), MaxDecidableText)
-		for cut > 0 && !utf8.RuneStart(text[cut]) {
+		for cut > 0 && cut < len(text) && !utf8.RuneStart(text[cut]) {
 			cut--
 		}
 		fmt.Fprintf(&b, "%s\n```\nThe input is longer than %d characters: decide it with `the-loop standing approvals %s` and approve or deny there.", text[:cut], MaxDecidableText, a.Session)
@@ -407,6 +422,22 @@ func (s *Hearer) Withdraw(session string) {
 		_ = s.DB.Update(func(tx *store.Tx) error { return s.endIn(tx, w, loop.ApprovalWithdrawn, "") })
 		close(w.withdrawn)
 	}
+}
+
+// RanAtTerminal settles the pending approval of session's call that ran
+// without a decision (its PostToolUse: the prompt id and the input are
+// the request's) as answered at the terminal — a key won, and the hook
+// has not gone away yet: it prints nothing.
+func (s *Hearer) RanAtTerminal(session, promptID string, input json.RawMessage) {
+	if len(input) == 0 {
+		return
+	}
+	w := s.desk.takeRan(session, promptID, loop.HashToolInput(input))
+	if w == nil {
+		return
+	}
+	_ = s.DB.Update(func(tx *store.Tx) error { return s.endIn(tx, w, loop.ApprovalAtTerminal, "terminal") })
+	close(w.withdrawn)
 }
 
 // WithdrawStale records every pending approval that no hook of this

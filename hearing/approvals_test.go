@@ -163,6 +163,35 @@ func TestAwaitDecision_TerminalExpiryAndWithdrawal(t *testing.T) {
 	}
 }
 
+// A call that runs while its approval is pending — its PostToolUse, of
+// the request's prompt and input, heard before its hook went away — was
+// answered by a key at the terminal: the approval says so, by terminal,
+// and the hook prints nothing. Another call's PostToolUse leaves it
+// pending.
+func TestAwaitDecision_ACallThatRanWasAnsweredAtTheTerminal(t *testing.T) {
+	w := newHookWorld(t)
+	w.hook(map[string]any{"hook_event_name": "UserPromptSubmit", "prompt": "go", "prompt_id": "p1"})
+	answer, held := w.awaited(context.Background(), w.permission("touch keyed.txt"))
+	<-held
+	id := w.pendingID()
+	ran := func(command string) {
+		w.hook(map[string]any{"hook_event_name": "PostToolUse", "prompt_id": "p1", "tool_name": "Bash", "tool_use_id": "toolu_1",
+			"tool_input": map[string]any{"command": command, "description": "d"}, "tool_response": map[string]any{"stdout": ""}})
+	}
+	ran("ls")
+	if got := w.pendingID(); got != id {
+		t.Fatalf("another call's PostToolUse settled %s", id)
+	}
+	ran("touch keyed.txt")
+	if got := <-answer; got.Behavior != "" {
+		t.Errorf("the hook of a call answered at the terminal got %+v", got)
+	}
+	list, _ := hearer(w.s).Approvals(context.Background(), "supervisor")
+	if len(list) != 1 || list[0].Status != loop.ApprovalAtTerminal || list[0].By != "terminal" {
+		t.Errorf("approvals after the call ran: %+v, want %s answered-at-terminal by terminal", list, id)
+	}
+}
+
 // BenchmarkApproval_RequestToDecisionToAnswer times one approval's round
 // trip in the hearing room: the request recorded (held called), then the
 // decision, until the waiting hook has its answer. The figures it reports
@@ -186,4 +215,48 @@ func BenchmarkApproval_RequestToDecisionToAnswer(b *testing.B) {
 	}
 	b.ReportMetric(float64(request.Microseconds())/1000/float64(b.N), "request-ms")
 	b.ReportMetric(float64(decide.Microseconds())/1000/float64(b.N), "decide-ms")
+}
+
+// What an approval rule decided, told by the PreToolUse hook
+// (loop.RuleReport), is standing.approval_decided by rule:<n> with the
+// call's id; a PreToolUse with no report, or an ask, records nothing.
+func TestApplyHook_ARulesDecisionIsRecordedByTheRule(t *testing.T) {
+	w := newHookWorld(t)
+	w.hook(map[string]any{"hook_event_name": "UserPromptSubmit", "prompt": "go", "prompt_id": "p1"})
+	payload := func(extra map[string]any) map[string]any {
+		m := map[string]any{"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_use_id": "toolu_1",
+			"tool_input": map[string]any{"command": "rm -rf /w"}, "prompt_id": "p1"}
+		for k, v := range extra {
+			m[k] = v
+		}
+		return m
+	}
+	w.hook(payload(nil))
+	w.hook(payload(map[string]any{"the_loop_rule": 3, "the_loop_decision": "ask"}))
+	data, _ := json.Marshal(payload(map[string]any{"session_id": w.id}))
+	w.hook(mapOf(t, loop.RuleReport(data, 2, loop.RuleDeny)))
+	var decided []loop.Event
+	for _, e := range events(t, w.s, store.EventQuery{}) {
+		if e.Event == "standing.approval_decided" {
+			decided = append(decided, e)
+		}
+	}
+	if len(decided) != 1 {
+		t.Fatalf("approval_decided events = %+v, want the deny rule's alone", decided)
+	}
+	for key, want := range map[string]any{"by": "rule:2", "decision": "deny", "id": "toolu_1", "tool": "Bash", "standing": "supervisor"} {
+		if got := decided[0].Field(key); got != want {
+			t.Errorf("approval_decided %s = %v, want %v", key, got, want)
+		}
+	}
+}
+
+// mapOf decodes a JSON object.
+func mapOf(t *testing.T, data []byte) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(data, &m); err != nil {
+		t.Fatalf("%s: %v", data, err)
+	}
+	return m
 }

@@ -58,6 +58,14 @@ type HookPayload struct {
 	LastMessage      string `json:"last_assistant_message"`
 	Message          string `json:"message"`
 	NotificationType string `json:"notification_type"`
+	// ToolUseID names a PreToolUse's tool call.
+	ToolUseID string `json:"tool_use_id"`
+	// ToolInput is a PreToolUse's or PostToolUse's tool input.
+	ToolInput json.RawMessage `json:"tool_input"`
+	// Rule and RuleDecision are what an approval rule decided for a
+	// PreToolUse (loop.RuleReport): its number and allow or deny.
+	Rule         int    `json:"the_loop_rule"`
+	RuleDecision string `json:"the_loop_decision"`
 	// TurnID is Codex's turn id, the prompt id of its payloads.
 	TurnID string `json:"turn_id"`
 	// PromptResponse is the answer in a Gemini CLI AfterAgent payload.
@@ -195,8 +203,13 @@ func (s *Hearer) applyHook(ctx context.Context, d loop.HookDelivery, seq string)
 	if err == nil && ended {
 		s.ended()
 	}
-	if name, ok := loop.ParseStandingRef(d.Session); ok && err == nil && (p.Event == "Stop" || ended) {
-		s.Withdraw(name) // a wait the turn's end or the agent's exit left behind
+	if name, ok := loop.ParseStandingRef(d.Session); ok && err == nil {
+		switch {
+		case p.Event == "PostToolUse":
+			s.RanAtTerminal(name, p.PromptID, p.ToolInput) // the call ran: a key answered its dialog
+		case p.Event == "Stop" || ended:
+			s.Withdraw(name) // a wait the turn's end or the agent's exit left behind
+		}
 	}
 	if err == nil && refused != nil {
 		return refused
@@ -381,6 +394,8 @@ func (s *Hearer) hear(h *hooked, p HookPayload, d loop.HookDelivery, panes []int
 		return s.heardPrompt(h, p, d), ""
 	case "PostToolUse":
 		s.setActivity(h.hear, loop.ActivityWorking)
+	case "PreToolUse":
+		return s.heardRule(h, p), ""
 	case "Notification":
 		return s.heardNotification(h, p), ""
 	case "Stop":
@@ -472,6 +487,18 @@ func (s *Hearer) heardNotification(h *hooked, p HookPayload) []loop.Event {
 		s.setActivity(h.hear, loop.ActivityWaiting)
 	}
 	return []loop.Event{s.turnEvent(h, "attention", loop.F("message", p.Message), loop.F("notification_type", p.NotificationType))}
+}
+
+// heardRule records what an approval rule decided for a tool call (the
+// PreToolUse hook's report): standing.approval_decided by rule:<n>, the
+// call's tool_use_id its id; a PreToolUse with no rule's report is not
+// recorded.
+func (s *Hearer) heardRule(h *hooked, p HookPayload) []loop.Event {
+	if p.RuleDecision != loop.RuleAllow && p.RuleDecision != loop.RuleDeny || p.Rule <= 0 {
+		return nil
+	}
+	return []loop.Event{s.turnEvent(h, "approval_decided", loop.F("id", p.ToolUseID), loop.F("decision", p.RuleDecision),
+		loop.F("by", fmt.Sprintf("rule:%d", p.Rule)), loop.F("seconds", 0), loop.F("tool", p.ToolName))}
 }
 
 // heardStop ends the running turn: its answer is kept (cut to

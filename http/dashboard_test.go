@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -355,6 +356,58 @@ func TestDashboard_LogoutEndsTheStreamsItHeldOpen(t *testing.T) {
 		if m := streams["operator's"].next(t); strings.Contains(m.data, "test.after_logout") {
 			break
 		}
+	}
+}
+
+// TestDashboard_ASessionListsAndDecidesApprovals: the page's secret, sent
+// as Authorization: Bearer, lists a pending approval and denies it with a
+// message — decided by the operator, whose dashboard it is, and the waiting
+// hook gets the deny framed with that name — while the same secret as a
+// cookie with the service's Origin neither reads nor decides it.
+func TestDashboard_ASessionListsAndDecidesApprovals(t *testing.T) {
+	f := newFixture(t, fixtureOptions{sessions: []string{"worker"}})
+	if res, err := f.local.Standing.Control(t.Context(), loop.StandingControlRequest{Name: "worker", Verb: "start"}); err != nil || !res.OK {
+		t.Fatalf("start worker: %+v %v", res, err)
+	}
+	payload, _ := json.Marshal(map[string]any{"session_id": f.row("worker").HarnessSessionID, "hook_event_name": "PermissionRequest",
+		"tool_name": "Bash", "tool_input": map[string]any{"command": "make deploy"}, "prompt_id": "p1", "cwd": f.dir})
+	answer, held := make(chan loop.ApprovalAnswer, 1), make(chan struct{})
+	go func() {
+		a, err := f.hear.AwaitDecision(t.Context(), filepath.Join(f.dir, "state"), loop.HookDelivery{Session: "standing:worker", Payload: payload}, func() { close(held) })
+		if err != nil {
+			t.Error(err)
+		}
+		answer <- a
+	}()
+	<-held
+	secret := f.login()
+	ambient := []func(*http.Request){withCookie(&http.Cookie{Name: "the-loop-" + f.port(), Value: secret}), withHeader("Origin", f.url),
+		withHeader("Content-Type", "application/json")}
+	if r := f.request(http.MethodGet, "/api/v1/approvals", "", ambient...); r.status != http.StatusUnauthorized || strings.Contains(string(r.body), "make deploy") {
+		t.Fatalf("approvals by cookie: %d %s", r.status, r.body)
+	}
+	var list []loop.Approval
+	r := f.request(http.MethodGet, "/api/v1/approvals", "", withSecret(secret))
+	r.decode(t, &list)
+	if r.status != http.StatusOK || len(list) != 1 || list[0].Status != loop.ApprovalPending || !strings.Contains(string(list[0].Input), "make deploy") {
+		t.Fatalf("approvals by secret: %d %s", r.status, r.body)
+	}
+	id := list[0].ID
+	deny := `{"decision":"deny","message":"not on a Friday","session":"worker"}`
+	if r := f.request(http.MethodPost, "/api/v1/approvals/"+id, deny, ambient...); r.status != http.StatusUnauthorized {
+		t.Fatalf("a deny by cookie: %d %s", r.status, r.body)
+	}
+	var decided loop.Approval
+	r = f.request(http.MethodPost, "/api/v1/approvals/"+id, deny, withSecret(secret), withHeader("Content-Type", "application/json"))
+	r.decode(t, &decided)
+	if r.status != http.StatusOK || decided.Status != loop.ApprovalDenied || decided.By != "operator" || decided.Message != "not on a Friday" {
+		t.Fatalf("a deny by secret: %d %s", r.status, r.body)
+	}
+	if a := <-answer; a.Behavior != loop.DecisionDeny || !strings.Contains(a.Message, "Denied by operator") || !strings.Contains(a.Message, "not on a Friday") {
+		t.Errorf("the hook got %+v", a)
+	}
+	if r := f.request(http.MethodPost, "/api/v1/approvals/"+id, `{"decision":"allow"}`, withSecret(secret), withHeader("Content-Type", "application/json")); r.status != http.StatusConflict {
+		t.Errorf("deciding it again by secret: %d %s, want 409", r.status, r.body)
 	}
 }
 

@@ -2,7 +2,10 @@ package http
 
 import (
 	"context"
+	"encoding/json"
+	"reflect"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	loop "github.com/the-loop-dev/the-loop"
@@ -24,12 +27,27 @@ func (s *Server) addApprovalTools(srv *mcp.Server) {
 		Name: toolApprovals,
 		Description: "List the pending permission requests of the standing sessions this caller may decide for (an agent: the ones " +
 			"standingSessions.approvals.deciders grants it), with the tool and its full input.",
+		OutputSchema: outputSchema[approvalList](),
 	}, s.mcpApprovals)
 	mcp.AddTool(srv, &mcp.Tool{
 		Name: toolDecide,
 		Description: "Allow or deny one pending permission request by its id; a deny's message is what the asking agent reads, " +
 			"framed with who denied. An agent decides only for the sessions it is granted, never for itself.",
+		OutputSchema: outputSchema[loop.Approval](),
 	}, s.mcpDecide)
+}
+
+// outputSchema is T's output schema with a tool input (json.RawMessage)
+// any JSON value: inferred, it would be an array of bytes, and every
+// approval's object input would fail the SDK's output check.
+func outputSchema[T any]() *jsonschema.Schema {
+	sch, err := jsonschema.For[T](&jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{
+		reflect.TypeFor[json.RawMessage](): {Description: "the tool's input, as the agent CLI sent it"},
+	}})
+	if err != nil {
+		panic("the approvals' MCP output schema: " + err.Error()) // a type of this package: a programming error
+	}
+	return sch
 }
 
 // approvalList is list_approvals' result.

@@ -53,7 +53,29 @@ func (s *Server) listApprovals(c echo.Context) error {
 		return err
 	}
 	list, err := desk.Approvals(c.Request().Context(), c.QueryParam("session"))
+	for i := range list {
+		list[i] = s.redactApproval(list[i])
+	}
 	return listed(c, list, err)
+}
+
+// redactApproval is a with its input redacted as every answer of the
+// service is (Options.Redactor: the service's secrets, the agents'
+// credentials, the credential shapes): an approver sees what it approves,
+// never a secret. An input the redaction left unreadable is kept as a
+// JSON string of the redacted text.
+func (s *Server) redactApproval(a loop.Approval) loop.Approval {
+	text := string(a.Input)
+	red := s.opt.Redactor.String(text)
+	if red == text {
+		return a
+	}
+	if json.Valid([]byte(red)) {
+		a.Input = json.RawMessage(red)
+	} else {
+		a.Input, _ = json.Marshal(red)
+	}
+	return a
 }
 
 // decideApproval answers POST /approvals/{id} {decision, message,
@@ -70,7 +92,7 @@ func (s *Server) decideApproval(c echo.Context) error {
 		return loop.ApprovalDecision{Decision: o.str("decision", true, ""), Message: o.str("message", false, ""), Session: o.str("session", false, "")}
 	}, func(ctx context.Context, d loop.ApprovalDecision) (loop.Approval, error) {
 		return desk.Decide(ctx, id, d, "operator")
-	}, func(a loop.Approval) loop.Approval { return a })
+	}, s.redactApproval)
 }
 
 // awaitPermission answers POST /hooks/permission?session=<ref> (the hook

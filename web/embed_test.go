@@ -13,7 +13,7 @@ import (
 // run), nor loads anything from another origin.
 func TestAssets_HoldThePagesAndNoInlineScript(t *testing.T) {
 	fsys := Assets()
-	for _, name := range []string{"index.html", "login.html", "assets/app.css", "assets/app.js", "assets/live.js", "assets/api.js", "assets/dom.js", "assets/login.js"} {
+	for _, name := range []string{"index.html", "login.html", "assets/app.css", "assets/app.js", "assets/live.js", "assets/api.js", "assets/dom.js", "assets/login.js", "assets/approvals.js"} {
 		if _, err := fs.Stat(fsys, name); err != nil {
 			t.Errorf("%s: %v", name, err)
 		}

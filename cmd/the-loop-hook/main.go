@@ -7,7 +7,7 @@
 //
 //	the-loop-hook --state-root DIR --session REF
 //	the-loop-hook --state-root DIR --session REF --await-decision SECONDS
-//	the-loop-hook --rules FILE
+//	the-loop-hook --rules FILE [--state-root DIR --session REF]
 //
 // It reads the payload on stdin and posts it to the service of DIR over
 // its socket, as `the-loop hook` does. Whatever it cannot settle so — no
@@ -58,10 +58,8 @@ const (
 const maxPayload = 1 << 20
 
 func main() {
-	if len(os.Args) == 3 && os.Args[1] == "--rules" {
-		if out := ruled(os.Args[2], io.LimitReader(os.Stdin, maxPayload+1)); out != nil {
-			os.Stdout.Write(append(out, '\n'))
-		}
+	if file, root, session, ok := parseRules(os.Args[1:]); ok {
+		rulesMain(file, root, session)
 		return
 	}
 	if root, session, wait, ok := parseAwait(os.Args[1:]); ok {
@@ -116,37 +114,87 @@ func parse(args []string) (root, session string, ok bool) {
 	return root, session, len(args) == 4 && root != "" && session != ""
 }
 
-// ruled is the PreToolUse answer the rules in file give the payload on
-// in: nil when none matches, or the file or the payload cannot be read
-// (the CLI's own rules then decide).
-func ruled(file string, in io.Reader) []byte {
+// parseRules reads `--rules FILE`, alone or with `--state-root DIR
+// --session REF` (in any order): the PreToolUse hook of a session with
+// approval rules, which tells the service what a rule decided.
+func parseRules(args []string) (file, root, session string, ok bool) {
+	if len(args) != 2 && len(args) != 6 {
+		return "", "", "", false
+	}
+	var rest []string
+	for i := 0; i+1 < len(args); i += 2 {
+		if args[i] == "--rules" {
+			file = args[i+1]
+			continue
+		}
+		rest = append(rest, args[i], args[i+1])
+	}
+	if len(rest) == 0 {
+		return file, "", "", file != ""
+	}
+	root, session, ok = parse(rest)
+	return file, root, session, ok && file != ""
+}
+
+// rulesMain is the PreToolUse hook: the answer of the first rule that
+// matches on stdout (nothing when none does: the CLI's own rules decide),
+// then, for an allow or a deny and a session named, the decision told to
+// the service (standing.approval_decided by rule:<n>) — handed over as any
+// hook's when no service answers, so it is recorded with the service
+// down too.
+func rulesMain(file, root, session string) {
+	payload, _ := io.ReadAll(io.LimitReader(os.Stdin, maxPayload+1))
+	out, report := ruled(file, payload)
+	if out == nil {
+		return
+	}
+	os.Stdout.Write(append(out, '\n'))
+	if report == nil || session == "" {
+		return
+	}
+	_ = os.Stdout.Close() // the answer is whole: the CLI need not wait on the report
+	ctx, cancel := context.WithTimeout(context.Background(), deadline)
+	defer cancel()
+	d := loop.HookDelivery{Session: session, Payload: report, ID: loop.NewHookDeliveryID()}
+	if tried, ok := posted(ctx, root, d); !ok {
+		handOver(ctx, root, d, tried)
+	}
+}
+
+// ruled is the PreToolUse answer the rules in file give payload, and, for
+// an allow or a deny, the payload to report it with (loop.RuleReport): nil
+// when none matches, or the file or the payload cannot be read (the CLI's
+// own rules then decide).
+func ruled(file string, payload []byte) (answer, report []byte) {
 	data, err := os.ReadFile(file)
 	if err != nil {
-		return nil
+		return nil, nil
 	}
 	var rules []loop.ApprovalRule
 	if json.Unmarshal(data, &rules) != nil {
-		return nil
+		return nil, nil
 	}
 	var p struct {
 		Tool  string          `json:"tool_name"`
 		Input json.RawMessage `json:"tool_input"`
 		Cwd   string          `json:"cwd"`
 	}
-	payload, _ := io.ReadAll(in)
 	if json.Unmarshal(payload, &p) != nil || p.Tool == "" {
-		return nil
+		return nil, nil
 	}
 	i, ok := loop.MatchApprovalRule(rules, p.Tool, p.Input, p.Cwd)
 	if !ok {
-		return nil
+		return nil, nil
 	}
 	r := rules[i]
 	reason := r.Message
 	if reason == "" {
 		reason = strings.TrimSpace(fmt.Sprintf("approval rule %d of the-loop: %s %s", i+1, r.Tool, r.Match))
 	}
-	return loop.PreToolUseAnswer(r.Decision, reason)
+	if r.Decision != loop.RuleAsk {
+		report = loop.RuleReport(payload, i+1, r.Decision)
+	}
+	return loop.PreToolUseAnswer(r.Decision, reason), report
 }
 
 // parseAwait reads `--state-root DIR --session REF --await-decision
@@ -183,7 +231,12 @@ func awaitMain(root, session string, wait time.Duration) {
 	d := loop.HookDelivery{Session: session, Payload: data, ID: loop.NewHookDeliveryID()}
 	ctx, cancel := context.WithTimeout(context.Background(), wait+awaitSlack)
 	defer cancel()
+	ctx, stop := parentGone(ctx)
+	defer stop()
 	answer, asked := awaitDecision(ctx, root, d, socketClient)
+	if ctx.Err() != nil && asked {
+		return // a key answered the dialog: nothing to print
+	}
 	if !asked {
 		hctx, hcancel := context.WithTimeout(context.Background(), deadline)
 		defer hcancel()

@@ -161,7 +161,7 @@ func (a *App) wireService(current func() *config.Config, db *store.DB, holder *c
 	// Set before anything serves: rows and hooks read it (it runs below).
 	sup := supervisor(current, svc, log)
 	svc.Supervisor = sup
-	poller := &channels.Poller{Redactor: red, Threads: &threadlog.Log{DB: svc.DB, Events: svc}, Standing: standing, WorkItems: &github.Mirror{WorkItems: svc.WorkItems(current), Events: svc}, Secrets: func(cfg *config.Config) []string { return credential.SecretValues(cfg, os.Getenv) }, Log: log,
+	poller := &channels.Poller{Redactor: red, Threads: &threadlog.Log{DB: svc.DB, Events: svc}, Standing: standing, WorkItems: &github.Mirror{WorkItems: svc.WorkItems(current), Events: svc}, Approvals: hearingOf(svc), Secrets: func(cfg *config.Config) []string { return credential.SecretValues(cfg, os.Getenv) }, Log: log,
 		Observe: meter.PollCycle}
 	return wired{svc: svc, standing: standing, sup: sup, poller: poller}
 }

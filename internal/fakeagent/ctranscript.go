@@ -142,16 +142,57 @@ func (a *agent) recordAnswer(prompt, answer string) {
 }
 
 // recordToolUse writes the assistant's tool_use line and the user line
-// carrying the tool result (a list content, which readers skip).
+// carrying the tool result (a list content, which readers skip), as the
+// legacy /fake-tool turn does once its dialog is answered.
 func (a *agent) recordToolUse(id, tool string, input, response map[string]any) {
+	a.recordToolCall(id, tool, input)
+	a.recordToolResult(id, toolResult{content: response["stdout"], toolUseResult: response})
+}
+
+// recordToolCall writes the assistant's tool_use line.
+func (a *agent) recordToolCall(id, tool string, input map[string]any) {
 	a.record(map[string]any{"type": "assistant", "message": map[string]any{
 		"id": "msg_" + strings.ReplaceAll(uuid.NewString(), "-", ""), "type": "message", "role": "assistant", "model": a.model,
 		"content": []any{map[string]any{"type": "tool_use", "id": id, "name": tool, "input": input}},
 		"usage":   usage("", ""),
 	}})
+}
+
+// toolResult is what the user line answering a tool_use carries.
+type toolResult struct {
+	content       any            // the tool_result block's content: what the model reads
+	isError       bool           // the block's is_error (left out when false)
+	toolUseResult any            // the line's toolUseResult: the tool's response, or the error's text
+	decision      map[string]any // the line's permissionDecision, nil for none
+}
+
+// recordToolResult writes the user line holding the tool_result of the
+// tool use id.
+func (a *agent) recordToolResult(id string, r toolResult) {
+	block := map[string]any{"type": "tool_result", "tool_use_id": id, "content": r.content}
+	if r.isError {
+		block["is_error"] = true
+	}
+	line := map[string]any{"type": "user", "message": map[string]any{"role": "user", "content": []any{block}},
+		"toolUseResult": r.toolUseResult}
+	if r.decision != nil {
+		line["permissionDecision"] = r.decision
+	}
+	a.record(line)
+}
+
+// recordInterruption writes the user line Claude Code writes after a
+// rejected tool use: "[Request interrupted by user for tool use]".
+func (a *agent) recordInterruption() {
 	a.record(map[string]any{"type": "user", "message": map[string]any{"role": "user", "content": []any{
-		map[string]any{"type": "tool_result", "tool_use_id": id, "content": response["stdout"]},
-	}}, "toolUseResult": response})
+		map[string]any{"type": "text", "text": "[Request interrupted by user for tool use]"},
+	}}})
+}
+
+// recordAttachment writes an attachment line (hook_permission_decision,
+// hook_cancelled, …).
+func (a *agent) recordAttachment(att map[string]any) {
+	a.record(map[string]any{"type": "attachment", "attachment": att})
 }
 
 // openAppend opens the session file p for appending (0600, its folder

@@ -11,6 +11,8 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -78,11 +80,12 @@ func (g matcherGroup) matches(subject string) bool {
 // matchSubject is what an event's matcher is compared with.
 func matchSubject(payload map[string]any) string {
 	key := map[string]string{
-		"Notification": "notification_type",
-		"PostToolUse":  "tool_name",
-		"PreToolUse":   "tool_name",
-		"SessionStart": "source",
-		"SessionEnd":   "reason",
+		"Notification":      "notification_type",
+		"PostToolUse":       "tool_name",
+		"PreToolUse":        "tool_name",
+		"PermissionRequest": "tool_name",
+		"SessionStart":      "source",
+		"SessionEnd":        "reason",
 	}[fmt.Sprint(payload["hook_event_name"])]
 	s, _ := payload[key].(string)
 	return s
@@ -90,13 +93,58 @@ func matchSubject(payload map[string]any) string {
 
 // fire runs every command hook declared for the payload's event, one
 // after the other, each with the payload on stdin (sh -c, the agent's cwd
-// and environment), and logs each run; exit statuses are only logged.
-// Nothing is logged for an event without hooks, so the log of an agent
-// spawned without --settings holds only what it was sent.
-func (a *agent) fire(event string, fields map[string]any) {
+// and environment), logs each run and returns what each did; exit statuses
+// are only logged. Nothing is logged for an event without hooks, so the
+// log of an agent spawned without --settings holds only what it was sent.
+func (a *agent) fire(event string, fields map[string]any) []hookRun {
+	event, body, cmds := a.hookCommands(event, fields)
+	var runs []hookRun
+	for _, h := range cmds {
+		r := hookRun{h: h, event: event, payload: body}
+		p, err := startHook(h, a.cwd, body, a.hookTimeout(event, h))
+		if err != nil {
+			r.code, r.err = -1, err
+		} else {
+			r = p.wait()
+			r.event, r.payload = event, body
+		}
+		a.logHook(r)
+		runs = append(runs, r)
+	}
+	return runs
+}
+
+// fireAsync starts every command hook declared for the payload's event at
+// once, without waiting: each one's hookRun, marked with gen, reaches the
+// main loop through a.hookDone when it ends (which logs it). A hook_started
+// entry is logged for each.
+func (a *agent) fireAsync(event string, fields map[string]any, gen int) []*hookProc {
+	event, body, cmds := a.hookCommands(event, fields)
+	var procs []*hookProc
+	for _, h := range cmds {
+		p, err := startHook(h, a.cwd, body, a.hookTimeout(event, h))
+		if err != nil {
+			a.logHook(hookRun{h: h, event: event, payload: body, code: -1, err: err})
+			continue
+		}
+		a.log.write(entry{Kind: "hook_started", Event: event, Command: h.Command, Payload: body})
+		procs = append(procs, p)
+		go func() {
+			r := p.wait()
+			r.event, r.payload, r.gen, r.proc = event, body, gen, p
+			a.hookDone <- r
+		}()
+	}
+	return procs
+}
+
+// hookCommands is the contract's name for event, the payload (the common
+// fields and fields) as JSON, and the command hooks whose matcher selects
+// it; no commands when the contract's CLI has no such hook.
+func (a *agent) hookCommands(event string, fields map[string]any) (string, []byte, []hookCommand) {
 	event, fields, ok := a.shape(event, fields)
 	if !ok {
-		return // the contract's CLI has no such hook
+		return event, nil, nil
 	}
 	payload := map[string]any{
 		"session_id":      a.sessionID,
@@ -109,52 +157,133 @@ func (a *agent) fire(event string, fields map[string]any) {
 	}
 	body, _ := json.Marshal(payload)
 	subject := matchSubject(payload)
+	var cmds []hookCommand
 	for _, g := range a.hooks[event] {
 		if !g.matches(subject) {
 			continue
 		}
 		for _, h := range g.Hooks {
-			if h.Type != "command" || h.Command == "" {
-				continue
+			if h.Type == "command" && h.Command != "" {
+				cmds = append(cmds, h)
 			}
-			timeout := hookTimeout
-			if h.Timeout > 0 {
-				timeout = time.Duration(h.Timeout) * time.Second
-				if a.contract == contractGemini { // the Gemini CLI counts milliseconds
-					timeout = time.Duration(h.Timeout) * time.Millisecond
-				}
-			}
-			began := time.Now()
-			code, out, err := runHook(h, a.cwd, body, timeout)
-			took := time.Since(began)
-			if err == nil && a.contract == contractGemini && !json.Valid(bytes.TrimSpace(out)) {
-				err = fmt.Errorf("hook output is not JSON: %q", out) // the CLI reports such a hook failed
-			}
-			a.log.write(entry{Kind: "hook", Event: event, Command: h.Command, Code: code,
-				Error: errText(err), Payload: body, Text: string(out), Micros: took.Microseconds()})
 		}
 	}
+	return event, body, cmds
 }
 
-// runHook runs one command hook within timeout and returns its exit
-// status and stdout.
-func runHook(h hookCommand, cwd string, payload []byte, timeout time.Duration) (int, []byte, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "sh", "-c", h.Command)
+// hookTimeout is how long h may run: its `timeout` (seconds; the Gemini
+// CLI counts milliseconds), else 600 s for a PermissionRequest (Claude
+// Code's default, measured: the hook may hold its dialog that long), else
+// the stand-in's own bound, hookTimeout.
+func (a *agent) hookTimeout(event string, h hookCommand) time.Duration {
+	switch {
+	case h.Timeout > 0 && a.contract == contractGemini:
+		return time.Duration(h.Timeout) * time.Millisecond
+	case h.Timeout > 0:
+		return time.Duration(h.Timeout) * time.Second
+	case event == "PermissionRequest":
+		return permissionHookTimeout
+	}
+	return hookTimeout
+}
+
+// permissionHookTimeout is Claude Code's default hook timeout, which a
+// PermissionRequest hook without its own `timeout` gets.
+const permissionHookTimeout = 600 * time.Second
+
+// logHook writes r's hook entry. Under the Gemini contract a command whose
+// stdout is not JSON is logged as failed, as the CLI reports it.
+func (a *agent) logHook(r hookRun) {
+	err := r.err
+	if err == nil && a.contract == contractGemini && !json.Valid(bytes.TrimSpace(r.out)) {
+		err = fmt.Errorf("hook output is not JSON: %q", r.out)
+	}
+	a.log.write(entry{Kind: "hook", Event: r.event, Command: r.h.Command, Code: r.code,
+		Error: errText(err), Payload: r.payload, Text: string(r.out), Micros: r.took.Microseconds()})
+}
+
+// hookRun is what one command hook did.
+type hookRun struct {
+	h        hookCommand
+	event    string
+	payload  []byte
+	code     int    // its exit status (-1 when it could not start or was killed)
+	out      []byte // its stdout
+	err      error
+	timedOut bool // it was still running at its timeout (and got SIGTERM)
+	took     time.Duration
+	gen      int       // fireAsync: the dialog it was started for
+	proc     *hookProc // fireAsync: the process it was
+}
+
+// hookProc is a command hook running as Claude Code runs one, `sh -c
+// <command>`, here in a process group of its own so that SIGTERM — at its
+// timeout, or when a key answers its dialog first — reaches what the shell
+// started too (such as a the-loop-hook grandchild).
+type hookProc struct {
+	h           hookCommand
+	cmd         *exec.Cmd
+	ctx         context.Context
+	cancel      context.CancelFunc
+	out, errOut bytes.Buffer
+	began       time.Time
+	timeout     time.Duration
+	exited      atomic.Bool // wait has seen it end
+}
+
+// startHook starts h in cwd with payload on stdin; it gets SIGTERM (its
+// whole process group) at timeout, or at terminate, and SIGKILL a second
+// after that if it is still there.
+func startHook(h hookCommand, cwd string, payload []byte, timeout time.Duration) (*hookProc, error) {
+	p := &hookProc{h: h, began: time.Now(), timeout: timeout}
+	p.ctx, p.cancel = context.WithTimeout(context.Background(), timeout)
+	cmd := exec.CommandContext(p.ctx, "sh", "-c", h.Command)
 	cmd.Dir = cwd
 	cmd.Env = append(os.Environ(), "CLAUDE_PROJECT_DIR="+cwd)
 	cmd.Stdin = bytes.NewReader(payload)
+	cmd.Stdout, cmd.Stderr = &p.out, &p.errOut
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error {
+		if err := syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM); err != nil {
+			return os.ErrProcessDone
+		}
+		return nil
+	}
 	cmd.WaitDelay = time.Second
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	err := cmd.Run()
+	p.cmd = cmd
+	if err := cmd.Start(); err != nil {
+		p.cancel()
+		return nil, err
+	}
+	return p, nil
+}
+
+// terminate sends SIGTERM to the hook's process group now and reports
+// whether it was still running (nothing is sent to one that has ended).
+func (p *hookProc) terminate() bool {
+	running := !p.exited.Load()
+	p.cancel()
+	return running
+}
+
+// wait waits for the hook to end and returns its exit status and stdout.
+func (p *hookProc) wait() hookRun {
+	err := p.cmd.Wait()
+	p.exited.Store(true)
+	timedOut := errors.Is(p.ctx.Err(), context.DeadlineExceeded)
+	p.cancel()
+	r := hookRun{h: p.h, out: p.out.Bytes(), timedOut: timedOut, took: time.Since(p.began), code: -1}
+	if st := p.cmd.ProcessState; st != nil {
+		r.code = st.ExitCode()
+	}
 	var ee *exec.ExitError
 	switch {
+	case timedOut:
+		r.err = fmt.Errorf("timed out after %v: %w", p.timeout, err)
 	case errors.As(err, &ee):
-		return ee.ExitCode(), out.Bytes(), fmt.Errorf("%w: %s", err, bytes.TrimSpace(append(out.Bytes(), errOut.Bytes()...)))
+		r.err = fmt.Errorf("%w: %s", err, bytes.TrimSpace(append(p.out.Bytes(), p.errOut.Bytes()...)))
 	case err != nil:
-		return -1, out.Bytes(), err
+		r.err = err
 	}
-	return 0, out.Bytes(), nil
+	return r
 }

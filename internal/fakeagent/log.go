@@ -26,9 +26,11 @@ type entry struct {
 	Error     string            `json:"error,omitempty"`
 	Event     string            `json:"event,omitempty"`    // hook: the event name
 	Command   string            `json:"command,omitempty"`  // hook: the command run ("" when none is declared)
-	PromptID  string            `json:"promptId,omitempty"` // queued, dialog_answered
+	PromptID  string            `json:"promptId,omitempty"` // queued, dialog_answered, permission_dialog, permission_decided
 	Payload   json.RawMessage   `json:"payload,omitempty"`  // hook: the payload sent on stdin
 	Micros    int64             `json:"micros,omitempty"`   // hook: how long the command ran, waited for
+	Tool      string            `json:"tool,omitempty"`     // permission_dialog, permission_decided: the tool's name
+	Decision  string            `json:"decision,omitempty"` // permission_decided: allow, deny, reject or interrupt
 }
 
 // transcriptLine is one line of transcripts/<id>.jsonl.

@@ -18,8 +18,10 @@
 //
 // Flags: --settings <file or inline JSON> (repeatable; the `hooks` of all
 // are merged), --model (the payloads' model), --permission-mode and
-// --dangerously-skip-permissions (the payloads' permission_mode); others
-// are only recorded in the start entry's argv. bypassPermissions (either
+// --dangerously-skip-permissions (the payloads' permission_mode, and
+// whether /fake-tool follows the modelled permission flow: below; an
+// unknown mode is taken as manual); others are only recorded in the start
+// entry's argv. bypassPermissions (either
 // flag) is Claude Code 2.1.332's (bypass.go): run by root it prints the
 // CLI's refusal and exits 1 (FAKE_AGENT_AS_USER=1: as another user); else,
 // unless <config dir>/settings.json holds skipDangerousModePermissionPrompt,
@@ -27,18 +29,26 @@
 // Down then Enter accepts and records it.
 //
 // Hooks: each command hook of the event runs with `sh -c` in the agent's
-// cwd and environment (plus CLAUDE_PROJECT_DIR), the payload as JSON on
-// stdin, synchronously, within 10 s (or its `timeout`); a matcher (a
-// regular expression over the whole notification_type, tool_name, source
-// or reason; "" or "*" = all) filters. Exit statuses are only logged.
-// Every payload has session_id, transcript_path, cwd, hook_event_name:
+// cwd and environment (plus CLAUDE_PROJECT_DIR), in a process group of its
+// own, the payload as JSON on stdin, synchronously (PermissionRequest: not
+// waited for, below); past its `timeout` (seconds; default the stand-in's
+// 10 s, for PermissionRequest Claude Code's 600 s) its process group gets
+// SIGTERM (and the shell SIGKILL a second later). A matcher (a regular expression over the whole
+// notification_type, tool_name, source or reason; "" or "*" = all)
+// filters. Exit statuses are only logged. Every payload has session_id,
+// transcript_path, cwd, hook_event_name:
 //
-//	SessionStart      source (startup|resume|clear), model — once the prompt is drawn
-//	UserPromptSubmit  prompt, prompt_id, permission_mode
-//	Stop              prompt_id, stop_hook_active (false), last_assistant_message, effort ("medium")
-//	Notification      message, notification_type
-//	PostToolUse       tool_name, tool_input, tool_response, tool_use_id, permission_mode
-//	SessionEnd        reason (clear, prompt_input_exit, other)
+//	SessionStart       source (startup|resume|clear), model — once the prompt is drawn
+//	UserPromptSubmit   prompt, prompt_id, permission_mode
+//	Stop               prompt_id, stop_hook_active (false), last_assistant_message, effort ("medium")
+//	Notification       message, notification_type
+//	PreToolUse         tool_name, tool_input, tool_use_id, permission_mode, prompt_id (modelled flow only)
+//	PermissionRequest  tool_name, tool_input, permission_mode, prompt_id, permission_suggestions (manual dialog only) (modelled flow only)
+//	PostToolUse        tool_name, tool_input, tool_response, tool_use_id, permission_mode (+ duration_ms in the modelled flow)
+//	SessionEnd         reason (clear, prompt_input_exit, other)
+//
+// permission_mode is --permission-mode's value, "default" for manual or
+// with no flag.
 //
 // Turns: a submitted message starts a turn (UserPromptSubmit, new
 // prompt_id); after FAKE_AGENT_TURN_MS the fake answers (FAKE_AGENT_ANSWER)
@@ -53,9 +63,75 @@
 //	/clear                         SessionEnd (clear) under the old id, SessionStart (clear) under a new uuid, a new transcript
 //	/exit                          SessionEnd (prompt_input_exit), flush, exit 0
 //	/fake-notify <type> <message>  fire a Notification at once (no turn)
-//	/fake-tool <tool> <argument>   a turn that first fires Notification permission_prompt and shows a permission
-//	                               dialog ("Do you want to proceed?", "❯ 1. Yes"); the next return or message answers
-//	                               it, then PostToolUse fires and the turn goes on to its answer and Stop
+//	/fake-tool <tool> <argument>   a turn using a tool (Bash <command>, Write <path> [content], …): below
+//
+// A /fake-tool turn with no --permission-mode (nor
+// --dangerously-skip-permissions) is the stand-in's legacy flow, not what
+// Claude Code does (it starts in auto mode): Notification
+// permission_prompt at once and a dialog ("Do you want to proceed?", "❯ 1.
+// Yes") that the next return or message answers; then PostToolUse (no
+// duration_ms) fires and the turn goes on to its answer and Stop.
+//
+// With a --permission-mode the turn follows Claude Code 2.1.332's
+// permission flow as measured (permissions.go; nothing is run or
+// written). PreToolUse is fired and waited for; its stdout
+// {"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":
+// "allow"|"deny"|"ask","permissionDecisionReason":"R"}} decides (of
+// several hooks deny wins, then ask): allow runs the tool (in plan mode the
+// mode's dialog comes all the same); deny gives the model "PreToolUse:<tool>
+// hook error: R" as the tool's error and the turn goes on to Stop; ask
+// draws the hook's dialog ("Hook PreToolUse:<tool> requires confirmation
+// for this command:", R, 1. Yes / 2. No) and fires PermissionRequest
+// without permission_suggestions. A PreToolUse past its timeout decides
+// nothing (a hook_cancelled attachment, timedOut true). Undecided, the
+// mode decides: manual (or default) draws "Do you want to proceed?" (Bash:
+// 1. Yes / 2. Yes, and always allow access to <dir> from this project —
+// for a command inside the cwd "…don't ask again for <word> commands in
+// <cwd>" — / 3. Yes, and switch to auto mode / 4. No; Write: "Do you want
+// to create <file>?" 1. Yes / 2. Yes, allow all edits during this session
+// / 3. No) and fires PermissionRequest with permission_suggestions
+// (addDirectories for a command naming a path outside the cwd, setMode
+// acceptEdits for a Write, else an addRules for the command's first word);
+// acceptEdits runs a Write or an `echo … > file` inside the cwd and treats
+// anything else as manual; auto runs a tool use inside the cwd and, for one
+// outside it (a Write's file, or a command word that is an absolute path,
+// ~ or .. leading out), draws "Auto mode can't check actions in this
+// session" with an unnumbered ❯ No / Yes; plan draws "Do you want to
+// proceed?" 1. Yes / 2. No; dontAsk denies (a tool error; the turn goes
+// on); bypassPermissions runs. Auto and plan mode's own dialogs fire no
+// PermissionRequest.
+//
+// PermissionRequest runs while its dialog is on screen and the keys work.
+// Its stdout {"hookSpecificOutput":{"hookEventName":"PermissionRequest",
+// "decision":{"behavior":"allow"}}} runs the tool ("Allowed by
+// PermissionRequest hook"; an updatedInput replaces the tool's input,
+// not the tool_use line's); {"behavior":"deny","message":"M"} gives the
+// model M as the tool's error and the turn goes on to Stop; with
+// "interrupt": true the turn ends as a key No does, M lost. Anything else
+// — no such output, a non-zero exit, its timeout — leaves the dialog
+// open. A key that decides first sends SIGTERM to the hook's process group
+// at once. FAKE_AGENT_NOTIFY_MS after a dialog is drawn, if it is still
+// open, Notification fires: permission_prompt ("Claude needs your
+// permission to use <tool>") for a manual or ask dialog, agent_needs_input
+// for auto and plan mode's own.
+//
+// Keys while a modelled dialog is open (no Enter needed): a digit picks
+// its option (manual Bash 1 yes, 2 always, 3 yes and the mode becomes
+// auto, 4 no; manual Write 1 yes, 2 yes and the mode becomes acceptEdits,
+// 3 no; ask and plan 1 yes, 2 no); Escape picks No; Up and Down move the
+// ❯; Enter picks the option under it (1, or auto's No). A yes runs the tool:
+// PostToolUse, then the answer and Stop. A No ends the turn with nothing
+// fired (no Stop): "Interrupted · What should Claude do instead?" on
+// screen, the agent idle at its prompt. Typed characters are keys, not
+// text, while the dialog is open, and a pasted message is dropped whole
+// (paste_ignored) — the input box is not on screen, so the paste reaches
+// only the dialog, which takes no text; the return after it is the Enter
+// key. A message submitted before the dialog was drawn (during a waited-for
+// PreToolUse) is queued. Not measured, so the stand-in's own: the wording of
+// plan mode's dialog, of dontAsk's error and of agent_needs_input's
+// message ("Claude needs your input"); the keys 2 and 3 of the manual
+// dialogs and what they record; the inside/outside-the-cwd rule; a
+// PreToolUse that exits non-zero deciding nothing.
 //
 // Transcript: Claude-shaped lines are appended as they happen to
 // <config dir>/projects/<cwd, each non-alphanumeric character as '-'>/<id>.jsonl,
@@ -63,7 +139,22 @@
 // by internal/testkit), else $HOME/.claude: user (promptId, string content),
 // attachment, assistant (one line per answer part, parts split at blank
 // lines, one message.id, usage), a tool_use and a tool_result (list
-// content) line for /fake-tool, queue-operation, last-prompt.
+// content) line for /fake-tool, queue-operation, last-prompt. In the
+// modelled flow the tool_use line comes first, and the user line holding
+// the tool_result (is_error true for a tool error) carries
+// permissionDecision: {"decision":"accept","source":"user_temporary",
+// "grantScope":"once"} for a key yes (after an ask: {"decision":"accept",
+// "source":"user_temporary","reasonCode":"hook:PreToolUse"}; manual Bash's
+// 2: source user_permanent, grantScope project), {"decision":"accept",
+// "source":"hook","reasonType":"hook"} for a hook's allow (PreToolUse's,
+// or PermissionRequest's after an attachment {"type":
+// "hook_permission_decision","decision":"allow","hookEvent":
+// "PermissionRequest"}), {"decision":"reject","source":"hook","reasonType":
+// "hook","reasonCode":"hook:PermissionRequest"} for its deny (hook:PreToolUse
+// for PreToolUse's), {"decision":"accept"|"reject","source":"config",
+// "reasonType":"mode"} when the mode decided; a key No leaves none: the
+// standard rejection text, toolUseResult "User rejected tool use", then a
+// user line "[Request interrupted by user for tool use]".
 //
 // `fakeagent internal-exec FILE` is the trampoline the-loop's runner
 // launches (runner.ExecFromFile), so tests need not build the-loop for it.
@@ -82,12 +173,23 @@
 //	FAKE_AGENT_CHILDREN=N       start N idle children, each in its own process group
 //	FAKE_AGENT_EXIT_AFTER_MS    exit by itself after this long (flushing first; SessionEnd other)
 //	FAKE_AGENT_EXIT_CODE        status of that exit (default 0)
+//	FAKE_AGENT_NOTIFY_MS        how long a modelled dialog is open before its Notification fires (default 6000)
 //
 // Every event is one JSON line appended to $FAKE_AGENT_DIR/log.jsonl with
 // a single write: start, resume_failed, settings_error, message, swallowed,
-// hook (one per command run), queued, dialog_answered, clear,
-// transcript_error, sigterm, sighup, exit, eof, bypass_refused,
-// bypass_consent, bypass_declined, bypass_accepted.
+// hook (one per command run, when it ends), queued, dialog_answered (the
+// legacy dialog), clear, transcript_error, sigterm, sighup, exit, eof,
+// bypass_refused, bypass_consent, bypass_declined, bypass_accepted, and for
+// the modelled permission flow:
+//
+//	hook_started        a PermissionRequest command started (event, command, payload)
+//	permission_dialog   a dialog was drawn (text manual|ask|auto|plan, tool, promptId)
+//	permission_decided  how the tool use was decided (text: pretooluse allow|deny, mode <mode>, hook allow,
+//	                    hook deny, hook deny interrupt, key <1…4|enter|escape>; decision: allow — the tool
+//	                    runs —, deny — a tool error, the turn goes on —, reject — a key No —, interrupt)
+//	hook_sigterm        a PermissionRequest command still running got SIGTERM (text: the decision that
+//	                    closed its dialog, or exit)
+//	paste_ignored       a paste a dialog dropped (text)
 package main
 
 import (
@@ -99,6 +201,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -147,6 +250,14 @@ type agent struct {
 	lastUUID string   // the transcript's last uuid (parentUuid of the next line)
 	timer    *time.Timer
 
+	// The modelled permission flow (permissions.go).
+	dlg      *dialog          // the permission dialog on screen, nil when none
+	gens     int              // dialogs drawn so far (a dialog's gen)
+	keys     atomic.Bool      // a dialog has the focus: the input goroutine sends keys
+	hookDone chan hookRun     // PermissionRequest hooks that ended
+	notifyC  <-chan time.Time // the open dialog's notification falls due
+	notifyIn time.Duration    // FAKE_AGENT_NOTIFY_MS
+
 	mu       sync.Mutex
 	messages []string
 	flushed  bool
@@ -168,12 +279,14 @@ type turn struct {
 	promptID string
 	text     string
 	tool     *toolCall // set while a /fake-tool turn runs
-	waiting  bool      // its permission dialog is on screen
+	waiting  bool      // its legacy permission dialog is on screen
 }
 
 // toolCall is the tool a /fake-tool turn uses.
 type toolCall struct {
 	id, name, arg string
+	input         map[string]any // the modelled flow's tool_input
+	began         time.Time      // when the tool use began (duration_ms)
 }
 
 // run is the fake session from its command line to its exit, and returns
@@ -230,10 +343,11 @@ func (a *agent) serve(term *terminal, args args, sigs <-chan os.Signal) int {
 	ready := make(chan struct{})
 	eof := make(chan error, 1)
 	delay := time.Duration(envInt("FAKE_AGENT_DELAY_MS", 300)) * time.Millisecond
-	go a.input(term, delay, parser{swallow: envInt("FAKE_AGENT_SWALLOW_SUBMITS", 0), dropWithin: a.dropWithin()}, ready, inputs, eof)
+	go a.input(term, delay, parser{swallow: envInt("FAKE_AGENT_SWALLOW_SUBMITS", 0), dropWithin: a.dropWithin(), keys: &a.keys}, ready, inputs, eof)
 
 	a.timer = time.NewTimer(time.Hour)
 	a.timer.Stop()
+	defer a.stopHooks()
 	ignoreTerm := os.Getenv("FAKE_AGENT_IGNORE_TERM") == "1"
 	for {
 		select {
@@ -258,6 +372,10 @@ func (a *agent) serve(term *terminal, args args, sigs <-chan os.Signal) int {
 				continue
 			}
 			a.finishTurn()
+		case r := <-a.hookDone:
+			a.onPermissionHook(r)
+		case <-a.notifyC:
+			a.onNotifyDue()
 		case sig := <-sigs:
 			if code, exit := a.onSignal(term, sig, ignoreTerm); exit {
 				return code
@@ -358,6 +476,9 @@ func (a *agent) input(term *terminal, delay time.Duration, p parser, ready chan<
 				inputs <- in
 			}
 		}
+		if in := p.endOfRead(); in.kind != inputNone {
+			inputs <- in
+		}
 		if err != nil {
 			if term.saved != nil { // the terminal went away; plain stdin just ended
 				eof <- err
@@ -421,94 +542,6 @@ func startChildren(n int) []int {
 		go func() { _ = cmd.Wait() }()
 	}
 	return pids
-}
-
-// args is what the fake understood of its command line.
-type args struct {
-	sessionID      string
-	resume         bool
-	prompt         string
-	settings       []string // every --settings value, in order
-	model          string
-	permissionMode string
-	// codex
-	overrides       []string // every -c value
-	bypassHookTrust bool
-	noDaemon        bool
-	// gemini: positional arguments it drops
-	dropped []string
-}
-
-// parseArgs reads --session-id/--resume (also in --flag=value form) and
-// takes the last positional argument as the prompt — everything after
-// "--" is positional, as Claude Code reads it; other flags are only
-// recorded (in the start entry's argv).
-func parseArgs(argv []string) args {
-	var a args
-	var positional []string
-	for i := 0; i < len(argv); i++ {
-		s := argv[i]
-		switch {
-		case s == "--": // the end of the options: the rest is positional
-			positional = append(positional, argv[i+1:]...)
-			i = len(argv)
-		case s == "--session-id" || s == "--resume":
-			if i+1 < len(argv) {
-				a.sessionID, a.resume = argv[i+1], s == "--resume"
-				i++
-			}
-		case strings.HasPrefix(s, "--session-id="):
-			a.sessionID, a.resume = strings.TrimPrefix(s, "--session-id="), false
-		case strings.HasPrefix(s, "--resume="):
-			a.sessionID, a.resume = strings.TrimPrefix(s, "--resume="), true
-		case variadic(s):
-			// As Claude Code's variadic options: every following argument
-			// that does not start with "-" is one of its values.
-			for i+1 < len(argv) && !strings.HasPrefix(argv[i+1], "-") {
-				i++
-			}
-		case s == "--settings" || s == "--model" || s == "--permission-mode":
-			if i+1 < len(argv) {
-				a.setValue(s, argv[i+1])
-				i++
-			}
-		case strings.HasPrefix(s, "--settings=") || strings.HasPrefix(s, "--model=") || strings.HasPrefix(s, "--permission-mode="):
-			k, v, _ := strings.Cut(s, "=")
-			a.setValue(k, v)
-		case s == "--dangerously-skip-permissions":
-			a.permissionMode = "bypassPermissions"
-		case strings.HasPrefix(s, "-"):
-		default:
-			positional = append(positional, s)
-		}
-	}
-	if len(positional) > 0 {
-		a.prompt = positional[len(positional)-1]
-	}
-	return a
-}
-
-// variadic reports whether a flag takes every following non-flag argument
-// (Claude Code's <values...> options), so a prompt after one without "--"
-// is swallowed as it would be by Claude Code.
-func variadic(flag string) bool {
-	switch flag {
-	case "--allowedTools", "--allowed-tools", "--disallowedTools", "--disallowed-tools", "--mcp-config", "--add-dir", "--tools", "--betas":
-		return true
-	}
-	return false
-}
-
-// setValue records a flag that takes a value.
-func (a *args) setValue(flag, v string) {
-	switch flag {
-	case "--settings":
-		a.settings = append(a.settings, v)
-	case "--model":
-		a.model = v
-	case "--permission-mode":
-		a.permissionMode = v
-	}
 }
 
 // selectedEnv returns the environment variables worth recording.

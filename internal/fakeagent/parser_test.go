@@ -4,6 +4,7 @@ package main
 
 import (
 	"reflect"
+	"sync/atomic"
 	"testing"
 )
 
@@ -95,5 +96,32 @@ func TestParser_SwallowedReturnsKeepTheTextPending(t *testing.T) {
 	}
 	if want := []inputKind{inputSwallowed, inputSwallowed, inputSubmit, inputEmpty}; !reflect.DeepEqual(kinds, want) {
 		t.Fatalf("kinds %v, want %v", kinds, want)
+	}
+}
+
+func TestParser_InKeyModeKeysAreEventsAndAPasteIsDroppedWhole(t *testing.T) {
+	var keys atomic.Bool
+	p := parser{keys: &keys}
+	feedAll(&p, "draft")
+	keys.Store(true)
+	var got []input
+	for _, chunk := range []string{"1", "\x1b[B", "\r", "\x1b[200~say this\rplease\x1b[201~", "\r", "\x1b"} {
+		for i := 0; i < len(chunk); i++ {
+			if in := p.feedEvent(chunk[i]); in.kind != inputNone {
+				got = append(got, in)
+			}
+		}
+		if in := p.endOfRead(); in.kind != inputNone {
+			got = append(got, in)
+		}
+	}
+	want := []input{{kind: inputKey, text: "1"}, {kind: inputKey, text: "down"}, {kind: inputKey, text: "enter"},
+		{kind: inputIgnored, text: "say this\nplease"}, {kind: inputKey, text: "enter"}, {kind: inputKey, text: "escape"}}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %+v, want %+v", got, want)
+	}
+	keys.Store(false)
+	if got := feedAll(&p, " more\r"); !reflect.DeepEqual(got, []string{"draft more"}) {
+		t.Fatalf("after the dialog: %q, want the text typed before it to be still pending", got)
 	}
 }

@@ -36,7 +36,8 @@ func newAgent(lf *logFile, dir, contract string, args args) (*agent, entry) {
 		model: args.model, permMode: args.permissionMode,
 		think:     time.Duration(envInt("FAKE_AGENT_TURN_MS", 50)) * time.Millisecond,
 		hold:      os.Getenv("FAKE_AGENT_HOLD"),
-		answerFmt: os.Getenv("FAKE_AGENT_ANSWER"), contract: contract, started: time.Now().UTC(), resumed: args.resume}
+		answerFmt: os.Getenv("FAKE_AGENT_ANSWER"), contract: contract, started: time.Now().UTC(), resumed: args.resume,
+		hookDone: make(chan hookRun, 8), notifyIn: time.Duration(envInt("FAKE_AGENT_NOTIFY_MS", 6000)) * time.Millisecond}
 	if a.model == "" {
 		a.model = map[string]string{contractCodex: "gpt-fake", contractGemini: "gemini-fake"}[contract]
 	}

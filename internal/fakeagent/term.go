@@ -4,6 +4,7 @@ package main
 
 import (
 	"errors"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -93,6 +94,12 @@ func (t *terminal) restore() {
 // accumulate too; a carriage return outside a paste submits. The first
 // swallow carriage returns are dropped instead (the text stays pending), a
 // stand-in for a submit key the agent did not take.
+//
+// While keys holds true (a permission dialog of the modelled flow has the
+// focus: permissions.go) every key outside a paste is a key event instead
+// (inputKey: "1", "enter", "escape", "up", "down", …) and a paste is
+// dropped whole (inputIgnored, with its text); typed text pending before
+// stays pending.
 type parser struct {
 	paste   bool
 	text    []byte
@@ -102,6 +109,8 @@ type parser struct {
 	// newline (the Gemini CLI's), pasteEnd when the last paste ended.
 	dropWithin time.Duration
 	pasteEnd   time.Time
+	keys       *atomic.Bool // nil: never in key mode
+	pasteFrom  int          // where in text the current paste began
 }
 
 // inputKind says what one byte of input amounted to.
@@ -113,6 +122,8 @@ const (
 	inputEmpty                      // a carriage return with nothing typed
 	inputSwallowed                  // a carriage return was swallowed
 	inputExit                       // the agent exits with code (a declined consent screen)
+	inputKey                        // a key pressed while a dialog has the focus (text: its name)
+	inputIgnored                    // a paste a dialog dropped (text: the paste)
 )
 
 // input is what feedEvent returns: its kind and, for a submit or a
@@ -132,23 +143,7 @@ func (p *parser) feed(b byte) (string, bool) {
 // feedEvent takes one byte and says what it did.
 func (p *parser) feedEvent(b byte) input {
 	if p.esc != nil {
-		p.esc = append(p.esc, b)
-		switch {
-		case len(p.esc) == 2 && b != '[':
-			p.esc = nil
-		case len(p.esc) > 2 && b >= 0x40 && b <= 0x7e:
-			switch string(p.esc) {
-			case "\x1b[200~":
-				p.paste = true
-			case "\x1b[201~":
-				p.paste = false
-				p.pasteEnd = time.Now()
-			}
-			p.esc = nil
-		case len(p.esc) > 32:
-			p.esc = nil
-		}
-		return input{}
+		return p.feedEscape(b)
 	}
 	if b == 0x1b {
 		p.esc = []byte{b}
@@ -161,6 +156,61 @@ func (p *parser) feedEvent(b byte) input {
 		p.text = append(p.text, b)
 		return input{}
 	}
+	if p.keyMode() {
+		switch {
+		case b == '\r':
+			return input{kind: inputKey, text: "enter"}
+		case b >= 0x20 && b != 0x7f:
+			return input{kind: inputKey, text: string(rune(b))}
+		}
+		return input{}
+	}
+	return p.feedText(b)
+}
+
+// feedEscape takes one byte of an escape sequence; a whole CSI sequence
+// starts or ends a bracketed paste, or is an arrow key while a dialog has
+// the focus.
+func (p *parser) feedEscape(b byte) input {
+	p.esc = append(p.esc, b)
+	switch {
+	case len(p.esc) == 2 && b != '[':
+		p.esc = nil
+	case len(p.esc) > 2 && b >= 0x40 && b <= 0x7e:
+		seq := string(p.esc)
+		p.esc = nil
+		return p.sequence(seq)
+	case len(p.esc) > 32:
+		p.esc = nil
+	}
+	return input{}
+}
+
+// sequence acts on one whole CSI sequence.
+func (p *parser) sequence(seq string) input {
+	switch seq {
+	case "\x1b[200~":
+		p.paste, p.pasteFrom = true, len(p.text)
+	case "\x1b[201~":
+		p.paste = false
+		p.pasteEnd = time.Now()
+		if p.keyMode() && p.pasteFrom <= len(p.text) {
+			pasted := string(p.text[p.pasteFrom:])
+			p.text = p.text[:p.pasteFrom]
+			return input{kind: inputIgnored, text: pasted}
+		}
+	case "\x1b[A", "\x1b[B":
+		if p.keyMode() && !p.paste {
+			return input{kind: inputKey, text: map[string]string{"\x1b[A": "up", "\x1b[B": "down"}[seq]}
+		}
+	}
+	return input{}
+}
+
+// feedText takes one byte typed at the prompt: Enter submits (or is
+// swallowed, as the CLI swallows one right after a paste), backspace
+// erases.
+func (p *parser) feedText(b byte) input {
 	switch {
 	case b == '\r':
 		if p.dropWithin > 0 && !p.pasteEnd.IsZero() && time.Since(p.pasteEnd) < p.dropWithin {
@@ -183,6 +233,20 @@ func (p *parser) feedEvent(b byte) input {
 		}
 	case b == '\n' || b == '\t' || b >= 0x20:
 		p.text = append(p.text, b)
+	}
+	return input{}
+}
+
+// keyMode reports whether a dialog has the focus.
+func (p *parser) keyMode() bool { return p.keys != nil && p.keys.Load() }
+
+// endOfRead is called when a read's bytes are all fed: an escape byte that
+// ended the read, in key mode, was the Escape key (a terminal sends a key's
+// whole sequence in one write).
+func (p *parser) endOfRead() input {
+	if p.keyMode() && !p.paste && len(p.esc) == 1 {
+		p.esc = nil
+		return input{kind: inputKey, text: "escape"}
 	}
 	return input{}
 }

@@ -42,6 +42,12 @@ func (a *agent) handle(in input) (code int, exit bool) {
 		return 0, false
 	case inputExit:
 		return in.code, true
+	case inputKey:
+		a.onKey(in.text)
+		return 0, false
+	case inputIgnored:
+		a.log.write(entry{Kind: "paste_ignored", Text: in.text})
+		return 0, false
 	}
 	m := in.text
 	if a.contract == contractGemini { // a return the CLI took as a newline is not part of the prompt
@@ -86,16 +92,19 @@ func (a *agent) process(m string) (code int, exit bool) {
 	return 0, false
 }
 
-// permissionMode is the mode payloads report.
+// permissionMode is the mode payloads report: "default" for manual (as
+// Claude Code reports it) and with no --permission-mode.
 func (a *agent) permissionMode() string {
-	if a.permMode == "" {
+	if a.permMode == "" || a.permMode == "manual" {
 		return "default"
 	}
 	return a.permMode
 }
 
 // startTurn records the prompt and starts answering it: after the think
-// time, or after a permission dialog is answered for a /fake-tool turn.
+// time, or, for a /fake-tool turn, once its tool use is decided — by the
+// modelled permission flow when a --permission-mode was given
+// (permissions.go), else by the legacy dialog, answered by the next return.
 func (a *agent) startTurn(promptID, text string) {
 	a.cur = &turn{promptID: promptID, text: text}
 	a.recordUserAs(promptID, text)
@@ -105,6 +114,10 @@ func (a *agent) startTurn(promptID, text string) {
 			name = "Bash"
 		}
 		a.cur.tool = &toolCall{id: "toolu_" + strings.ReplaceAll(uuid.NewString(), "-", "")[:24], name: name, arg: arg}
+		if a.modelsPermissions() {
+			a.useTool()
+			return
+		}
 		a.cur.waiting = true
 		a.printf("\r\n╭─ %s(%s)\r\n│ Do you want to proceed?\r\n│ ❯ 1. Yes\r\n│   2. No\r\n╰─\r\n", name, arg)
 		a.fire("Notification", map[string]any{"message": "Claude needs your permission to use " + name,
@@ -178,7 +191,7 @@ func (a *agent) join(m string) {
 // starts the next queued message, if any, under a new prompt id.
 func (a *agent) finishTurn() {
 	t := a.cur
-	if t == nil || t.waiting {
+	if t == nil || t.waiting || a.dlg != nil {
 		return
 	}
 	answer := a.answerTo(t.text)
@@ -187,6 +200,12 @@ func (a *agent) finishTurn() {
 	a.fire("Stop", map[string]any{"prompt_id": t.promptID, "stop_hook_active": false,
 		"last_assistant_message": answer, "effort": "medium"})
 	a.printf("\r\n● %s\r\n✻ Brewed for 0s · done\r\n❯ ", strings.ReplaceAll(answer, "\n", "\r\n  "))
+	a.startQueued()
+}
+
+// startQueued starts the first queued message, once no turn runs, under a
+// new prompt id (a queued /clear clears, a queued /exit is dropped).
+func (a *agent) startQueued() {
 	for len(a.queue) > 0 && a.cur == nil {
 		m := a.queue[0]
 		a.queue = a.queue[1:]

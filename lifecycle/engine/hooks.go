@@ -34,7 +34,7 @@ func Hooked(name string) bool {
 func (st *starter[R, Res]) wireHooks(p *Plan) error {
 	e, target, ref, root := st.e, st.k.Target(), st.k.SessionRef(), st.cfg.StateDir()
 	wait := approvalWait(st.cfg)
-	rules, err := writeRules(e.h.HookBinary(), root, target, p)
+	rules, err := writeRules(e.h.HookBinary(), root, target, ref, p)
 	if err != nil {
 		return err
 	}

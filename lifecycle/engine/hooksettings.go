@@ -59,11 +59,12 @@ func RulesPath(stateRoot, target string) string {
 }
 
 // writeRules writes p's approval rules beside its settings file and
-// returns the PreToolUse hook command that evaluates them (the hook
-// program with --rules), or removes an earlier spawn's file and returns ""
+// returns the PreToolUse hook command that evaluates them for the session
+// ref (the hook program with --rules, which tells the service what a
+// rule decided), or removes an earlier spawn's file and returns ""
 // when p has none or bin has no hook program beside it. The hook reads
 // the file itself, so a deny holds with the service down.
-func writeRules(bin, stateRoot, target string, p *Plan) (string, error) {
+func writeRules(bin, stateRoot, target, ref string, p *Plan) (string, error) {
 	path := RulesPath(stateRoot, target)
 	prog := HookProgram(bin)
 	if len(p.Rules) == 0 || prog == "" {
@@ -79,7 +80,7 @@ func writeRules(bin, stateRoot, target string, p *Plan) (string, error) {
 	if err := writeHookSettings(stateRoot, path, append(data, '\n')); err != nil {
 		return "", err
 	}
-	return shellQuote(prog) + " --rules " + shellQuote(path), nil
+	return shellQuote(prog) + " --rules " + shellQuote(path) + " --state-root " + shellQuote(stateRoot) + " --session " + shellQuote(ref), nil
 }
 
 // approvalWait is how long a PermissionRequest hook waits for a decision

@@ -12,6 +12,13 @@ export class ApiError extends Error {
   }
 }
 
+// errorText words a failed call for the page: the status and the
+// service's detail.
+export function errorText(err) {
+  if (err instanceof ApiError) return `${err.status}: ${err.message}`;
+  return String(err && err.message || err);
+}
+
 export const v1 = '/api/v1';
 const secretKey = 'the-loop-session';
 

@@ -1,13 +1,14 @@
 // The dashboard: the overview, a session's page and the event
 // log, over the REST API and its event stream. Routes live in the hash:
-//   #/            standing sessions (waiting ones first)
+//   #/            standing sessions (pending approvals, then waiting ones, first)
 //   #/work        work-item sessions
 //   #/s/<name>    one standing session
 //   #/events?...  the event log, with the filters of `the-loop events`
 
-import {h, fill, when, badge, fold, stick} from './dom.js';
-import {get, post, onAuth, logout, ApiError, v1} from './api.js';
+import {h, fill, when, badge, fold, stick, notice} from './dom.js';
+import {get, post, onAuth, logout, errorText, v1} from './api.js';
 import {connect} from './live.js';
+import {approvalsPanel} from './approvals.js';
 
 const view = document.getElementById('view');
 const hint = document.getElementById('login-hint');
@@ -61,17 +62,6 @@ function confirmAction(title, text, okLabel) {
 function debounce(fn, ms) {
   let t = 0;
   return () => { clearTimeout(t); t = setTimeout(fn, ms); };
-}
-
-function errorText(err) {
-  if (err instanceof ApiError) return `${err.status}: ${err.message}`;
-  return String(err && err.message || err);
-}
-
-function notice(el, kind, text) {
-  fill(el, text ? fold(text, 200) : '');
-  el.dataset.kind = kind;
-  el.hidden = !text;
 }
 
 // The debug events (api.request and the like) are left out unless asked;
@@ -130,9 +120,11 @@ function overview() {
   const tableBox = h('div', {class: 'table-wrap'});
   const msg = h('p', {class: 'notice', role: 'status', hidden: true});
   const form = createForm(msg, () => load());
+  const approvals = approvalsPanel('');
   fill(view,
     h('h1', {class: 'page-title'}, 'Sessions'),
     tabs('standing'),
+    approvals.nodes,
     waitingBox,
     msg,
     tableBox,
@@ -190,8 +182,9 @@ function overview() {
     }
   }
   load();
+  approvals.load();
   const reload = debounce(load, 60);
-  return {onEvent: reload, stop() {}};
+  return {onEvent() { reload(); approvals.onEvent(); }, stop() { approvals.stop(); }};
 }
 
 function createForm(msg, done) {
@@ -291,9 +284,10 @@ function session(name) {
     h('div', {class: 'row'}, h('label', {}, sayWait, ' wait for the answer'), saySend), sayResult);
   const sayPanel = h('section', {class: 'panel', id: 'say-panel'}, h('h2', {}, 'Say'), sayForm);
   const events = h('div', {class: 'table-wrap', id: 'session-events'});
+  const approvals = approvalsPanel(name);
   fill(view,
     h('p', {class: 'crumbs'}, h('a', {href: '#/'}, '← Sessions')),
-    title, msg, buttons,
+    title, approvals.nodes, msg, buttons,
     h('div', {class: 'split'},
       h('div', {}, sayPanel, peekPanel),
       h('div', {}, h('section', {class: 'panel'}, h('h2', {}, 'Details'), facts), transcriptPanel)),
@@ -481,8 +475,8 @@ function session(name) {
     }
   }
 
-  loadRow(); loadPeek(); loadTranscript(); loadEvents();
-  const reload = debounce(() => { loadRow(); loadTranscript(); loadEvents(); }, 80);
+  loadRow(); loadPeek(); loadTranscript(); loadEvents(); approvals.load();
+  const reload = debounce(() => { loadRow(); loadTranscript(); loadEvents(); approvals.load(); }, 80);
   return {
     onEvent(ev) { if (!ev.standing || ev.standing === name) reload(); },
     stop() { stopped = true; clearTimeout(peekTimer); },

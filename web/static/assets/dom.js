@@ -64,6 +64,14 @@ export function fold(text, limit = 160) {
     h('span', {class: 'full'}, text));
 }
 
+// notice shows text in a notice element of kind ok, error or info (its
+// data-kind), folded past 200 characters; no text hides it.
+export function notice(el, kind, text) {
+  fill(el, text ? fold(text, 200) : '');
+  el.dataset.kind = kind;
+  el.hidden = !text;
+}
+
 // stick scrolls el to its end when it was there already (or when first
 // is true), after update changed what it holds: a pane or a transcript
 // opens at its latest lines and keeps following them unless scrolled up.
