@@ -148,3 +148,37 @@ func BenchmarkAwaitDecisionServiceDown(b *testing.B) {
 	b.StopTimer()
 	reportPercentiles(b, took)
 }
+
+// BenchmarkRulesHook is the PreToolUse hook of a session with approval
+// rules, as Claude Code runs it, the service up: a call no rule matches
+// (no-match: the answer is nothing, the CLI's rules decide) and one a
+// deny rule answers (deny: the answer, then the decision reported to the
+// service). Target: Q's hook figure, p50 ≤ 4 ms.
+func BenchmarkRulesHook(b *testing.B) {
+	h := newHookBench(b, true)
+	root := filepath.Join(h.e.dir, ".the-loop")
+	rules := filepath.Join(b.TempDir(), "rules.json")
+	if err := os.WriteFile(rules, []byte(`[{"tool":"Bash","match":"rm -rf *","decision":"deny","message":"no"},{"tool":"Bash","match":"git push*","decision":"ask"}]`), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	for _, c := range []struct{ name, command, want string }{{"no-match", "make test", ""}, {"deny", "rm -rf build", `"deny"`}} {
+		b.Run(c.name, func(b *testing.B) {
+			var took []time.Duration
+			for b.Loop() {
+				payload, _ := json.Marshal(map[string]any{"session_id": h.id, "hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_use_id": "toolu_b",
+					"tool_input": map[string]any{"command": c.command}, "prompt_id": "p", "cwd": h.e.dir})
+				cmd := exec.Command(filepath.Join(filepath.Dir(binary), "the-loop-hook"), "--rules", rules, "--state-root", root, "--session", "standing:supervisor")
+				cmd.Env = append(filterEnv(os.Environ(), "HOME"), "HOME="+h.e.home)
+				cmd.Stdin = strings.NewReader(string(payload))
+				began := time.Now()
+				out, err := cmd.Output()
+				took = append(took, time.Since(began))
+				if err != nil || c.want == "" && len(out) != 0 || !strings.Contains(string(out), c.want) {
+					b.Fatalf("the rules hook printed %q, %v; want %q", out, err, c.want)
+				}
+			}
+			b.StopTimer()
+			reportPercentiles(b, took)
+		})
+	}
+}
