@@ -35,6 +35,10 @@ type SpawnSpec struct {
 	// environment. It can hold the agent's credential, so the runner never
 	// puts it on a command line. Nil inherits what tmux gives the pane.
 	Env []string
+	// Absent says the caller has just seen no tmux session named target
+	// (its own probe): the spawn creates it without looking again, and a
+	// session made since is met as new-session's "duplicate session".
+	Absent bool
 }
 
 // PaneSnapshot is what a readiness check looks at.

@@ -157,6 +157,19 @@ func TestSpawnIn_ArgvTranscript(t *testing.T) {
 	assertArgv(t, rec, spawnTranscript("loop-standing-a"))
 }
 
+// A spawn whose caller just saw no session (Absent) is the same
+// transcript without its look: two tmux calls.
+func TestSpawnIn_AbsentArgvTranscript(t *testing.T) {
+	rec := newRecorder()
+	r, _ := newTestRunner(t, rec, nil)
+	spec := pinnedSpec
+	spec.Absent = true
+	if err := r.SpawnIn(context.Background(), "loop-standing-a", spec); err != nil {
+		t.Fatal(err)
+	}
+	assertArgv(t, rec, spawnTranscript("loop-standing-a")[1:])
+}
+
 // A dead agent pane is respawned in place, never cleared by killing the
 // session (which holds any window an operator opened).
 func TestSpawnIn_RespawnsIntoADeadPane(t *testing.T) {

@@ -54,7 +54,7 @@ func (t *Tmux) SpawnIn(ctx context.Context, target string, spec loop.SpawnSpec) 
 	if err != nil {
 		return err
 	}
-	if err := t.spawn(ctx, target, spec.Cwd, spec.Tag, paneArgs); err != nil {
+	if err := t.spawn(ctx, target, spec.Cwd, spec.Tag, spec.Absent, paneArgs); err != nil {
 		cleanup()
 		return err
 	}
@@ -62,19 +62,22 @@ func (t *Tmux) SpawnIn(ctx context.Context, target string, spec loop.SpawnSpec) 
 	return nil
 }
 
-// spawn runs the create / set / respawn / tag sequence. A session whose
+// spawn runs the create / set / respawn / tag sequence (absent: the caller
+// saw no session named target, so it is not looked for again). A session whose
 // agent pane is dead is not killed: the harness is respawned into that pane
 // (respawnDead), so windows and panes an operator opened in the session
 // live on.
-func (t *Tmux) spawn(ctx context.Context, target, cwd, tag string, paneArgs []string) error {
-	dead, err := t.clear(ctx, target, false)
-	if err != nil {
-		return err
+func (t *Tmux) spawn(ctx context.Context, target, cwd, tag string, absent bool, paneArgs []string) error {
+	if !absent { // else the caller just probed: one tmux call less a spawn
+		dead, err := t.clear(ctx, target, false)
+		if err != nil {
+			return err
+		}
+		if dead {
+			return t.respawnDead(ctx, target, tag, paneArgs)
+		}
 	}
-	if dead {
-		return t.respawnDead(ctx, target, tag, paneArgs)
-	}
-	err = t.newSession(ctx, target, cwd)
+	err := t.newSession(ctx, target, cwd)
 	if err != nil && answered(err) && strings.Contains(strings.ToLower(stderrOf(err)), "duplicate session") {
 		dead, cerr := t.clear(ctx, target, true)
 		if cerr != nil {

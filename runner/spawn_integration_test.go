@@ -218,6 +218,29 @@ func TestSpawnIn_RefusesLiveAndReplacesDead(t *testing.T) {
 	waitState(t, r, "loop-standing-x", loop.PaneLive)
 }
 
+// A spawn whose caller saw no session (Absent) does not look again, and
+// still meets a session made since: a live one is refused as ever, its
+// harness untouched.
+func TestSpawnIn_AbsentSkipsTheLookAndStillRefusesALiveSession(t *testing.T) {
+	t.Parallel()
+	socket := testkit.Tmux(t)
+	r := newRunner(t, socket)
+	first := testkit.FakeAgent(t, testkit.Delay(0))
+	spawnFake(t, r, "loop-standing-a", first)
+	pid := first.WaitForKind(t, "start", 10*time.Second).Pid
+	err := r.SpawnIn(context.Background(), "loop-standing-a", loop.SpawnSpec{Argv: []string{"sleep", "60"}, Absent: true})
+	if !errors.Is(err, runner.ErrSessionLive) {
+		t.Fatalf("an Absent spawn over a live session = %v, want ErrSessionLive", err)
+	}
+	if testkit.ProcessGone(pid) {
+		t.Fatal("a refused spawn touched the live harness")
+	}
+	if err := r.SpawnIn(context.Background(), "loop-standing-b", loop.SpawnSpec{Argv: []string{"sleep", "60"}, Absent: true}); err != nil {
+		t.Fatal(err)
+	}
+	waitState(t, r, "loop-standing-b", loop.PaneLive)
+}
+
 func TestSpawnIn_LongArgvGoesThroughTheLauncher(t *testing.T) {
 	t.Parallel()
 	socket := testkit.Tmux(t)

@@ -97,6 +97,10 @@ type starter[R, Res any] struct {
 	// paneTag is the tag a fresh spawn's pane keeps when its conversation
 	// id was captured afterwards (captured): the record's PaneTag.
 	paneTag string
+	// absent: the attempt's probe saw no session named the target, so the
+	// next spawn does not look again (loop.SpawnSpec.Absent); a spawn
+	// clears it.
+	absent bool
 }
 
 // Start is one start: it evaluates the record and the pane until an
@@ -166,6 +170,7 @@ func (st *starter[R, Res]) attempt(ctx context.Context) (res Res, again bool, er
 		}
 	}
 	st.runner = runner
+	st.absent = state == loop.PaneAbsent
 	res, again = st.spawn(ctx, rec, state)
 	return res, again, nil
 }
@@ -422,7 +427,8 @@ func lastLine(ctx context.Context, runner loop.Runner, target string) string {
 // without the-loop's secrets, plus the agent's token), with
 // routing.harnessEnv and then the entry's env over it (the token stays).
 func (st *starter[R, Res]) spec(cred agentCredential, p Plan, bin string, argv []string, id string) loop.SpawnSpec {
-	spec := cred.spec(p.Adapter.Name(), loop.SpawnSpec{Argv: append([]string{bin}, argv...), Cwd: p.Cwd, Tag: id})
+	spec := cred.spec(p.Adapter.Name(), loop.SpawnSpec{Argv: append([]string{bin}, argv...), Cwd: p.Cwd, Tag: id, Absent: st.absent})
+	st.absent = false // a later spawn (a resume's fresh fallback) meets what this one left
 	spec.Env = overlayEnv(spec.Env, st.cfg.Routing.HarnessEnv, p.Env)
 	return spec
 }
