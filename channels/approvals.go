@@ -203,27 +203,9 @@ func decidable(a *loop.Approval) bool {
 // post that fails is logged and recorded (channel.notice_failed); it is
 // not tried again.
 func (p *Poller) tell(ctx context.Context, cfg *config.Config, in Inbound, text string) {
-	channel := in.Channel
-	if channel == "" {
-		channel = cfg.Slack.Channel
-	}
 	var secrets []string
 	if p.Secrets != nil {
 		secrets = p.Secrets(cfg)
 	}
-	ts, err := p.clientFor(cfg.Slack).PostInThread(ctx, channel, in.Thread, EscapeText(p.redact(text, secrets)))
-	if err == nil {
-		if p.notices == nil {
-			p.notices = map[string]bool{}
-		}
-		p.notices[ts] = true
-		return
-	}
-	msg := loop.ErrorMessage(err)
-	p.log().Warn("slack: could not tell a thread what came of its approve or deny", "thread", in.Thread, "work_item", in.WorkItem, "error", msg)
-	svc := p.Threads
-	if err := svc.Emit(svc.NewEvent("channel.notice_failed", loop.LevelWarning, loop.F("channel", ChannelSlack),
-		loop.F("work_item", in.WorkItem), loop.F("thread", in.Thread), loop.F("error", msg))); err != nil {
-		p.log().Warn("channels: could not record channel.notice_failed", "error", err.Error())
-	}
+	p.postNotice(ctx, cfg, in.Channel, in.Thread, in.WorkItem, EscapeText(p.redact(text, secrets)), "what came of its approve or deny")
 }

@@ -158,12 +158,19 @@ func (r *retryRound) redeliver(ctx context.Context, taken *loop.PendingReply) er
 // fails is logged and recorded (channel.notice_failed); it is not tried
 // again.
 func (p *Poller) notify(ctx context.Context, cfg *config.Config, e *expiry, secs int) {
-	channel := e.channel
+	text := p.Redactor.String(slack.Render(slack.UndeliveredNotice(e.ref, e.n, secs, e.why), cfg.Slack.Verbosity))
+	p.postNotice(ctx, cfg, e.channel, e.thread, e.ref, text, "its replies were dropped")
+}
+
+// postNotice posts text (escaped and redacted already) in thread of
+// channel ("": the configured one) as the poller's own notice about ref —
+// read back, it only moves the cursor; a post that fails is logged (what
+// the notice told) and recorded as channel.notice_failed.
+func (p *Poller) postNotice(ctx context.Context, cfg *config.Config, channel, thread, ref, text, what string) {
 	if channel == "" {
 		channel = cfg.Slack.Channel
 	}
-	text := p.Redactor.String(slack.Render(slack.UndeliveredNotice(e.ref, e.n, secs, e.why), cfg.Slack.Verbosity))
-	ts, err := p.clientFor(cfg.Slack).PostInThread(ctx, channel, e.thread, text)
+	ts, err := p.clientFor(cfg.Slack).PostInThread(ctx, channel, thread, text)
 	if err == nil {
 		if p.notices == nil {
 			p.notices = map[string]bool{}
@@ -172,10 +179,10 @@ func (p *Poller) notify(ctx context.Context, cfg *config.Config, e *expiry, secs
 		return
 	}
 	msg := loop.ErrorMessage(err)
-	p.log().Warn("slack: could not tell a thread its replies were dropped", "thread", e.thread, "work_item", e.ref, "error", msg)
+	p.log().Warn("slack: could not tell a thread "+what, "thread", thread, "work_item", ref, "error", msg)
 	svc := p.Threads
 	if err := svc.Emit(svc.NewEvent("channel.notice_failed", loop.LevelWarning, loop.F("channel", ChannelSlack),
-		loop.F("work_item", e.ref), loop.F("thread", e.thread), loop.F("error", msg))); err != nil {
+		loop.F("work_item", ref), loop.F("thread", thread), loop.F("error", msg))); err != nil {
 		p.log().Warn("channels: could not record channel.notice_failed", "error", err.Error())
 	}
 }

@@ -60,6 +60,25 @@ func TestApprovals_RoutesAndToolsRefuseBadInput(t *testing.T) {
 	}
 }
 
+// awaitPermission holds a PermissionRequest of the running session name
+// for command at the service, as its hook would: it returns once the
+// approval is pending; the hook's answer arrives on the channel.
+func (f *fixture) awaitPermission(t *testing.T, name, command string) <-chan loop.ApprovalAnswer {
+	t.Helper()
+	payload, _ := json.Marshal(map[string]any{"session_id": f.row(name).HarnessSessionID, "hook_event_name": "PermissionRequest",
+		"tool_name": "Bash", "tool_input": map[string]any{"command": command}, "prompt_id": "p1", "cwd": f.dir})
+	answer, held := make(chan loop.ApprovalAnswer, 1), make(chan struct{})
+	go func() {
+		a, err := f.hear.AwaitDecision(t.Context(), filepath.Join(f.dir, "state"), loop.HookDelivery{Session: "standing:" + name, Payload: payload}, func() { close(held) })
+		if err != nil {
+			t.Error(err)
+		}
+		answer <- a
+	}()
+	<-held
+	return answer
+}
+
 // mcpInPane calls the MCP tool name with args from a process in target's
 // pane, over the service's socket (a stateless JSON-RPC POST, as any MCP
 // client's): the result's text and whether it is a tool error.
@@ -112,17 +131,7 @@ func TestApprovals_ADeciderAgentDecidesForItsWorkerFromItsPane(t *testing.T) {
 			t.Fatalf("start %s: %+v %v", n, res, err)
 		}
 	}
-	payload, _ := json.Marshal(map[string]any{"session_id": f.row("worker").HarnessSessionID, "hook_event_name": "PermissionRequest",
-		"tool_name": "Bash", "tool_input": map[string]any{"command": "make deploy"}, "prompt_id": "p1", "cwd": f.dir})
-	answer, held := make(chan loop.ApprovalAnswer, 1), make(chan struct{})
-	go func() {
-		a, err := f.hear.AwaitDecision(t.Context(), filepath.Join(f.dir, "state"), loop.HookDelivery{Session: "standing:worker", Payload: payload}, func() { close(held) })
-		if err != nil {
-			t.Error(err)
-		}
-		answer <- a
-	}()
-	<-held
+	answer := f.awaitPermission(t, "worker", "make deploy")
 	list, err := f.hear.Approvals(t.Context(), "worker")
 	if err != nil || len(list) != 1 {
 		t.Fatalf("worker's approvals: %+v %v", list, err)

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -369,17 +368,7 @@ func TestDashboard_ASessionListsAndDecidesApprovals(t *testing.T) {
 	if res, err := f.local.Standing.Control(t.Context(), loop.StandingControlRequest{Name: "worker", Verb: "start"}); err != nil || !res.OK {
 		t.Fatalf("start worker: %+v %v", res, err)
 	}
-	payload, _ := json.Marshal(map[string]any{"session_id": f.row("worker").HarnessSessionID, "hook_event_name": "PermissionRequest",
-		"tool_name": "Bash", "tool_input": map[string]any{"command": "make deploy"}, "prompt_id": "p1", "cwd": f.dir})
-	answer, held := make(chan loop.ApprovalAnswer, 1), make(chan struct{})
-	go func() {
-		a, err := f.hear.AwaitDecision(t.Context(), filepath.Join(f.dir, "state"), loop.HookDelivery{Session: "standing:worker", Payload: payload}, func() { close(held) })
-		if err != nil {
-			t.Error(err)
-		}
-		answer <- a
-	}()
-	<-held
+	answer := f.awaitPermission(t, "worker", "make deploy")
 	secret := f.login()
 	ambient := []func(*http.Request){withCookie(&http.Cookie{Name: "the-loop-" + f.port(), Value: secret}), withHeader("Origin", f.url),
 		withHeader("Content-Type", "application/json")}

@@ -177,17 +177,23 @@ func (s *Server) responses(w http.ResponseWriter, r *http.Request, rec Request) 
 	if !s.wait(r) {
 		return
 	}
-	id := fmt.Sprintf("resp_fake%d", rec.At.UnixNano())
-	msgID := fmt.Sprintf("msg_fake%d", rec.At.UnixNano())
-	out := len(strings.Fields(rec.Answer)) + 1
+	streamResponse(w, rec.At, rec.Answer)
+}
+
+// streamResponse streams answer as a Responses API message, its ids made
+// of at.
+func streamResponse(w http.ResponseWriter, at time.Time, answer string) {
+	id := fmt.Sprintf("resp_fake%d", at.UnixNano())
+	msgID := fmt.Sprintf("msg_fake%d", at.UnixNano())
+	out := len(strings.Fields(answer)) + 1
 	item := map[string]any{"type": "message", "role": "assistant", "id": msgID, "status": "completed",
-		"content": []any{map[string]any{"type": "output_text", "text": rec.Answer, "annotations": []any{}}}}
+		"content": []any{map[string]any{"type": "output_text", "text": answer, "annotations": []any{}}}}
 	e := newSSE(w)
 	e.send("response.created", map[string]any{"type": "response.created", "response": map[string]any{"id": id}})
 	e.send("response.output_item.added", map[string]any{"type": "response.output_item.added", "output_index": 0,
 		"item": map[string]any{"type": "message", "role": "assistant", "id": msgID, "status": "in_progress", "content": []any{}}})
 	e.send("response.output_text.delta", map[string]any{"type": "response.output_text.delta", "item_id": msgID,
-		"output_index": 0, "content_index": 0, "delta": rec.Answer})
+		"output_index": 0, "content_index": 0, "delta": answer})
 	e.send("response.output_item.done", map[string]any{"type": "response.output_item.done", "output_index": 0, "item": item})
 	e.send("response.completed", map[string]any{"type": "response.completed", "response": map[string]any{
 		"id": id, "status": "completed", "output": []any{item},
@@ -217,6 +223,21 @@ func responsesUserText(raw json.RawMessage) string {
 }
 
 // geminiBody is the part of a generateContent request the fake reads.
+// lastUserText is the last text part of the body's last user content.
+func (gb *geminiBody) lastUserText() string {
+	for i := len(gb.Contents) - 1; i >= 0; i-- {
+		if c := gb.Contents[i]; c.Role == "user" {
+			for j := len(c.Parts) - 1; j >= 0; j-- {
+				if c.Parts[j].Text != "" {
+					return c.Parts[j].Text
+				}
+			}
+			return ""
+		}
+	}
+	return ""
+}
+
 type geminiBody struct {
 	GenerationConfig struct {
 		ResponseMimeType   string         `json:"responseMimeType"`
@@ -262,17 +283,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, rec Request, s
 	if m := strings.TrimPrefix(r.URL.Path[strings.LastIndexByte(r.URL.Path, '/')+1:], "models/"); m != "" {
 		rec.Model, _, _ = strings.Cut(m, ":")
 	}
-	for i := len(gb.Contents) - 1; i >= 0; i-- {
-		if c := gb.Contents[i]; c.Role == "user" {
-			for j := len(c.Parts) - 1; j >= 0; j-- {
-				if c.Parts[j].Text != "" {
-					rec.LastUserText = c.Parts[j].Text
-					break
-				}
-			}
-			break
-		}
-	}
+	rec.LastUserText = gb.lastUserText()
 	s.choose(&rec)
 	if !s.wait(r) {
 		return

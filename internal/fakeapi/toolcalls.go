@@ -125,23 +125,7 @@ func (s *Server) answerText(w http.ResponseWriter, r *http.Request, rec Request,
 	if !s.wait(r) {
 		return
 	}
-	id := fmt.Sprintf("resp_fake%d", rec.At.UnixNano())
-	msgID := fmt.Sprintf("msg_fake%d", rec.At.UnixNano())
-	out := len(strings.Fields(answer)) + 1
-	item := map[string]any{"type": "message", "role": "assistant", "id": msgID, "status": "completed",
-		"content": []any{map[string]any{"type": "output_text", "text": answer, "annotations": []any{}}}}
-	e := newSSE(w)
-	e.send("response.created", map[string]any{"type": "response.created", "response": map[string]any{"id": id}})
-	e.send("response.output_item.added", map[string]any{"type": "response.output_item.added", "output_index": 0,
-		"item": map[string]any{"type": "message", "role": "assistant", "id": msgID, "status": "in_progress", "content": []any{}}})
-	e.send("response.output_text.delta", map[string]any{"type": "response.output_text.delta", "item_id": msgID,
-		"output_index": 0, "content_index": 0, "delta": answer})
-	e.send("response.output_item.done", map[string]any{"type": "response.output_item.done", "output_index": 0, "item": item})
-	e.send("response.completed", map[string]any{"type": "response.completed", "response": map[string]any{
-		"id": id, "status": "completed", "output": []any{item},
-		"usage": map[string]any{"input_tokens": 10, "input_tokens_details": map[string]int{"cached_tokens": 0},
-			"output_tokens": out, "output_tokens_details": map[string]int{"reasoning_tokens": 0}, "total_tokens": 10 + out},
-	}})
+	streamResponse(w, rec.At, answer)
 }
 
 // outputText is a function_call_output's output: a string as is, else its
@@ -204,17 +188,7 @@ func (s *Server) serveGeminiTools(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if result == "" {
-		for i := len(gb.Contents) - 1; i >= 0; i-- {
-			if c := gb.Contents[i]; c.Role == "user" {
-				for j := len(c.Parts) - 1; j >= 0; j-- {
-					if c.Parts[j].Text != "" {
-						rec.LastUserText = c.Parts[j].Text
-						break
-					}
-				}
-				break
-			}
-		}
+		rec.LastUserText = gb.lastUserText()
 	}
 	rec.ToolResult = result
 	s.mu.Lock()
