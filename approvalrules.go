@@ -237,18 +237,25 @@ const (
 	RuleReportDecisionKey = "the_loop_decision"
 )
 
-// RuleReport is the PreToolUse payload a rule decided, told to the
-// service: the payload with RuleReportNumberKey n and
-// RuleReportDecisionKey decision added; nil when payload is not a JSON
-// object.
+// RuleReport is what a rule decided for a PreToolUse payload, told to
+// the service as a hook payload of its own: the payload's event, session,
+// prompt, tool and call ids, with RuleReportNumberKey n and
+// RuleReportDecisionKey decision — never the tool's input, so it stays
+// small whatever the call carried; nil when payload is not a JSON object.
 func RuleReport(payload []byte, n int, decision string) []byte {
 	var m map[string]json.RawMessage
 	if json.Unmarshal(payload, &m) != nil || m == nil {
 		return nil
 	}
-	m[RuleReportNumberKey], _ = json.Marshal(n)
-	m[RuleReportDecisionKey], _ = json.Marshal(decision)
-	b, err := json.Marshal(m)
+	out := map[string]json.RawMessage{}
+	for _, k := range []string{"hook_event_name", "session_id", "prompt_id", "tool_name", "tool_use_id", "cwd"} {
+		if v, ok := m[k]; ok {
+			out[k] = v
+		}
+	}
+	out[RuleReportNumberKey], _ = json.Marshal(n)
+	out[RuleReportDecisionKey], _ = json.Marshal(decision)
+	b, err := json.Marshal(out)
 	if err != nil {
 		return nil
 	}

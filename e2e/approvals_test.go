@@ -151,7 +151,7 @@ func TestRealClaude_ApprovalsDecideThePermissionDialog(t *testing.T) {
 // and with no service running (the model reads the rule's message; the
 // decision is recorded by rule:1 all the same), and an ask rule turns a
 // command auto mode would run into a pending approval that `standing
-// approve` lets run.
+// approve` lets run; with the service up the deny rule answers alike.
 func TestRealClaude_ApprovalRulesInAutoMode(t *testing.T) {
 	w := setup(t)
 	w.entry("approvals:", "  rules:",
@@ -198,6 +198,17 @@ func TestRealClaude_ApprovalRulesInAutoMode(t *testing.T) {
 	}
 	w.must("standing", "approve", session, list[0].ID)
 	eventually(t, "the approved command to run", func() bool { _, err := os.Stat(w.cwd + "/asked.txt"); return err == nil })
+
+	// With the service up the deny rule answers as before, nobody asked.
+	w.waitRow("idle after the approved turn", func(r loop.StandingRow) bool { return r.Activity == loop.ActivityIdle })
+	w.must("standing", "say", session, "--text", denyMe+" again")
+	eventually(t, "the second deny recorded by rule:1", func() bool { return len(w.decidedBy("rule:1")) == 2 })
+	if _, err := os.Stat(w.cwd + "/scratch"); err != nil {
+		t.Errorf("the denied rm -rf ran with the service up: %v", err)
+	}
+	if n := len(w.events("standing.approval_requested")); n != 1 {
+		t.Errorf("%d approvals were requested; only the ask rule's should be", n)
+	}
 }
 
 // In manual mode an allow rule runs its command with no dialog and no

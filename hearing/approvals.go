@@ -362,6 +362,9 @@ func (s *Hearer) Decide(ctx context.Context, id string, d loop.ApprovalDecision,
 			return err
 		}
 		out = *a
+		if err := s.resumeWork(tx, a.Session); err != nil {
+			return err
+		}
 		seconds := int(s.now().Sub(w.requested).Round(time.Second) / time.Second)
 		return tx.AppendEvent(ptr(s.event("standing.approval_decided", loop.LevelInfo, loop.F("standing", a.Session), loop.F("id", a.ID),
 			loop.F("decision", d.Decision), loop.F("by", by), loop.F("seconds", seconds))))
@@ -378,6 +381,19 @@ func (s *Hearer) Decide(ctx context.Context, id string, d loop.ApprovalDecision,
 	}
 	w.answer <- answer
 	return out, nil
+}
+
+// resumeWork marks session working again in tx when its approval was
+// decided while it waited: the dialog is answered and the turn goes on
+// (its PostToolUse or Stop follows), so a say is not refused meanwhile as
+// into a dialog.
+func (s *Hearer) resumeWork(tx *store.Tx, session string) error {
+	rec, err := tx.Standing(session)
+	if err != nil || rec == nil || rec.Hearing.Activity != loop.ActivityWaiting {
+		return err
+	}
+	s.setActivity(&rec.Hearing, loop.ActivityWorking)
+	return tx.PutStanding(rec)
 }
 
 // describeEnd says how a settled approval ended, for a refusal.

@@ -63,6 +63,9 @@ func TestAwaitDecision_AnAllowReachesTheWaitingHook(t *testing.T) {
 	if got := <-answer; got.Behavior != loop.DecisionAllow || got.ID != id {
 		t.Errorf("the hook got %+v, want allow of %s", got, id)
 	}
+	if got := w.record().Hearing.Activity; got != loop.ActivityWorking {
+		t.Errorf("activity once the approval is decided = %s, want working (the turn goes on)", got)
+	}
 	_, err = hearer(w.s).Decide(context.Background(), id, loop.ApprovalDecision{Decision: loop.DecisionDeny}, "operator")
 	if loop.ErrorCode(err) != loop.ECONFLICT {
 		t.Errorf("a second decision = %v, want a conflict", err)
