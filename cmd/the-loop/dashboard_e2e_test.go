@@ -47,12 +47,20 @@ func chromiumPath(t testing.TB) string {
 
 // newBrowser starts headless Chromium with a fresh profile; it is stopped
 // when the test ends. Its profile, crash reports and caches (HOME and the
-// XDG dirs) are under the test's temp dir; TMPDIR is left as it is (its
-// singleton socket there must stay within a unix socket path's length).
+// XDG dirs) are under the test's temp dir; its TMPDIR is a short directory
+// of its own (its singleton socket there must stay within a unix socket
+// path's length), removed when the test ends: a Chromium that its close
+// had to kill, on a loaded machine, leaves its org.chromium.Chromium.* dir
+// there, not in the test process's TMPDIR.
 func newBrowser(t testing.TB, width, height int) context.Context {
 	t.Helper()
 	root := t.TempDir()
 	home := filepath.Join(root, "home")
+	tmp, err := os.MkdirTemp("", "c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(tmp) })
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(chromiumPath(t)),
 		chromedp.Headless,
@@ -66,7 +74,7 @@ func newBrowser(t testing.TB, width, height int) context.Context {
 		chromedp.Flag("disable-dev-shm-usage", true),
 		chromedp.UserDataDir(filepath.Join(root, "profile")),
 		chromedp.Flag("crash-dumps-dir", filepath.Join(root, "crash")),
-		chromedp.Env("HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"), "XDG_CACHE_HOME="+filepath.Join(home, ".cache")),
+		chromedp.Env("HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"), "XDG_CACHE_HOME="+filepath.Join(home, ".cache"), "TMPDIR="+tmp),
 		chromedp.WindowSize(width, height),
 	}
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
