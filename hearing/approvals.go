@@ -429,10 +429,19 @@ func (s *Hearer) Approvals(ctx context.Context, session string) ([]loop.Approval
 // Withdraw ends every wait of session ("": every session's) as withdrawn:
 // its hook prints nothing. The service calls it when a session stops and
 // when it shuts down; a turn's end or an agent's exit heard calls it too.
-func (s *Hearer) Withdraw(session string) {
+func (s *Hearer) Withdraw(session string) { s.withdrawBefore(session, time.Time{}) }
+
+// withdrawBefore is Withdraw of the waits requested before cutoff (zero:
+// every one): a turn's Stop ends the requests of that turn, never one a
+// later turn made while the Stop was being applied.
+func (s *Hearer) withdrawBefore(session string, cutoff time.Time) {
 	for _, id := range s.desk.of(session) {
 		w := s.desk.take(id)
 		if w == nil {
+			continue
+		}
+		if !cutoff.IsZero() && !w.requested.Before(cutoff) {
+			s.desk.giveBack(w)
 			continue
 		}
 		_ = s.DB.Update(func(tx *store.Tx) error { return s.endIn(tx, w, loop.ApprovalWithdrawn, "") })

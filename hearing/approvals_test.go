@@ -166,6 +166,30 @@ func TestAwaitDecision_TerminalExpiryAndWithdrawal(t *testing.T) {
 	}
 }
 
+// A turn's Stop withdraws the requests made before it was heard, never
+// one a later turn made while it was being applied: that one stays
+// pending and its hook waits on.
+func TestAwaitDecision_AStopLeavesALaterRequestPending(t *testing.T) {
+	w := newHookWorld(t)
+	w.hook(map[string]any{"hook_event_name": "UserPromptSubmit", "prompt": "go", "prompt_id": "p1"})
+	at := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
+	hearer(w.s).Clock = func() time.Time { return at }
+	answer, held := w.awaited(context.Background(), w.permission("make"))
+	<-held
+	id := w.pendingID()
+	at = at.Add(-time.Second) // the Stop was heard before the request was made
+	w.hook(map[string]any{"hook_event_name": "Stop", "prompt_id": "p1", "last_assistant_message": "done"})
+	if got := w.pendingID(); got != id {
+		t.Fatalf("pending %s after the Stop, want %s still", got, id)
+	}
+	if _, err := hearer(w.s).Decide(context.Background(), id, loop.ApprovalDecision{Decision: loop.DecisionAllow}, "operator"); err != nil {
+		t.Fatalf("deciding the later request: %v", err)
+	}
+	if got := <-answer; got.Behavior != loop.DecisionAllow {
+		t.Errorf("its hook got %+v, want the allow", got)
+	}
+}
+
 // A call that runs while its approval is pending — its PostToolUse, of
 // the request's prompt and input, heard before its hook went away — was
 // answered by a key at the terminal: the approval says so, by terminal,

@@ -175,6 +175,7 @@ func checkSpool(stateRoot string) error {
 // applyHook applies one delivery; seq, for a spooled one, is its file's
 // name: a record that already applied it (or a later one) skips it.
 func (s *Hearer) applyHook(ctx context.Context, d loop.HookDelivery, seq string) error {
+	heard := s.now() // a Stop withdraws the requests made before it, not after
 	p, ok := ParseHookPayload(d.Payload)
 	if !ok {
 		return s.emit(s.event("hook.ignored", loop.LevelWarning, loop.F("session", d.Session),
@@ -207,8 +208,10 @@ func (s *Hearer) applyHook(ctx context.Context, d loop.HookDelivery, seq string)
 		switch {
 		case p.Event == "PostToolUse":
 			s.RanAtTerminal(name, p.PromptID, p.ToolInput) // the call ran: a key answered its dialog
-		case p.Event == "Stop" || ended:
-			s.Withdraw(name) // a wait the turn's end or the agent's exit left behind
+		case ended:
+			s.Withdraw(name) // the agent's exit: every wait it left behind
+		case p.Event == "Stop":
+			s.withdrawBefore(name, heard) // a wait the turn's end left behind
 		}
 	}
 	if err == nil && refused != nil {

@@ -21,6 +21,7 @@ func TestSlack_AMembersApproveDecidesThroughTheService(t *testing.T) {
 	s.must(0, "standing", "start", "supervisor")
 	s.waitReady("supervisor")
 	thread := s.ws.Posts()[0].TS
+	waitActivity(t, s.env, "the boot turn", func(r loop.StandingRow) bool { return r.Activity == loop.ActivityIdle && r.LastAnswerAt != "" })
 	id := s.rows()["supervisor"].HarnessSessionID
 	answer := awaitHook(t, s.env, id, "make deploy")
 	var pending []loop.Approval
