@@ -152,43 +152,13 @@ func rulesMain(file, root, session string) {
 	if report == nil || session == "" {
 		return
 	}
-	if !reportApart(root, session, report) {
-		ctx, cancel := context.WithTimeout(context.Background(), deadline)
-		defer cancel()
-		d := loop.HookDelivery{Session: session, Payload: report, ID: loop.NewHookDeliveryID()}
-		if tried, ok := posted(ctx, root, d); !ok {
-			handOver(ctx, root, d, tried)
-		}
+	_ = os.Stdout.Close() // the answer is whole
+	ctx, cancel := context.WithTimeout(context.Background(), deadline)
+	defer cancel()
+	d := loop.HookDelivery{Session: session, Payload: report, ID: loop.NewHookDeliveryID()}
+	if tried, ok := posted(ctx, root, d); !ok {
+		handOver(ctx, root, d, tried)
 	}
-}
-
-// reportApart tells the service what a rule decided from a process of its
-// own — this program as any hook, in a session of its own, with no
-// terminal and no pipe of the CLI's — so the CLI has the answer as soon
-// as this one exits, without waiting on the post; false when it could not
-// be started (the caller reports it itself).
-func reportApart(root, session string, report []byte) bool {
-	self, err := os.Executable()
-	if err != nil {
-		return false
-	}
-	r, w, err := os.Pipe()
-	if err != nil {
-		return false
-	}
-	cmd := exec.Command(self, "--state-root", root, "--session", session)
-	cmd.Stdin = r
-	cmd.SysProcAttr = detached()
-	err = cmd.Start()
-	r.Close()
-	if err != nil {
-		w.Close()
-		return false
-	}
-	_, _ = w.Write(report) // small: it fits the pipe, the child reads it whole
-	w.Close()
-	_ = cmd.Process.Release()
-	return true
 }
 
 // ruled is the PreToolUse answer the rules in file give payload, and, for
