@@ -189,9 +189,11 @@ func TestReadClaudeTranscript_ReadsTheFakeAgentsTranscript(t *testing.T) {
 	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
 	path := harness.ClaudeTranscriptPath(agent.ConfigDir(), cwd, "s-1")
 	var got []loop.TranscriptEntry
+	// The answer's two parts are two lines, written one after the other:
+	// the read is whole once the second is there.
 	testkit.Eventually(t, func() bool {
 		got, err = harness.ReadClaudeTranscript(path, 20)
-		return err == nil && len(got) == 2
+		return err == nil && len(got) == 2 && strings.HasSuffix(got[1].Text, "b")
 	}, 10*time.Second, "transcript entries %+v, %v", got, err)
 	if got[0].Role != "user" || got[0].Text != "hello" || got[1].Role != "assistant" || got[1].Text != "a: hello\n\nb" ||
 		got[1].Usage == nil || got[1].Usage.Output == 0 || got[0].At.IsZero() {
