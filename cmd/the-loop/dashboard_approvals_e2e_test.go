@@ -22,17 +22,6 @@ import (
 // from the service with the operator's token, not from the page. The waits
 // here have no deadline of their own: `go test -timeout` bounds them.
 
-// until polls cond every 50 ms until it holds.
-func until(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for !cond() {
-		if t.Context().Err() != nil {
-			t.Fatalf("the test ended waiting for %s", what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
 // pollPage waits until expression is truthy in the page.
 func pollPage(t *testing.T, ctx context.Context, what, expression string) {
 	t.Helper()
@@ -49,7 +38,7 @@ func pollPage(t *testing.T, ctx context.Context, what, expression string) {
 func bootAnswered(t *testing.T, e *env) loop.StandingRow {
 	t.Helper()
 	var row loop.StandingRow
-	until(t, "the boot turn's answer", func() bool {
+	waitFor(t, "the boot turn's answer", func() bool {
 		row = e.supervisor()
 		return row.Activity == loop.ActivityIdle && row.LastAnswerAt != "" && row.HarnessSessionID != ""
 	})
@@ -60,7 +49,7 @@ func bootAnswered(t *testing.T, e *env) loop.StandingRow {
 func pendingNow(t *testing.T, e *env, n int) []loop.Approval {
 	t.Helper()
 	var list []loop.Approval
-	until(t, fmt.Sprintf("%d pending approval(s)", n), func() bool { list = pendingApprovals(t, e); return len(list) == n })
+	waitFor(t, fmt.Sprintf("%d pending approval(s)", n), func() bool { list = pendingApprovals(t, e); return len(list) == n })
 	return list
 }
 
