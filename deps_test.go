@@ -277,6 +277,49 @@ func TestDeps_TheCLILinksNoneOfTheService(t *testing.T) {
 	}
 }
 
+// TestDeps_OnlyTheFleetRoomImportsEtcd: of our packages only fleet (and
+// internal/etcdtest, the tests' embedded server) import go.etcd.io/etcd/
+// — bbolt, go.etcd.io/bbolt, is not etcd — and neither the CLI as
+// installed nor the hook program links any of it (decisions D36, D37).
+func TestDeps_OnlyTheFleetRoomImportsEtcd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go list")
+	}
+	const etcd = "go.etcd.io/etcd/"
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Imports " "}}`, "./...").Output()
+	if err != nil {
+		t.Fatalf("go list ./...: %v", err)
+	}
+	importers := 0
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Fields(line)
+		if len(f) == 0 {
+			continue
+		}
+		for _, imp := range f[1:] {
+			if !strings.HasPrefix(imp, etcd) {
+				continue
+			}
+			if f[0] != module+"/fleet" && f[0] != module+"/internal/etcdtest" {
+				t.Errorf("%s imports %s: only the fleet room may (decisions D36)", f[0], imp)
+			}
+			if f[0] == module+"/fleet" {
+				importers++
+			}
+		}
+	}
+	if importers == 0 {
+		t.Error("the fleet room imports nothing of go.etcd.io/etcd/: this test no longer checks what it says")
+	}
+	for _, prog := range [][]string{{"-tags", "loop_omit_service", "./cmd/the-loop"}, {"./cmd/the-loop-hook"}} {
+		for _, d := range deps(t, prog...) {
+			if strings.HasPrefix(d, etcd) {
+				t.Errorf("%v links %s: only the service's program may link the etcd client (decisions D37)", prog, d)
+			}
+		}
+	}
+}
+
 // stdPackages is the standard library's packages (go list std).
 func stdPackages(t *testing.T) map[string]bool {
 	t.Helper()

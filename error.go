@@ -17,6 +17,16 @@ const (
 	// approval decided, expired or withdrawn already, or one that is
 	// another session's (decisions D35).
 	ECONFLICT = "conflict" // HTTP 409, exit 1
+	// ENOTOWNER is a session another host of the fleet owns, or whose
+	// ownership moved past the token an action held (decisions D36).
+	ENOTOWNER = "not_owner" // HTTP 409, exit 1
+	// EUNREACHABLE is a host of the fleet that does not answer: its lease
+	// expired, or its address refuses.
+	EUNREACHABLE = "unreachable" // HTTP 503, exit 3
+	// EUNAVAILABLE is the fleet's store not answering, or this host unable
+	// to prove its lease for an action's bound: the action is refused, not
+	// guessed.
+	EUNAVAILABLE = "unavailable" // HTTP 503, exit 3
 )
 
 // Error is the-loop's application error: a code from the vocabulary above,
@@ -93,8 +103,10 @@ func HTTPStatus(code string) int {
 		return http.StatusBadRequest
 	case EUNPROCESSABLE:
 		return http.StatusUnprocessableEntity
-	case ECONFLICT:
+	case ECONFLICT, ENOTOWNER:
 		return http.StatusConflict
+	case EUNREACHABLE, EUNAVAILABLE:
+		return http.StatusServiceUnavailable
 	case "":
 		return http.StatusOK
 	default:
@@ -112,6 +124,8 @@ func CodeForHTTPStatus(status int) string {
 		return EINVALID
 	case http.StatusConflict:
 		return ECONFLICT
+	case http.StatusServiceUnavailable:
+		return EUNAVAILABLE
 	case http.StatusUnprocessableEntity, http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType:
 		return EUNPROCESSABLE
 	default:
@@ -129,6 +143,8 @@ func ExitCode(code string) int {
 		return 0
 	case EINVALID, EUNPROCESSABLE:
 		return 2
+	case EUNREACHABLE, EUNAVAILABLE:
+		return 3
 	default:
 		return 1
 	}
